@@ -1,0 +1,48 @@
+"""agent-prompt-compiler: compile agent prompt presets into provider requests.
+
+>>> import compiler
+>>> result = compiler.compile("<<agent.chat.history>>", context={"chat": []})
+>>> result.request["messages"]
+[]
+"""
+
+from compiler.api import CompileResult, check, compile
+from compiler.errors import (
+    APCError,
+    BudgetError,
+    ContextError,
+    Diagnostic,
+    LoweringError,
+    PolicyError,
+    ProfileError,
+    Span,
+    TemplateError,
+    TokenizerError,
+)
+from compiler.fit import BudgetLedger, LedgerEntry
+from compiler.frame import Component, ComponentKind, ContextFrame
+from compiler.journal import Event
+from compiler.syntax import parse
+
+__all__ = [
+    "APCError",
+    "BudgetError",
+    "BudgetLedger",
+    "CompileResult",
+    "Component",
+    "ComponentKind",
+    "ContextError",
+    "ContextFrame",
+    "Diagnostic",
+    "Event",
+    "LedgerEntry",
+    "LoweringError",
+    "PolicyError",
+    "ProfileError",
+    "Span",
+    "TemplateError",
+    "TokenizerError",
+    "check",
+    "compile",
+    "parse",
+]

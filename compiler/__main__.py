@@ -1,0 +1,5 @@
+"""``python -m compiler`` runs the ``apc`` command line."""
+
+from compiler.cli import main
+
+raise SystemExit(main())

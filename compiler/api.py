@@ -1,0 +1,101 @@
+"""The public entry points: thin orchestration over syntax -> assemble -> fit -> lower."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from compiler.assemble import Assembler
+from compiler.context.run import RunContext, load_context
+from compiler.errors import APCError, Diagnostic
+from compiler.fit import BudgetLedger, fit
+from compiler.frame import ContextFrame
+from compiler.journal import Event, Journal
+from compiler.lower.base import ModelRequest, get_dialect
+from compiler.macros import BoundTemplate, bind
+from compiler.syntax import parse
+from compiler.tokens import counter_for, encoding_name_for_model
+
+Source = str | Path
+
+
+@dataclass
+class CompileResult:
+    """What a compile produced: the request body, the fitted frame, the ledger, the events."""
+
+    request: ModelRequest
+    frame: ContextFrame
+    ledger: BudgetLedger
+    events: list[Event]
+    warnings: list[Diagnostic] = field(default_factory=list)
+
+
+def read_source(source: Source) -> tuple[str, str]:
+    """(text, name): a Path, or a str naming an existing file, is read; else it is the text."""
+    if isinstance(source, Path) or (
+        "\n" not in source and len(source) < 4096 and Path(source).is_file()
+    ):
+        path = Path(source)
+        try:
+            return path.read_text(encoding="utf-8"), str(path)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise APCError(
+                code="template.unreadable", message=f"cannot read template: {exc}", file=str(path)
+            ) from None
+    return str(source), "<string>"
+
+
+def check(source: Source) -> BoundTemplate:
+    """Parse and bind a template; raises TemplateError with every error of the file."""
+    text, name = read_source(source)
+    return bind(parse(text, name))
+
+
+def compile(
+    source: Source,
+    *,
+    context: RunContext | dict[str, Any] | str | Path | None = None,
+    provider: str = "openai",
+    model: str = "gpt-4o",
+    budget: int | None = None,
+    encoding: str | None = None,
+    max_completion_tokens: int | None = None,
+) -> CompileResult:
+    """Compile a template against a run context into a provider request."""
+    from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT
+
+    journal = Journal()
+    bound = check(source)
+    dialect = get_dialect(provider)
+    counter = counter_for(encoding or encoding_name_for_model(model))
+    ctx = load_context(context)
+    journal.emit(
+        "context_assembly_started", template=bound.template.name, provider=provider, model=model
+    )
+    try:
+        assembler = Assembler(ctx, journal, system_prompt=DEFAULT_AGENT_SYSTEM_PROMPT)
+        assembler.add_template(bound)
+        frame = assembler.frame()
+        fitted = fit(
+            frame, dialect=dialect, counter=counter, model=model, budget=budget, journal=journal
+        )
+    except APCError as exc:
+        if not journal.events or journal.events[-1].type != "context_assembly_failed":
+            journal.emit("context_assembly_failed", "error", code=exc.code, message=exc.message)
+        raise
+    options = {"max_completion_tokens": max_completion_tokens}
+    request = dialect.lower(fitted.frame, model, **options)
+    total = dialect.count_request(request, counter)
+    ledger = fitted.ledger
+    ledger.total_tokens = total
+    ledger.overhead_tokens = total - sum(e.tokens_used for e in ledger.entries)
+    if budget is not None and total > budget:  # the allocator's promise, checked on the request
+        raise AssertionError(f"internal: request has {total} tokens, budget {budget}")
+    journal.emit(
+        "context_assembled",
+        components=len(fitted.frame.components),
+        totalTokens=total,
+        budget=budget,
+    )
+    return CompileResult(request, fitted.frame, ledger, journal.events, list(bound.warnings))

@@ -1,0 +1,270 @@
+"""The assemble stage: bound template + run context (+ profile) -> ContextFrame.
+
+The only stage that reads inputs (workspace files, cards, chat). Each macro expands to one
+typed Component; content that arrives as data is never parsed for macros again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from compiler.context.run import RunContext
+from compiler.context.workspace import Workspace
+from compiler.errors import ContextError
+from compiler.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolCall, ToolSpec
+from compiler.journal import Journal
+from compiler.macros import BoundTemplate, MacroCall
+from compiler.syntax.ast import Text
+
+SUMMARY_CHARS = 400
+
+
+class Assembler:
+    """Expands templates against one run context; components accumulate in order."""
+
+    def __init__(self, context: RunContext, journal: Journal, *, system_prompt: str) -> None:
+        self.context = context
+        self.journal = journal
+        self.system_prompt = system_prompt
+        self.components: list[Component] = []
+        self._workspace: Workspace | None = None
+        self._group = 0
+
+    @property
+    def workspace(self) -> Workspace:
+        if self._workspace is None:
+            self._workspace = self.context.open_workspace()
+        return self._workspace
+
+    def add_template(self, bound: BoundTemplate, role: Role = "system") -> None:
+        """Append the components of one template; its inline text shares message groups."""
+        self._group += 1
+        for item in bound.items:
+            if isinstance(item, Text):
+                self._add(
+                    Component(
+                        id=self._next_id("text"),
+                        kind=ComponentKind.PRESET_GUIDE,
+                        source=_where(item.span.file, item.span.line, item.span.column),
+                        role=role,
+                        group=self._group,
+                        inline_content=item.value,
+                    )
+                )
+                continue
+            comp = self._expand(item, role)
+            if comp.kind in (ComponentKind.CHAT_HISTORY, ComponentKind.TOOL_RESULTS):
+                self._group += 1  # text after a message block is a new message
+            self._add(comp)
+
+    def frame(self) -> ContextFrame:
+        return ContextFrame(components=list(self.components))
+
+    # -- internals ---------------------------------------------------------------------
+    def _next_id(self, name: str) -> str:
+        return f"{len(self.components):03d}:{name}"
+
+    def _add(self, comp: Component) -> None:
+        empty = not (comp.inline_content or comp.messages or comp.tools)
+        if empty and comp.kind != ComponentKind.PRESET_GUIDE:
+            self.journal.emit(
+                "context_component_skipped", component=comp.id, kind=comp.kind.value, reason="empty"
+            )
+        elif not empty:
+            self.journal.emit(
+                "context_component_added",
+                component=comp.id,
+                kind=comp.kind.value,
+                source=comp.source,
+            )
+        if not empty or comp.required:
+            self.components.append(comp)
+
+    def _expand(self, call: MacroCall, role: Role) -> Component:
+        expander = _EXPANDERS[call.kind]
+        fields = expander(self, call)
+        args = call.args
+        strategy = args.get("strategy")
+        base: dict[str, Any] = {
+            "id": self._next_id(call.name.removeprefix("agent.")),
+            "kind": call.kind,
+            "source": _where(call.span.file, call.span.line, call.span.column),
+            "role": role,
+            "group": self._group,
+            "token_budget": args.get("budget"),
+            "priority": args.get("priority", 0),
+            "required": args.get("required", False),
+            "strategy": strategy,
+            "metadata": {
+                "macro": call.name,
+                "args": dict(args),
+                "at": _where(call.span.file, call.span.line, call.span.column),
+            },
+        }
+        extra_meta = fields.pop("metadata", {})
+        base.update(fields)
+        base["metadata"].update(extra_meta)
+        return Component(**base)
+
+
+def _where(file: str, line: int, column: int) -> str:
+    return f"{file}:{line}:{column}"
+
+
+def _system_prompt(a: Assembler, call: MacroCall) -> dict[str, Any]:
+    return {"inline_content": a.system_prompt, "resource": "agent.system_prompt"}
+
+
+def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
+    messages: list[Message] = []
+    for m in a.context.chat:
+        msg: Message = {"role": m.role, "content": m.content}  # type: ignore[typeddict-item]
+        if m.name:
+            msg["name"] = m.name
+        if m.tool_calls:
+            msg["toolCalls"] = [_tool_call(c) for c in m.tool_calls]
+        if m.tool_call_id:
+            msg["toolCallId"] = m.tool_call_id
+        messages.append(msg)
+    return {
+        "messages": messages,
+        "resource": "chat.history",
+        "content_ref": "context:chat",
+        "role": "user",
+    }
+
+
+def _tool_call(raw: dict[str, Any]) -> ToolCall:
+    fn = raw.get("function", raw)
+    arguments = fn.get("arguments", {})
+    if isinstance(arguments, str):
+        import json
+
+        try:
+            arguments = json.loads(arguments or "{}")
+        except json.JSONDecodeError:
+            raise ContextError(
+                code="context.invalid_context",
+                message=f"tool call {raw.get('id')!r} has arguments that are not JSON",
+            ) from None
+    return {"id": str(raw.get("id", "")), "name": str(fn.get("name", "")), "arguments": arguments}
+
+
+def _file(a: Assembler, call: MacroCall) -> dict[str, Any]:
+    path = str(call.args["path"])
+    text = a.workspace.read(path)
+    return {
+        "inline_content": text,
+        "resource": "workspace." + ".".join(path.replace("\\", "/").split("/")[:-1]),
+        "content_ref": f"workspace:{path}",
+        "source": f"workspace:{path}",
+    }
+
+
+def _tree(a: Assembler, call: MacroCall) -> dict[str, Any]:
+    return {"inline_content": "\n".join(a.workspace.tree()), "resource": "workspace"}
+
+
+def _tools(a: Assembler, call: MacroCall) -> dict[str, Any]:
+    tools: list[ToolSpec] = [
+        {
+            "name": t.name,
+            "alias": t.name.replace(".", "_"),
+            "description": t.description,
+            "parameters": t.parameters,
+            "requireApproval": False,
+        }
+        for t in a.context.tools
+    ]
+    return {"tools": tools, "resource": "agent.tools"}
+
+
+def _tool_results(a: Assembler, call: MacroCall) -> dict[str, Any]:
+    mode = str(call.args.get("mode", "full"))
+    results = list(a.context.tool_results)
+    if mode == "latest":
+        results = results[-1:]
+    messages: list[Message] = []
+    for r in results:
+        content = r.content
+        if mode == "summary" and len(content) > SUMMARY_CHARS:
+            content = (
+                content[:SUMMARY_CHARS].rstrip()
+                + f"\n[... {len(r.content) - SUMMARY_CHARS} more characters]"
+            )
+        if r.is_error:
+            content = f"[error] {content}"
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "toolCalls": [{"id": r.call_id, "name": r.tool, "arguments": r.arguments}],
+            }
+        )
+        messages.append({"role": "tool", "content": content, "toolCallId": r.call_id})
+    return {"messages": messages, "resource": "agent.tool_results", "metadata": {"mode": mode}}
+
+
+def _plan(a: Assembler, call: MacroCall) -> dict[str, Any]:
+    plan = a.context.plan
+    if isinstance(plan, list):
+        text = "\n".join(f"{i}. {step}" for i, step in enumerate(plan, 1))
+    else:
+        text = plan or ""
+    return {"inline_content": text, "resource": "agent.plan"}
+
+
+def _diff(a: Assembler, call: MacroCall) -> dict[str, Any]:
+    return {"inline_content": a.context.diff or "", "resource": "agent.diff"}
+
+
+def _skill(a: Assembler, call: MacroCall) -> dict[str, Any]:
+    name = str(call.args["name"])
+    if name not in a.context.skills:
+        raise ContextError(
+            code="context.skill_not_found",
+            message=f"skill '{name}' is not in the run context",
+            file=a.context.file,
+            path="skills",
+        )
+    return {"inline_content": a.context.skills[name], "resource": f"skill.{name}"}
+
+
+def _world(a: Assembler, call: MacroCall) -> dict[str, Any]:
+    position = call.args.get("position")
+    entries = [
+        e
+        for e in a.context.world_info
+        if position is None or str(e.get("position", "before")) == position
+    ]
+    text = "\n".join(str(e.get("content", "")) for e in entries if e.get("content"))
+    return {"inline_content": text, "resource": "world.activated"}
+
+
+def _character(a: Assembler, call: MacroCall) -> dict[str, Any]:
+    field = str(call.args.get("field", "description"))
+    card = a.context.character or {}
+    data = card.get("data", card) if isinstance(card.get("data"), dict) else card
+    return {"inline_content": str(data.get(field) or ""), "resource": "character.instructions"}
+
+
+def _user(a: Assembler, call: MacroCall) -> dict[str, Any]:
+    persona = a.context.persona
+    return {"inline_content": persona.description if persona else "", "resource": "user.profile"}
+
+
+_EXPANDERS: dict[ComponentKind, Callable[[Assembler, MacroCall], dict[str, Any]]] = {
+    ComponentKind.SYSTEM_INSTRUCTION: _system_prompt,
+    ComponentKind.CHAT_HISTORY: _chat_history,
+    ComponentKind.WORKSPACE_FILE: _file,
+    ComponentKind.WORKSPACE_TREE: _tree,
+    ComponentKind.TOOL_DEFINITIONS: _tools,
+    ComponentKind.TOOL_RESULTS: _tool_results,
+    ComponentKind.PLAN: _plan,
+    ComponentKind.DIFF_SUMMARY: _diff,
+    ComponentKind.SKILL: _skill,
+    ComponentKind.WORLD_INFO: _world,
+    ComponentKind.CHARACTER_CARD: _character,
+    ComponentKind.USER_PROFILE: _user,
+}

@@ -1,0 +1,55 @@
+"""The ``apc`` command line: a thin orchestrator over the pipeline stages.
+
+Each command family lives in a module that exposes ``register(subparsers)``; the module list
+below is the one place commands are wired in. Exit codes: 0 success, 1 diagnostics, 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from compiler.errors import APCError
+from compiler.render import print_diagnostics
+
+COMMAND_MODULES = (
+    "compiler.commands.check",
+    "compiler.commands.compile",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse tree of every command."""
+    parser = argparse.ArgumentParser(
+        prog="apc", description="Compile agent prompt presets into provider requests."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``apc``; return the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: 0 for --help, 2 for usage errors
+        return int(exc.code or 0)
+    try:
+        code: int = args.func(args)
+    except APCError as exc:
+        print_diagnostics(exc.diagnostics, fmt=getattr(args, "format", "text"))
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per ``apc`` command family; each exposes ``register(subparsers)``."""

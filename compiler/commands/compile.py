@@ -1,0 +1,59 @@
+"""``apc compile TEMPLATE --context RUN.json``: print the provider request body."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from compiler.api import compile as compile_source
+from compiler.commands._common import add_format, dumps, usage_error, write_output
+from compiler.journal import append_jsonl
+from compiler.render import print_diagnostics
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("compile", help="compile a template into a provider request")
+    p.add_argument("source", metavar="TEMPLATE")
+    p.add_argument("--context", metavar="RUN.json", help="the run context")
+    p.add_argument("--provider", default="openai")
+    p.add_argument("--model", default="gpt-4o")
+    p.add_argument("--encoding", help="tokenizer encoding (default: the model's)")
+    p.add_argument("--budget", type=int, metavar="N", help="total token budget of the request")
+    p.add_argument("--max-completion-tokens", type=int, metavar="N")
+    p.add_argument(
+        "--emit", choices=("request", "frame", "ledger"), default="request", help="what to print"
+    )
+    p.add_argument("--journal", metavar="FILE", help="append journal events (JSONL)")
+    p.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
+    add_format(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not Path(args.source).is_file():
+        return usage_error(f"no such file: {args.source}")
+    if args.context and not Path(args.context).is_file():
+        return usage_error(f"no such file: {args.context}")
+    if args.budget is not None and args.budget < 0:
+        return usage_error("--budget must be at least 0")
+    result = compile_source(
+        Path(args.source),
+        context=Path(args.context) if args.context else None,
+        provider=args.provider,
+        model=args.model,
+        budget=args.budget,
+        encoding=args.encoding,
+        max_completion_tokens=args.max_completion_tokens,
+    )
+    print_diagnostics(result.warnings, fmt=args.format)
+    if args.journal:
+        append_jsonl(result.events, Path(args.journal))
+    if args.emit == "frame":
+        payload: Any = result.frame.model_dump(mode="json", by_alias=True, exclude_none=True)
+    elif args.emit == "ledger":
+        payload = result.ledger.model_dump(mode="json", by_alias=True)
+    else:
+        payload = result.request
+    write_output(dumps(payload), args.output)
+    return 0

@@ -1,0 +1,1 @@
+"""The run context and its readers: chat, character cards, world info, workspace."""

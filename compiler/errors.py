@@ -1,0 +1,154 @@
+"""Errors a user can cause, and the diagnostics that describe them.
+
+Every error a user can cause is an :class:`APCError` with a stable dotted ``code``
+(``template.unknown_macro``, ``workspace.path_denied``, ...). The CLI turns them into
+``FILE:LINE:COL: error[CODE]: MESSAGE`` lines; a Python traceback shown to a user is a bug.
+
+Exception tree::
+
+    APCError                      one error, one code
+    ├── TemplateError             one or more template diagnostics (syntax and semantics)
+    ├── ProfileError              agent profile validation and resolution (agent.profile_*)
+    ├── ContextError              a broken run-context input (context.*)
+    ├── PolicyError               a policy rejection (policy.*, tool.*, workspace.*, agent.*)
+    ├── BudgetError               the frame cannot fit (context.budget_exceeded)
+    ├── TokenizerError            unknown model or encoding, rank file problems (tokenizer.*)
+    └── LoweringError             the frame cannot be expressed for a provider (lower.*)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A half-open range of source text: offsets into the text, and 1-based line/column.
+
+    Columns count Unicode code points. ``file`` is what the user should read in a diagnostic:
+    a path, or ``preset.json#prompts[3].content``.
+    """
+
+    start: int
+    end: int
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    file: str = "<string>"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One finding about an input: what, where, and how to fix it."""
+
+    code: str
+    message: str
+    severity: Severity = "error"
+    span: Span | None = None
+    hint: str | None = None
+    path: str | None = None  # a JSON path inside a structured input, e.g. profiles[0].tools.alow
+    file: str | None = None  # the input file when there is no span
+    source_line: str | None = None  # the line the span points into, for rendering
+
+    def to_json(self) -> dict[str, Any]:
+        """The same fields the text form shows, for editors and CI."""
+        out: dict[str, Any] = {
+            "severity": self.severity,
+            "code": self.code,
+            "message": self.message,
+            "file": self.span.file if self.span else self.file,
+            "line": self.span.line if self.span else None,
+            "column": self.span.column if self.span else None,
+            "endLine": self.span.end_line if self.span else None,
+            "endColumn": self.span.end_column if self.span else None,
+            "path": self.path,
+            "hint": self.hint,
+        }
+        return out
+
+
+@dataclass
+class APCError(Exception):
+    """The one base error: a stable ``code``, a message, and where it happened."""
+
+    code: str
+    message: str
+    hint: str | None = None
+    path: str | None = None
+    file: str | None = None
+    span: Span | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        where = self.file or (self.span.file if self.span else None)
+        prefix = f"{where}: " if where else ""
+        at = f" (at {self.path})" if self.path else ""
+        return f"{prefix}error[{self.code}]: {self.message}{at}"
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """This error as diagnostics (one, except for :class:`TemplateError`)."""
+        return [
+            Diagnostic(
+                code=self.code,
+                message=self.message,
+                span=self.span,
+                hint=self.hint,
+                path=self.path,
+                file=self.file,
+            )
+        ]
+
+
+class TemplateError(APCError):
+    """A template has one or more errors; all of them are in :attr:`diagnostics`."""
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        errors = [d for d in diagnostics if d.severity == "error"]
+        first = errors[0] if errors else diagnostics[0]
+        super().__init__(code=first.code, message=first.message, hint=first.hint, span=first.span)
+        self._diagnostics = list(diagnostics)
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return list(self._diagnostics)
+
+
+class ProfileError(APCError):
+    """An agent profile is invalid or cannot be resolved."""
+
+
+class ContextError(APCError):
+    """A run-context input is missing, malformed or inconsistent."""
+
+
+class PolicyError(APCError):
+    """A policy rejected an action: a hidden resource, a denied tool or path."""
+
+
+class BudgetError(APCError):
+    """The frame cannot fit the token budget under its strategies."""
+
+
+class TokenizerError(APCError):
+    """The tokenizer cannot be set up for a model or encoding."""
+
+
+class LoweringError(APCError):
+    """The fitted frame cannot be expressed as a valid request for the provider."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """A ``did you mean 'x'?`` hint for the closest choice, or None."""
+    import difflib
+
+    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else None

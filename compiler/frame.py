@@ -1,0 +1,112 @@
+"""ContextFrame: the typed components a run's prompt is made of (not a provider payload)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import StrEnum
+from typing import Any, Literal, NotRequired
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic.alias_generators import to_camel
+from typing_extensions import TypedDict
+
+Role = Literal["system", "user", "assistant", "tool", "developer"]
+Strategy = Literal["truncate", "summarize", "drop_optional", "fail"]
+
+
+class ComponentKind(StrEnum):
+    """The thirteen component kinds of the specification (seed section 3)."""
+
+    SYSTEM_INSTRUCTION = "SystemInstruction"
+    CHAT_HISTORY = "ChatHistory"
+    WORLD_INFO = "WorldInfo"
+    CHARACTER_CARD = "CharacterCard"
+    USER_PROFILE = "UserProfile"
+    PRESET_GUIDE = "PresetGuide"
+    WORKSPACE_TREE = "WorkspaceTree"
+    WORKSPACE_FILE = "WorkspaceFile"
+    TOOL_DEFINITIONS = "ToolDefinitions"
+    TOOL_RESULTS = "ToolResults"
+    PLAN = "Plan"
+    DIFF_SUMMARY = "DiffSummary"
+    SKILL = "Skill"
+
+
+#: Kinds that expand to whole messages at their position instead of inline text.
+MESSAGE_KINDS = frozenset({ComponentKind.CHAT_HISTORY, ComponentKind.TOOL_RESULTS})
+
+
+class ToolCall(TypedDict):
+    """A call an assistant message made: ``arguments`` is a JSON object."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class Message(TypedDict):
+    """One chat message inside a ChatHistory or ToolResults component."""
+
+    role: Role
+    content: str | None
+    name: NotRequired[str]
+    toolCalls: NotRequired[list[ToolCall]]
+    toolCallId: NotRequired[str]
+
+
+class ToolSpec(TypedDict):
+    """A tool the model may call: dotted internal name, provider-facing alias, schema."""
+
+    name: str
+    alias: str
+    description: str
+    parameters: dict[str, Any]
+    requireApproval: bool
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class Component(_Model):
+    """One typed piece of the prompt, with where it came from and how it may be cut."""
+
+    id: str
+    kind: ComponentKind
+    source: str
+    resource: str | None = None
+    visibility: Literal["visible", "approval_required"] = "visible"
+    token_budget: int | None = None
+    priority: int = 0
+    required: bool = False
+    strategy: Strategy | None = None
+    role: Role = "system"
+    group: int = 0  # inline components of one group and role share a message
+    inline_content: str | None = None
+    content_ref: str | None = None
+    messages: list[Message] | None = None
+    tools: list[ToolSpec] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def content_hash(self) -> str:
+        """sha256 over the content (text, messages or tools), stable across runs."""
+        payload: Any = self.inline_content
+        if self.messages is not None:
+            payload = self.messages
+        elif self.tools is not None:
+            payload = self.tools
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class ContextFrame(_Model):
+    """The assembled components in prompt order, before fitting or after."""
+
+    components: list[Component]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def of_kind(self, kind: ComponentKind) -> list[Component]:
+        return [c for c in self.components if c.kind == kind]

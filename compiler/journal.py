@@ -1,0 +1,57 @@
+"""Run journal events in TauriTavern's envelope, and a JSONL sink."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+Level = Literal["debug", "info", "warn", "error"]
+
+
+class Event(BaseModel):
+    """``{seq, id, runId, timestamp, level, type, payload}``."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    seq: int
+    id: str
+    run_id: str
+    timestamp: str
+    level: Level
+    type: str
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
+class Journal:
+    """Collects the events of one compile, in order."""
+
+    def __init__(self, run_id: str | None = None) -> None:
+        self.run_id = run_id or uuid.uuid4().hex
+        self.events: list[Event] = []
+
+    def emit(self, type_: str, level: Level = "info", **payload: Any) -> Event:
+        event = Event(
+            seq=len(self.events) + 1,
+            id=uuid.uuid4().hex,
+            run_id=self.run_id,
+            timestamp=datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            level=level,
+            type=type_,
+            payload=payload,
+        )
+        self.events.append(event)
+        return event
+
+
+def append_jsonl(events: list[Event], path: Path) -> None:
+    """Append events to a JSONL file, one object a line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as fh:
+        for e in events:
+            fh.write(json.dumps(e.model_dump(by_alias=True), ensure_ascii=False) + "\n")

@@ -1,0 +1,180 @@
+"""OpenAI Chat Completions (POST /v1/chat/completions).
+
+Token counts follow OpenAI's cookbook: 3 per message, the tokens of every string value
+(role, content, name, tool_call_id), 1 more for a name, 3 for the reply priming; tool
+calls count their function name and arguments; tool definitions use the cookbook's
+estimate for the gpt-4o family.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, ClassVar
+
+from compiler.errors import LoweringError
+from compiler.frame import ContextFrame, Message, ToolSpec
+from compiler.lower.base import Dialect, ModelRequest, layout
+from compiler.tokens import TokenCounter
+
+TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+NAME_RE = re.compile(r"[^a-zA-Z0-9_-]")
+MAX_TOOLS = 128
+ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
+
+PER_MESSAGE = 3
+PER_NAME = 1
+REPLY_PRIMING = 3
+
+
+def participant_name(name: str) -> str:
+    """A message ``name`` OpenAI accepts: [a-zA-Z0-9_-]{1,64} (other characters become _)."""
+    return NAME_RE.sub("_", name)[:64] or "_"
+
+
+class OpenAIChat(Dialect):
+    """The Chat Completions request body."""
+
+    name: ClassVar[str] = "openai"
+
+    def lower(self, frame: ContextFrame, model: str, **options: Any) -> ModelRequest:
+        messages, tools = layout(frame)
+        body: ModelRequest = {
+            "model": model,
+            "messages": [self.message(m) for m in messages],
+        }
+        if tools:
+            body["tools"] = [self.tool(t) for t in tools]
+        max_tokens = options.get("max_completion_tokens")
+        if max_tokens is not None:
+            body["max_completion_tokens"] = max_tokens
+        self.check(body)
+        return body
+
+    def message(self, m: Message) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": m["role"], "content": m["content"]}
+        if "name" in m and m["role"] in ("user", "assistant", "system", "developer"):
+            out["name"] = participant_name(m["name"])
+        if m.get("toolCalls"):
+            out["tool_calls"] = [
+                {
+                    "id": call["id"],
+                    "type": "function",
+                    "function": {
+                        "name": call["name"].replace(".", "_"),
+                        "arguments": json.dumps(call["arguments"], ensure_ascii=False),
+                    },
+                }
+                for call in m["toolCalls"]
+            ]
+        if m["role"] == "tool":
+            out["tool_call_id"] = m.get("toolCallId", "")
+        return out
+
+    def tool(self, t: ToolSpec) -> dict[str, Any]:
+        fn: dict[str, Any] = {"name": t["alias"]}
+        if t["description"]:
+            fn["description"] = t["description"]
+        fn["parameters"] = t["parameters"]
+        return {"type": "function", "function": fn}
+
+    # -- counting ----------------------------------------------------------------------
+    def _wire_message_tokens(self, msg: dict[str, Any], counter: TokenCounter) -> int:
+        n = PER_MESSAGE
+        for key, value in msg.items():
+            if isinstance(value, str):
+                n += counter.count(value)
+                if key == "name":
+                    n += PER_NAME
+            elif key == "tool_calls":
+                for call in value:
+                    n += counter.count(call["function"]["name"])
+                    n += counter.count(call["function"]["arguments"])
+        return n
+
+    def message_tokens(self, message: Message, counter: TokenCounter) -> int:
+        return self._wire_message_tokens(self.message(message), counter)
+
+    def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:
+        return self._wire_tools_tokens([self.tool(t) for t in tools], counter)
+
+    def _wire_tools_tokens(self, tools: list[dict[str, Any]], counter: TokenCounter) -> int:
+        if not tools:
+            return 0
+        n = 0
+        for tool in tools:
+            fn = tool["function"]
+            n += 7
+            desc = str(fn.get("description", "")).removesuffix(".")
+            n += counter.count(f"{fn['name']}:{desc}")
+            props = (fn.get("parameters") or {}).get("properties") or {}
+            if props:
+                n += 3
+                for key, prop in props.items():
+                    n += 3
+                    if isinstance(prop, dict) and "enum" in prop:
+                        n -= 3
+                        for item in prop["enum"]:
+                            n += 3 + counter.count(str(item))
+                    ptype = prop.get("type", "") if isinstance(prop, dict) else ""
+                    pdesc = str(prop.get("description", "")) if isinstance(prop, dict) else ""
+                    n += counter.count(f"{key}:{ptype}:{pdesc.removesuffix('.')}")
+        return n + 12
+
+    def count_request(self, request: ModelRequest, counter: TokenCounter) -> int:
+        n = REPLY_PRIMING
+        for msg in request["messages"]:
+            n += self._wire_message_tokens(msg, counter)
+        return n + self._wire_tools_tokens(request.get("tools", []), counter)
+
+    # -- shape check -------------------------------------------------------------------
+    def check(self, request: ModelRequest) -> None:
+        tools = request.get("tools", [])
+        if len(tools) > MAX_TOOLS:
+            raise LoweringError(
+                code="lower.too_many_tools",
+                message=f"{len(tools)} tools; OpenAI accepts at most {MAX_TOOLS}",
+            )
+        for tool in tools:
+            name = tool["function"]["name"]
+            if not TOOL_NAME_RE.match(name):
+                raise LoweringError(
+                    code="lower.invalid_tool_name",
+                    message=f"tool name '{name}' must match [a-zA-Z0-9_-]{{1,64}}",
+                )
+        pending: set[str] = set()
+        for i, msg in enumerate(request["messages"]):
+            role = msg["role"]
+            if role not in ROLES:
+                raise LoweringError(
+                    code="lower.invalid_role", message=f"messages[{i}] has role '{role}'"
+                )
+            if role == "tool":
+                call_id = msg.get("tool_call_id")
+                if call_id not in pending:
+                    raise LoweringError(
+                        code="lower.orphan_tool_result",
+                        message=f"messages[{i}] answers tool call '{call_id}', which no earlier "
+                        "assistant message made (or it was answered already)",
+                    )
+                pending.discard(call_id)
+                continue
+            if pending:
+                raise LoweringError(
+                    code="lower.unanswered_tool_call",
+                    message=f"tool calls {sorted(pending)} are not answered before messages[{i}]",
+                )
+            if role == "assistant" and msg.get("tool_calls"):
+                pending = {c["id"] for c in msg["tool_calls"]}
+            elif msg.get("content") is None:
+                raise LoweringError(
+                    code="lower.empty_content", message=f"messages[{i}] has no content"
+                )
+        if pending:
+            raise LoweringError(
+                code="lower.unanswered_tool_call",
+                message=f"tool calls {sorted(pending)} are never answered",
+            )
+
+
+DIALECT = OpenAIChat()

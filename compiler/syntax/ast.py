@@ -1,0 +1,56 @@
+"""AST nodes of a template: literal Text and Macro, every node with its Span."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from compiler.errors import Span
+
+ArgValue = str | int | bool
+ArgKind = Literal["string", "int", "bool", "ident"]
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """Literal text, already unescaped (``\\<<agent.`` became ``<<agent.``)."""
+
+    value: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    """One macro argument: positional when ``key`` is None."""
+
+    key: str | None
+    value: ArgValue
+    kind: ArgKind
+    span: Span  # the whole argument, from its first character
+    value_span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Macro:
+    """``<<agent.NAME ARG* >>``; ``name`` includes the ``agent.`` prefix."""
+
+    name: str
+    args: tuple[Arg, ...]
+    span: Span  # from ``<<`` to ``>>`` inclusive
+    name_span: Span  # ``<<agent.name``
+
+
+Node = Text | Macro
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """A parsed template: its name (for diagnostics), source text, and nodes in order."""
+
+    name: str
+    source: str
+    nodes: tuple[Node, ...]
+
+    @property
+    def macros(self) -> tuple[Macro, ...]:
+        return tuple(n for n in self.nodes if isinstance(n, Macro))

@@ -1,0 +1,32 @@
+"""Loading ``grammar/agent.lark``: from inside the wheel, or from a source checkout."""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from pathlib import Path
+
+from lark import Lark
+
+GRAMMAR_NAME = "agent.lark"
+
+
+def grammar_text() -> str:
+    """The grammar source: the copy shipped in the wheel, else the checkout's grammar/."""
+    shipped = resources.files("compiler").joinpath("_grammar", GRAMMAR_NAME)
+    if shipped.is_file():
+        return shipped.read_text(encoding="utf-8")
+    checkout = Path(__file__).resolve().parents[2] / "grammar" / GRAMMAR_NAME
+    return checkout.read_text(encoding="utf-8")
+
+
+@functools.cache
+def parser() -> Lark:
+    """The one LALR parser (built once per process)."""
+    return Lark(
+        grammar_text(),
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=False,
+        maybe_placeholders=False,
+    )

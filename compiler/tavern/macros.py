@@ -1,0 +1,92 @@
+"""SillyTavern ``{{macro}}`` substitution for preset entries and card fields.
+
+Implemented, as SillyTavern's classic ``substituteParams`` does, in this order:
+
+1. ``{{// comment}}`` is removed (up to the first ``}}``, across lines);
+2. ``{{newline}}`` becomes ``\\n``; ``{{noop}}`` becomes nothing;
+3. ``{{trim}}`` is removed together with the newlines (``\\r?\\n``, not other whitespace)
+   directly before and after it;
+4. ``{{name}}`` for each name in ``values`` (case-insensitive) becomes its value, in one pass:
+   a substituted value is never scanned again, so data cannot smuggle macros in. As in
+   SillyTavern, only the first ``{{original}}`` expands; later ones become empty.
+
+Any other ``{{...}}`` (``{{agent.plan}}``, ``{{random}}``, a name missing from ``values``)
+is left byte for byte. SillyTavern macro names cannot contain dots, so ``values`` keys must
+be plain names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from compiler.context.cards import CharacterCard
+
+STANDARD_MACROS: tuple[str, ...] = (
+    "char",
+    "user",
+    "persona",
+    "description",
+    "personality",
+    "scenario",
+    "original",
+)
+"""The macros the compiler fills from the run context."""
+
+_COMMENT = re.compile(r"\{\{//[\s\S]*?\}\}")
+_NEWLINE = re.compile(r"\{\{newline\}\}", re.IGNORECASE)
+_NOOP = re.compile(r"\{\{noop\}\}", re.IGNORECASE)
+_TRIM = re.compile(r"(?:\r?\n)*\{\{trim\}\}(?:\r?\n)*", re.IGNORECASE)
+_NAME = re.compile(r"\{\{([A-Za-z0-9_-]+)\}\}")
+_VALID_NAME = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def substitute(text: str, values: Mapping[str, str]) -> str:
+    """``text`` with SillyTavern macros replaced (see the module docstring)."""
+    if "{{" not in text:
+        return text
+    table: dict[str, str] = {}
+    for name, value in values.items():
+        if not _VALID_NAME.fullmatch(name):
+            raise ValueError(f"not a SillyTavern macro name: {name!r}")
+        table[name.lower()] = value
+    text = _COMMENT.sub("", text)
+    text = _NEWLINE.sub("\n", text)
+    text = _NOOP.sub("", text)
+    text = _TRIM.sub("", text)
+    original_used = False
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal original_used
+        key = match.group(1).lower()
+        if key not in table:
+            return match.group(0)
+        if key == "original":
+            if original_used:
+                return ""
+            original_used = True
+        return table[key]
+
+    return _NAME.sub(replace, text)
+
+
+def card_values(
+    card: CharacterCard | None, *, user: str = "User", persona: str = ""
+) -> dict[str, str]:
+    """The standard macro values for a character and persona (without ``original``).
+
+    ``{{char}}`` is the card's V3 ``nickname`` when set, else its name.
+    """
+    values = {"user": user, "persona": persona}
+    if card is None:
+        values.update(char="", description="", personality="", scenario="")
+        return values
+    values.update(
+        char=card.nickname or card.name,
+        description=card.description,
+        personality=card.personality,
+        scenario=card.scenario,
+    )
+    return values

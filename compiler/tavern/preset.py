@@ -1,0 +1,264 @@
+"""SillyTavern chat-completion presets: ``prompts[]``, ``prompt_order[]`` and the rest.
+
+Reading keeps SillyTavern's own snake_case keys. Every prompt remembers its index in
+``prompts[]`` (``source_index``) so a diagnostic can point at ``FILE#prompts[3].content``.
+Unknown keys of a prompt go to its ``extra``; unknown top-level keys (``temperature``,
+``openai_max_context``, ...) to the preset's ``extra``; ``extensions`` and a top-level
+``agent`` are kept raw for the profile readers.
+
+:func:`ordered_prompts` follows SillyTavern's prompt manager: the ``prompt_order`` list of
+character 100001 (the global strategy), else 100000 (the legacy default list), else
+``prompts[]`` as written; entries the order disables are left out; identifiers the order
+names but ``prompts[]`` lacks are skipped, as SillyTavern skips them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from compiler.context._load import (
+    INLINE,
+    PathLike,
+    expect_object,
+    join_path,
+    load_json_file,
+    type_name,
+    validate,
+)
+from compiler.errors import ContextError
+
+_CODE = "context.invalid_preset"
+
+MARKERS: frozenset[str] = frozenset(
+    {
+        "chatHistory",
+        "worldInfoBefore",
+        "worldInfoAfter",
+        "charDescription",
+        "charPersonality",
+        "scenario",
+        "dialogueExamples",
+        "personaDescription",
+    }
+)
+"""SillyTavern's placeholder entries, filled from the run context."""
+
+AGENT_MARKERS: frozenset[str] = frozenset({"agentSystemPrompt", "agentTask", "agentResults"})
+"""TauriTavern's Agent-only placeholder entries."""
+
+DEFAULT_PROMPTS: frozenset[str] = frozenset({"main", "nsfw", "jailbreak", "enhanceDefinitions"})
+"""SillyTavern's built-in entries that carry their own text."""
+
+GLOBAL_CHARACTER_ID = 100001
+LEGACY_CHARACTER_ID = 100000
+
+PromptKind = Literal["marker", "agent_marker", "default", "custom"]
+
+
+class PresetPrompt(BaseModel):
+    """One ``prompts[]`` entry; ``enabled`` comes from the prompt order."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    identifier: str = Field(min_length=1)
+    name: str = ""
+    role: Literal["system", "user", "assistant"] = "system"
+    content: str = ""
+    system_prompt: bool = False
+    marker: bool = False
+    injection_position: int = Field(default=0, ge=0, le=1)
+    injection_depth: int = Field(default=4, ge=0)
+    injection_order: int = 100
+    injection_trigger: list[str] = Field(default_factory=list)
+    forbid_overrides: bool = False
+    enabled: bool = True
+    source_index: int = 0
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def kind(self) -> PromptKind:
+        """What the entry is: a marker, an Agent marker, a built-in text entry, or custom."""
+        if self.identifier in AGENT_MARKERS:
+            return "agent_marker"
+        if self.identifier in MARKERS or self.marker:
+            return "marker"
+        if self.identifier in DEFAULT_PROMPTS:
+            return "default"
+        return "custom"
+
+    @property
+    def is_marker(self) -> bool:
+        """True for placeholders (SillyTavern's and the Agent ones): content comes from data."""
+        return self.kind in ("marker", "agent_marker")
+
+    @property
+    def in_chat(self) -> bool:
+        """True for an in-chat injection (``injection_position`` 1)."""
+        return self.injection_position == 1
+
+
+class PromptOrderEntry(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    identifier: str
+    enabled: bool = True
+
+
+class PromptOrder(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    character_id: int
+    order: list[PromptOrderEntry] = Field(default_factory=list)
+
+
+class TavernPreset(BaseModel):
+    """A chat-completion preset as read; ``source`` is the file (or ``<inline>``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = INLINE
+    prompts: list[PresetPrompt]
+    prompt_order: list[PromptOrder] = Field(default_factory=list)
+    extensions: dict[str, Any] = Field(default_factory=dict)
+    agent: Any = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    def prompt(self, identifier: str) -> PresetPrompt | None:
+        """The ``prompts[]`` entry with this identifier, if any."""
+        return next((p for p in self.prompts if p.identifier == identifier), None)
+
+    def where(self, prompt: PresetPrompt, field: str = "content") -> str:
+        """``FILE#prompts[3].content``: where a prompt's field is, for diagnostics."""
+        return f"{self.source}#prompts[{prompt.source_index}].{field}"
+
+
+_PROMPT_FIELDS = set(PresetPrompt.model_fields) - {"enabled", "source_index", "extra"}
+
+
+def _prompt(raw: Any, index: int, file: str, prefix: str) -> PresetPrompt:
+    where = join_path(prefix, "prompts", index)
+    obj = expect_object(raw, code=_CODE, file=file, path=where, what="a preset prompt")
+    obj = {k: v for k, v in obj.items() if v is not None}
+    known = {k: v for k, v in obj.items() if k in _PROMPT_FIELDS}
+    extra = {k: v for k, v in obj.items() if k not in _PROMPT_FIELDS}
+    if "enabled" in extra and isinstance(extra["enabled"], bool):
+        known["enabled"] = extra.pop("enabled")
+    if "identifier" not in known:
+        raise ContextError(
+            code=_CODE,
+            message="a preset prompt needs an 'identifier'",
+            file=file,
+            path=join_path(where, "identifier"),
+        )
+    known.update(source_index=index, extra=extra)
+    return validate(PresetPrompt, known, code=_CODE, file=file, prefix=where, what="preset prompt")
+
+
+def parse_preset(data: Any, *, file: str, path: str = "") -> TavernPreset:
+    """A preset from parsed JSON; errors name ``file`` and the JSON path."""
+    obj = expect_object(data, code=_CODE, file=file, path=path, what="a preset")
+    raw_prompts = obj.get("prompts")
+    if not isinstance(raw_prompts, list):
+        found = "no 'prompts'" if raw_prompts is None else f"'prompts' is {type_name(raw_prompts)}"
+        raise ContextError(
+            code=_CODE,
+            message=f"not a chat-completion preset: {found} (expected an array of prompts)",
+            file=file,
+            path=join_path(path, "prompts"),
+        )
+    prompts = [_prompt(raw, i, file, path) for i, raw in enumerate(raw_prompts)]
+    seen: dict[str, int] = {}
+    for p in prompts:
+        if p.identifier in seen:
+            raise ContextError(
+                code=_CODE,
+                message=f"duplicate prompt identifier '{p.identifier}' "
+                f"(first at prompts[{seen[p.identifier]}])",
+                file=file,
+                path=join_path(path, "prompts", p.source_index, "identifier"),
+            )
+        seen[p.identifier] = p.source_index
+    orders: list[PromptOrder] = []
+    raw_orders = obj.get("prompt_order")
+    if raw_orders is not None:
+        if not isinstance(raw_orders, list):
+            raise ContextError(
+                code=_CODE,
+                message=f"'prompt_order' must be an array, found {type_name(raw_orders)}",
+                file=file,
+                path=join_path(path, "prompt_order"),
+            )
+        for k, raw in enumerate(raw_orders):
+            where = join_path(path, "prompt_order", k)
+            item = expect_object(raw, code=_CODE, file=file, path=where, what="a prompt order")
+            order = validate(
+                PromptOrder, item, code=_CODE, file=file, prefix=where, what="prompt order"
+            )
+            ids = [e.identifier for e in order.order]
+            for j, ident in enumerate(ids):
+                if ident in ids[:j]:
+                    raise ContextError(
+                        code=_CODE,
+                        message=f"'{ident}' appears twice in the prompt order",
+                        file=file,
+                        path=join_path(where, "order", j, "identifier"),
+                    )
+            orders.append(order)
+    extensions = obj.get("extensions", {})
+    if extensions is None:
+        extensions = {}
+    expect_object(
+        extensions, code=_CODE, file=file, path=join_path(path, "extensions"), what="'extensions'"
+    )
+    extra = {
+        k: v for k, v in obj.items() if k not in ("prompts", "prompt_order", "extensions", "agent")
+    }
+    return TavernPreset(
+        source=file,
+        prompts=prompts,
+        prompt_order=orders,
+        extensions=extensions,
+        agent=obj.get("agent"),
+        extra=extra,
+    )
+
+
+def read_preset(
+    source: PathLike | Mapping[str, Any], *, origin: str | None = None, json_path: str = ""
+) -> TavernPreset:
+    """Read a chat-completion preset from a JSON file or from parsed JSON."""
+    if isinstance(source, Mapping):
+        return parse_preset(dict(source), file=origin or INLINE, path=json_path)
+    path = Path(source)
+    return parse_preset(load_json_file(path), file=str(path), path=json_path)
+
+
+def active_order(preset: TavernPreset) -> PromptOrder | None:
+    """The prompt order SillyTavern would use: character 100001, else 100000, else none."""
+    for character_id in (GLOBAL_CHARACTER_ID, LEGACY_CHARACTER_ID):
+        for order in preset.prompt_order:
+            if order.character_id == character_id:
+                return order
+    return None
+
+
+def ordered_prompts(preset: TavernPreset, *, include_disabled: bool = False) -> list[PresetPrompt]:
+    """The preset's prompts in prompt order, each with ``enabled`` set from the order.
+
+    Disabled entries are left out unless ``include_disabled``.
+    """
+    order = active_order(preset)
+    if order is None:
+        chosen = list(preset.prompts)
+    else:
+        by_id = {p.identifier: p for p in preset.prompts}
+        chosen = [
+            by_id[e.identifier].model_copy(update={"enabled": e.enabled})
+            for e in order.order
+            if e.identifier in by_id
+        ]
+    return [p for p in chosen if include_disabled or p.enabled]

@@ -1,0 +1,87 @@
+"""In-chat injections at depth, as SillyTavern's populationInjectionPrompts places them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compiler.tavern.injections import apply_injections
+from compiler.tavern.preset import PresetPrompt
+
+HISTORY = ["m1", "m2", "m3"]
+
+
+def inj(ident: str, content: str, depth: int, **kw: Any) -> PresetPrompt:
+    return PresetPrompt(
+        identifier=ident, content=content, injection_position=1, injection_depth=depth, **kw
+    )
+
+
+def make(role: str, content: str, sources: list[PresetPrompt]) -> str:
+    return f"{role}:{content}"
+
+
+def run(*prompts: PresetPrompt, history: list[str] = HISTORY, **kw: Any) -> list[str]:
+    return apply_injections(history, list(prompts), make, **kw)
+
+
+def test_depths_count_from_the_end() -> None:
+    assert run(inj("a", "X", 0)) == ["m1", "m2", "m3", "system:X"]
+    assert run(inj("a", "X", 1)) == ["m1", "m2", "system:X", "m3"]
+    assert run(inj("a", "X", 2)) == ["m1", "system:X", "m2", "m3"]
+    assert run(inj("a", "X", 9)) == ["system:X", "m1", "m2", "m3"]
+    assert run(inj("a", "X", 4), history=[]) == ["system:X"]
+
+
+def test_injected_messages_do_not_shift_other_depths() -> None:
+    got = run(inj("a", "A", 0), inj("b", "B", 1), inj("c", "C", 2))
+    assert got == ["m1", "system:C", "m2", "system:B", "m3", "system:A"]
+
+
+def test_same_depth_groups_by_order_then_role() -> None:
+    got = run(
+        inj("u", "user low", 0, role="user", injection_order=10),
+        inj("s1", "sys high", 0, injection_order=200),
+        inj("a", "asst high", 0, role="assistant", injection_order=200),
+        inj("s2", "sys default", 0),
+        inj("s3", "sys high 2", 0, injection_order=200),
+    )
+    # SillyTavern builds [200: system, assistant; 100: system; 10: user] newest-first,
+    # so in the oldest-first history they appear reversed.
+    assert got == [
+        *HISTORY,
+        "user:user low",
+        "system:sys default",
+        "assistant:asst high",
+        "system:sys high\nsys high 2",
+    ]
+
+
+def test_sources_are_passed_to_make_message() -> None:
+    seen: list[tuple[str, list[str]]] = []
+
+    def record(role: str, content: str, sources: list[PresetPrompt]) -> str:
+        seen.append((content, [p.identifier for p in sources]))
+        return content
+
+    apply_injections(["m"], [inj("a", "A", 0), inj("b", "B", 0)], record)
+    assert seen == [("A\nB", ["a", "b"])]
+
+
+def test_ignored_entries() -> None:
+    relative = PresetPrompt(identifier="main", content="main text")
+    disabled = inj("d", "D", 0, enabled=False)
+    blank = inj("b", "  \n ", 0)
+    empty = inj("e", "", 0)
+    assert run(relative, disabled, blank, empty) == HISTORY
+
+
+def test_injection_trigger_limits_generation_types() -> None:
+    only_continue = inj("c", "C", 0, injection_trigger=["continue"])
+    assert run(only_continue) == HISTORY
+    assert run(only_continue, generation_type="continue") == [*HISTORY, "system:C"]
+
+
+def test_history_is_not_modified() -> None:
+    history = list(HISTORY)
+    run(inj("a", "A", 1), history=history)
+    assert history == HISTORY

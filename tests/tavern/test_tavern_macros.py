@@ -1,0 +1,81 @@
+"""SillyTavern {{macro}} substitution."""
+
+from __future__ import annotations
+
+import pytest
+
+from compiler.context.cards import read_card
+from compiler.tavern.macros import card_values, substitute
+
+VALUES = {
+    "char": "Seraphina",
+    "user": "Alice",
+    "persona": "A lost traveller.",
+    "description": "A guardian.",
+    "personality": "kind",
+    "scenario": "A glade.",
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{{char}} greets {{user}}.", "Seraphina greets Alice."),
+        ("{{CHAR}} / {{User}}", "Seraphina / Alice"),
+        (
+            "{{persona}}|{{description}}|{{personality}}|{{scenario}}",
+            "A lost traveller.|A guardian.|kind|A glade.",
+        ),
+        ("a{{newline}}b", "a\nb"),
+        ("a{{noop}}b", "ab"),
+        ("a\n\n{{trim}}\r\nb", "ab"),
+        ("a  {{trim}}  b", "a    b"),
+        ("keep {{// a note\nover lines}}this", "keep this"),
+        (
+            "{{agent.plan}} and {{ char }} and {{random}}",
+            "{{agent.plan}} and {{ char }} and {{random}}",
+        ),
+        ("<<agent.plan>> {{char}", "<<agent.plan>> {{char}"),
+        ("no macros", "no macros"),
+    ],
+)
+def test_substitute(text: str, expected: str) -> None:
+    assert substitute(text, VALUES) == expected
+
+
+def test_known_name_without_a_value_is_left_alone() -> None:
+    assert substitute("{{scenario}}", {"char": "x"}) == "{{scenario}}"
+
+
+def test_original_expands_once() -> None:
+    values = {**VALUES, "original": "Write the reply."}
+    assert substitute("{{original}} Then {{original}}.", values) == "Write the reply. Then ."
+
+
+def test_values_are_not_scanned_again() -> None:
+    values = {"char": "{{user}}", "user": "Alice", "description": "{{// x}}{{trim}}"}
+    assert substitute("{{char}} {{description}}", values) == "{{user}} {{// x}}{{trim}}"
+
+
+def test_macro_names_cannot_contain_dots() -> None:
+    with pytest.raises(ValueError, match="macro name"):
+        substitute("{{agent.plan}}", {"agent.plan": "x"})
+
+
+def test_card_values_prefer_the_nickname() -> None:
+    card = read_card(
+        {
+            "spec": "chara_card_v3",
+            "data": {"name": "Seraphina", "nickname": "Sera", "scenario": "s"},
+        }
+    )
+    values = card_values(card, user="Alice", persona="p")
+    assert values == {
+        "user": "Alice",
+        "persona": "p",
+        "char": "Sera",
+        "description": "",
+        "personality": "",
+        "scenario": "s",
+    }
+    assert card_values(None)["char"] == ""

@@ -1,0 +1,63 @@
+"""The wheel ships the grammar, and an installed (non-editable) copy parses with it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_wheel_ships_grammar_and_installed_copy_loads_it(tmp_path: Path) -> None:
+    pytest.importorskip("hatchling")
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-q",
+            "-w",
+            str(dist),
+            str(ROOT),
+        ],
+        check=True,
+        cwd=tmp_path,
+    )
+    (wheel,) = dist.glob("agent_prompt_compiler-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        assert "compiler/_grammar/agent.lark" in names
+        assert (
+            zf.read("compiler/_grammar/agent.lark")
+            == (ROOT / "grammar" / "agent.lark").read_bytes()
+        )
+        assert any(
+            n.endswith("entry_points.txt") and b"apc = compiler.cli:main" in zf.read(n)
+            for n in names
+        )
+        zf.extractall(tmp_path / "site")
+    probe = (
+        "import compiler, compiler.syntax.grammar as g, pathlib;"
+        "from importlib import resources;"
+        "assert resources.files('compiler').joinpath('_grammar', 'agent.lark').is_file();"
+        "assert pathlib.Path(compiler.__file__).parent.parent == pathlib.Path.cwd() / 'site';"
+        "print(compiler.parse('x <<agent.plan>>').macros[0].name)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, 'site'); {probe}"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert out.stdout.strip() == "agent.plan"

@@ -1,0 +1,86 @@
+"""Offline tokenizer: official rank files, tiktoken's own hashes, no network."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import socket
+
+import pytest
+import tiktoken_ext.openai_public as public
+
+from compiler.errors import TokenizerError
+from compiler.tokens import TokenCounter, encoding_name_for_model, get_encoding
+
+
+def test_sockets_are_blocked_in_tests() -> None:
+    with pytest.raises(Exception, match=r"(?i)socket"):
+        socket.create_connection(("127.0.0.1", 9))
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "tokens"),
+    [
+        ("o200k_base", "hello world", [24912, 2375]),
+        ("cl100k_base", "hello world", [15339, 1917]),
+        ("o200k_harmony", "hello world", [24912, 2375]),
+    ],
+)
+def test_encodings_load_offline(name: str, text: str, tokens: list[int]) -> None:
+    assert get_encoding(name).encode_ordinary(text) == tokens
+
+
+def test_rank_files_are_checked_against_tiktokens_hashes() -> None:
+    source = inspect.getsource(public)
+    hashes = set(re.findall(r'expected_hash="([0-9a-f]{64})"', source))
+    assert "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d" in hashes
+    assert "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7" in hashes
+    assert get_encoding("cl100k_base").n_vocab == 100277
+
+
+def test_tampered_rank_file_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from compiler import tokens
+
+    monkeypatch.setattr(tokens, "_rank_file", lambda name: b"dGVzdA== 0\n")
+    with pytest.raises(TokenizerError) as info:
+        tokens._offline_load("x/cl100k_base.tiktoken", "0" * 64)
+    assert info.value.code == "tokenizer.rank_file_hash"
+
+
+@pytest.mark.parametrize(
+    ("model", "encoding"),
+    [
+        ("gpt-4o", "o200k_base"),
+        ("gpt-4o-mini", "o200k_base"),
+        ("gpt-4.1", "o200k_base"),
+        ("gpt-5", "o200k_base"),
+        ("o1", "o200k_base"),
+        ("o3", "o200k_base"),
+        ("o4-mini", "o200k_base"),
+        ("gpt-4", "cl100k_base"),
+        ("gpt-3.5-turbo", "cl100k_base"),
+        ("gpt-oss-120b", "o200k_harmony"),
+    ],
+)
+def test_model_to_encoding(model: str, encoding: str) -> None:
+    assert encoding_name_for_model(model) == encoding
+
+
+def test_unknown_model_is_a_clear_error() -> None:
+    with pytest.raises(TokenizerError) as info:
+        encoding_name_for_model("claude-sonnet-4")
+    assert info.value.code == "tokenizer.unknown_model"
+    assert info.value.hint and "--encoding" in info.value.hint
+
+
+def test_unknown_encoding_has_did_you_mean() -> None:
+    with pytest.raises(TokenizerError) as info:
+        TokenCounter("o200k_bse")
+    assert info.value.hint == "did you mean 'o200k_base'?"
+
+
+def test_counter_caches_by_content() -> None:
+    counter = TokenCounter("o200k_base")
+    assert counter.count("hello world") == 2
+    assert counter.count("") == 0
+    assert counter._cache == {"hello world": 2}
