@@ -14,6 +14,7 @@ from compiler.frame import ContextFrame
 from compiler.journal import Event, Journal
 from compiler.lower.base import ModelRequest, get_dialect
 from compiler.macros import BoundTemplate, bind
+from compiler.profile import ResolvedAgentProfile, resolve_profile
 from compiler.syntax import parse
 from compiler.tokens import counter_for, encoding_name_for_model
 
@@ -61,10 +62,21 @@ def compile(
     budget: int | None = None,
     encoding: str | None = None,
     max_completion_tokens: int | None = None,
+    profile: ResolvedAgentProfile | str | None = None,
 ) -> CompileResult:
-    """Compile a template against a run context into a provider request."""
-    from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT
+    """Compile a template against a run context into a provider request.
 
+    ``profile`` is a resolved profile, a profile id (resolved with no other layers), or None
+    for the built-in default-writer. Without ``budget``, the profile's totalContextBudget
+    applies when it sets one.
+    """
+    resolved = (
+        profile
+        if isinstance(profile, ResolvedAgentProfile)
+        else resolve_profile(profile_id=profile)
+    )
+    if budget is None:
+        budget = resolved.context.total_context_budget
     journal = Journal()
     bound = check(source)
     dialect = get_dialect(provider)
@@ -74,7 +86,7 @@ def compile(
         "context_assembly_started", template=bound.template.name, provider=provider, model=model
     )
     try:
-        assembler = Assembler(ctx, journal, system_prompt=DEFAULT_AGENT_SYSTEM_PROMPT)
+        assembler = Assembler(ctx, journal, profile=resolved)
         assembler.add_template(bound)
         frame = assembler.frame()
         fitted = fit(
@@ -98,4 +110,5 @@ def compile(
         totalTokens=total,
         budget=budget,
     )
-    return CompileResult(request, fitted.frame, ledger, journal.events, list(bound.warnings))
+    warnings = [*resolved.warnings, *bound.warnings]
+    return CompileResult(request, fitted.frame, ledger, journal.events, warnings)

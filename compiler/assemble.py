@@ -15,6 +15,8 @@ from compiler.errors import ContextError
 from compiler.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolCall, ToolSpec
 from compiler.journal import Journal
 from compiler.macros import BoundTemplate, MacroCall
+from compiler.policy.tools import KNOWN_TOOLS, evaluate_tool_policy, to_provider_name
+from compiler.profile import ResolvedAgentProfile
 from compiler.syntax.ast import Text
 
 SUMMARY_CHARS = 400
@@ -23,10 +25,12 @@ SUMMARY_CHARS = 400
 class Assembler:
     """Expands templates against one run context; components accumulate in order."""
 
-    def __init__(self, context: RunContext, journal: Journal, *, system_prompt: str) -> None:
+    def __init__(
+        self, context: RunContext, journal: Journal, *, profile: ResolvedAgentProfile
+    ) -> None:
         self.context = context
         self.journal = journal
-        self.system_prompt = system_prompt
+        self.profile = profile
         self.components: list[Component] = []
         self._workspace: Workspace | None = None
         self._group = 0
@@ -113,7 +117,10 @@ def _where(file: str, line: int, column: int) -> str:
 
 
 def _system_prompt(a: Assembler, call: MacroCall) -> dict[str, Any]:
-    return {"inline_content": a.system_prompt, "resource": "agent.system_prompt"}
+    return {
+        "inline_content": a.profile.effective_system_prompt(),
+        "resource": "agent.system_prompt",
+    }
 
 
 def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
@@ -167,17 +174,36 @@ def _tree(a: Assembler, call: MacroCall) -> dict[str, Any]:
 
 
 def _tools(a: Assembler, call: MacroCall) -> dict[str, Any]:
+    """The run's tools that the profile's tool policy makes visible, in the run's order.
+
+    Visibility is decided by :func:`evaluate_tool_policy` over the known TauriTavern tools
+    plus the run's own, so a custom tool is visible only when an allow pattern names it
+    (conservative mode) and never when a deny pattern does.
+    """
+    policy = a.profile.tools
+    names = [t.name for t in a.context.tools]
+    result = evaluate_tool_policy(
+        allow=policy.allow,
+        deny=policy.deny,
+        require_approval=policy.require_approval,
+        mode=policy.mode,
+        known=tuple(dict.fromkeys([*KNOWN_TOOLS, *names])),
+    )
+    visible, approval = set(result.visible), set(result.approval_required)
+    descriptions = policy.tool_descriptions
     tools: list[ToolSpec] = [
         {
             "name": t.name,
-            "alias": t.name.replace(".", "_"),
-            "description": t.description,
+            "alias": to_provider_name(t.name),
+            "description": descriptions.get(t.name, t.description),
             "parameters": t.parameters,
-            "requireApproval": False,
+            "requireApproval": t.name in approval,
         }
         for t in a.context.tools
+        if t.name in visible
     ]
-    return {"tools": tools, "resource": "agent.tools"}
+    hidden = [n for n in names if n not in visible]
+    return {"tools": tools, "resource": "agent.tools", "metadata": {"hiddenByPolicy": hidden}}
 
 
 def _tool_results(a: Assembler, call: MacroCall) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any
 from compiler.api import compile as compile_source
 from compiler.commands._common import add_format, dumps, usage_error, write_output
 from compiler.journal import append_jsonl
+from compiler.profile import add_profile_arguments, resolve_from_args
 from compiler.render import print_diagnostics
 
 
@@ -25,6 +26,7 @@ def register(sub: Any) -> None:
         "--emit", choices=("request", "frame", "ledger"), default="request", help="what to print"
     )
     p.add_argument("--journal", metavar="FILE", help="append journal events (JSONL)")
+    add_profile_arguments(p)
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
     add_format(p)
     p.set_defaults(func=run)
@@ -45,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
         budget=args.budget,
         encoding=args.encoding,
         max_completion_tokens=args.max_completion_tokens,
+        profile=resolve_from_args(args),
     )
     print_diagnostics(result.warnings, fmt=args.format)
     if args.journal:

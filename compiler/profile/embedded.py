@@ -1,0 +1,259 @@
+"""Agent schemas embedded in presets and character cards (JSON or PNG).
+
+Where a schema may live (both forms may appear together; their profiles are combined and an
+id defined twice is ``agent.profile_duplicate_id``):
+
+- a preset JSON: ``agent`` (the seed's ``{enabled, defaultProfile, profiles}``) and/or
+  ``extensions.tauritavern.agentProfiles`` (TauriTavern's ``{"version": 1, "items": [...]}``);
+- a character card (V2/V3, JSON or PNG): ``data.extensions.tauritavern.agentProfiles`` and/or
+  ``data.extensions.agent`` (the seed's form, so a creator can ship a ``defaultProfile`` with
+  a card, as with a preset). V1 cards have no extensions and so no schema.
+
+PNG cards carry base64 JSON in ``tEXt`` (also ``zTXt``/``iTXt``) chunks; ``ccv3`` wins over
+``chara``. The PNG reader is stdlib only.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import struct
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from compiler.errors import ProfileError
+from compiler.profile.models import (
+    AgentProfile,
+    AgentSchema,
+    _Model,
+    validate_model,
+)
+
+__all__ = [
+    "EmbeddedSchema",
+    "load_json",
+    "read_card",
+    "read_png_text_chunks",
+    "schema_from_card",
+    "schema_from_preset",
+]
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+class _TavernProfiles(_Model):
+    """TauriTavern's ``agentProfiles`` container."""
+
+    version: int
+    items: list[AgentProfile] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class EmbeddedSchema:
+    """An agent schema found in a file, with the JSON path of each of its profiles."""
+
+    schema: AgentSchema
+    file: str | None
+    paths: tuple[str, ...]  # paths[i] is where schema.profiles[i] sits in the file
+    schema_path: str  # where enabled / defaultProfile sit ("agent"), or "" for TauriTavern form
+    enabled_set: bool  # whether the file sets ``enabled`` explicitly
+
+    def find(self, profile_id: str) -> tuple[str, AgentProfile] | None:
+        """The path and profile with ``profile_id``, if defined here."""
+        found = self.schema.find(profile_id)
+        return (self.paths[found[0]], found[1]) if found else None
+
+    @property
+    def default_profile_path(self) -> str:
+        """The JSON path of ``defaultProfile``."""
+        return f"{self.schema_path}.defaultProfile" if self.schema_path else "defaultProfile"
+
+
+def load_json(path: str | Path) -> Any:
+    """Parse a JSON file; a missing or malformed file is a :class:`ProfileError`."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ProfileError(
+            code="profile.file_not_found", message=f"no such file: {file}", file=file
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProfileError(
+            code="profile.file_unreadable", message=f"cannot read {file}: {exc}", file=file
+        ) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ProfileError(
+            code="profile.invalid_json",
+            message=f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+            file=file,
+        ) from None
+
+
+def read_png_text_chunks(data: bytes, file: str | None = None) -> dict[str, str]:
+    """The text chunks (``tEXt``, ``zTXt``, ``iTXt``) of a PNG, keyword -> text."""
+
+    def bad(why: str) -> ProfileError:
+        return ProfileError(code="profile.card_invalid", message=f"invalid PNG: {why}", file=file)
+
+    if not data.startswith(PNG_SIGNATURE):
+        raise bad("missing PNG signature")
+    out: dict[str, str] = {}
+    pos = len(PNG_SIGNATURE)
+    while pos + 8 <= len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind = data[pos + 4 : pos + 8]
+        body = data[pos + 8 : pos + 8 + length]
+        if len(body) != length:
+            raise bad(f"truncated {kind.decode('latin-1')} chunk")
+        pos += 12 + length
+        try:
+            if kind == b"tEXt":
+                key, _, text = body.partition(b"\0")
+                out[key.decode("latin-1")] = text.decode("latin-1")
+            elif kind == b"zTXt":
+                key, _, rest = body.partition(b"\0")
+                out[key.decode("latin-1")] = zlib.decompress(rest[1:]).decode("latin-1")
+            elif kind == b"iTXt":
+                key, _, rest = body.partition(b"\0")
+                compressed, rest = rest[0], rest[2:]
+                _lang, _, rest = rest.partition(b"\0")
+                _translated, _, text = rest.partition(b"\0")
+                raw = zlib.decompress(text) if compressed else text
+                out[key.decode("latin-1")] = raw.decode("utf-8")
+        except (zlib.error, UnicodeDecodeError, IndexError) as exc:
+            raise bad(f"unreadable {kind.decode('latin-1')} chunk: {exc}") from None
+        if kind == b"IEND":
+            break
+    return out
+
+
+def read_card(path: str | Path) -> Any:
+    """A character card's JSON, from a ``.json`` file or a PNG (``ccv3`` before ``chara``)."""
+    file = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise ProfileError(
+            code="profile.file_not_found", message=f"no such file: {file}", file=file
+        ) from None
+    except OSError as exc:
+        raise ProfileError(
+            code="profile.file_unreadable", message=f"cannot read {file}: {exc}", file=file
+        ) from None
+    if not raw.startswith(PNG_SIGNATURE):
+        return load_json(path)
+    chunks = read_png_text_chunks(raw, file)
+    for key in ("ccv3", "chara"):
+        if key in chunks:
+            try:
+                return json.loads(base64.b64decode(chunks[key], validate=False))
+            except (binascii.Error, ValueError) as exc:
+                raise ProfileError(
+                    code="profile.card_invalid",
+                    message=f"the '{key}' chunk is not base64 JSON: {exc}",
+                    file=file,
+                ) from None
+    raise ProfileError(
+        code="profile.card_invalid",
+        message="the PNG has no character card ('ccv3' or 'chara' text chunk)",
+        file=file,
+    )
+
+
+def _dig(data: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _combine(
+    agent: Any,
+    agent_path: str,
+    tavern: Any,
+    tavern_path: str,
+    file: str | None,
+) -> EmbeddedSchema | None:
+    if agent is None and tavern is None:
+        return None
+    schema = AgentSchema()
+    paths: list[str] = []
+    enabled_set = False
+    if agent is not None:
+        schema = validate_model(AgentSchema, agent, path_prefix=agent_path, file=file, partial=True)
+        paths = [f"{agent_path}.profiles[{i}]" for i in range(len(schema.profiles))]
+        enabled_set = "enabled" in schema.model_fields_set
+    if tavern is not None:
+        container = validate_model(
+            _TavernProfiles, tavern, path_prefix=tavern_path, file=file, partial=True
+        )
+        if container.version != 1:
+            raise ProfileError(
+                code="agent.profile_schema_unsupported",
+                message=f"agentProfiles version {container.version} is unsupported (expected 1)",
+                path=f"{tavern_path}.version",
+                file=file,
+            )
+        seen = {p.id for p in schema.profiles}
+        for index, profile in enumerate(container.items):
+            if profile.id in seen:
+                raise ProfileError(
+                    code="agent.profile_duplicate_id",
+                    message=f"profile id '{profile.id}' is defined twice",
+                    path=f"{tavern_path}.items[{index}].id",
+                    file=file,
+                )
+            seen.add(profile.id)
+        schema = AgentSchema.model_construct(
+            _fields_set=set(schema.model_fields_set),
+            enabled=schema.enabled,
+            default_profile=schema.default_profile,
+            profiles=[*schema.profiles, *container.items],
+        )
+        paths += [f"{tavern_path}.items[{i}]" for i in range(len(container.items))]
+    return EmbeddedSchema(
+        schema=schema,
+        file=file,
+        paths=tuple(paths),
+        schema_path=agent_path if agent is not None else "",
+        enabled_set=enabled_set,
+    )
+
+
+def schema_from_preset(data: Any, file: str | None = None) -> EmbeddedSchema | None:
+    """The agent schema of a preset JSON, or None when it has none."""
+    if not isinstance(data, dict):
+        raise ProfileError(
+            code="profile.invalid_value", message="a preset must be a JSON object", file=file
+        )
+    return _combine(
+        data.get("agent"),
+        "agent",
+        _dig(data, "extensions", "tauritavern", "agentProfiles"),
+        "extensions.tauritavern.agentProfiles",
+        file,
+    )
+
+
+def schema_from_card(data: Any, file: str | None = None) -> EmbeddedSchema | None:
+    """The agent schema of a character card (V2/V3 JSON), or None when it has none."""
+    if not isinstance(data, dict):
+        raise ProfileError(
+            code="profile.card_invalid", message="a character card must be a JSON object", file=file
+        )
+    return _combine(
+        _dig(data, "data", "extensions", "agent"),
+        "data.extensions.agent",
+        _dig(data, "data", "extensions", "tauritavern", "agentProfiles"),
+        "data.extensions.tauritavern.agentProfiles",
+        file,
+    )

@@ -1,0 +1,527 @@
+"""Layered profile resolution: built-in < preset < character < user < run (seed 1.2 and 6).
+
+Rules, applied to each layer's *explicitly set* fields:
+
+- objects merge key by key, and a later layer's scalar (or ``null``) wins;
+- lists are replaced by a later layer (``tools.allow``, ``context.include``, artifacts, ...),
+  except ``tools.deny``, ``tools.requireApproval``, ``context.exclude`` and ``skills.deny``,
+  which accumulate across layers, so no later layer can lift a deny;
+- ``model`` is a choice between two forms (``{mode, connectionRef, modelId}`` or
+  ``{source, model}``): a layer that switches the form or the mode replaces it whole.
+
+Every leaf of the merged profile records the layer and file that set it (its provenance).
+Rules that relate fields run once, on the merged profile; their diagnostics point at the file
+(and the JSON path inside it) of the layer that set the offending field.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pydantic import BaseModel, Field, field_serializer, field_validator
+
+from compiler.errors import Diagnostic, did_you_mean
+from compiler.policy.tools import KNOWN_TOOLS, RUNTIME_ONLY_TOOLS, evaluate_tool_policy
+from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, DEFAULT_WRITER
+from compiler.profile.models import (
+    WORKSPACE_ROOTS,
+    AgentProfile,
+    Layer,
+    ProfileValidationError,
+    ToolPolicy,
+    _Model,
+    format_path,
+    validate_model,
+)
+
+__all__ = [
+    "ACCUMULATING_LISTS",
+    "Fragment",
+    "ProvenanceEntry",
+    "ResolvedAgentProfile",
+    "ResolvedToolPolicy",
+    "fragment_from_model",
+    "merge_layers",
+]
+
+ACCUMULATING_LISTS: frozenset[tuple[str, ...]] = frozenset(
+    {
+        ("tools", "deny"),
+        ("tools", "requireApproval"),
+        ("context", "exclude"),
+        ("skills", "deny"),
+    }
+)
+"""Lists that accumulate across layers; every other list is replaced by a later layer."""
+
+OUTPUT_WRITERS = ("workspace.write_file", "workspace.apply_patch")
+"""Tools that can create the message body artifact; at least one must be visible."""
+
+_BUDGETS = (
+    "historyBudgetTokens",
+    "workspaceFileBudgetTokens",
+    "toolResultBudgetTokens",
+    "skillBudgetTokens",
+    "worldInfoBudgetTokens",
+    "summaryBudgetTokens",
+)
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """One layer's contribution: its explicitly set fields (camelCase JSON) and origin.
+
+    ``path`` is where the fragment sits inside ``file`` (``agent.profiles[0]``), so that a
+    diagnostic can point into the file; ``layer`` lets validation apply per-layer limits.
+    """
+
+    layer: Layer
+    data: dict[str, Any]
+    file: str | None = None
+    path: str = ""
+
+
+def fragment_from_model(
+    model: BaseModel, layer: Layer, *, file: str | None = None, path: str = ""
+) -> Fragment:
+    """A fragment of what ``model`` set explicitly (defaults are not part of a layer)."""
+    return Fragment(
+        layer=layer,
+        data=model.model_dump(mode="json", by_alias=True, exclude_unset=True),
+        file=file,
+        path=path,
+    )
+
+
+class ProvenanceEntry(_Model):
+    """Which layer, and which file, set a field."""
+
+    layer: Layer
+    file: str | None = None
+
+
+class ResolvedToolPolicy(ToolPolicy):
+    """The merged tool policy plus its concrete outcome over the known tools."""
+
+    visible: list[str] = Field(default_factory=list)
+    approval_required: list[str] = Field(default_factory=list)
+
+
+def _diagnostic_from_json(value: Any) -> Any:
+    if isinstance(value, dict):
+        return Diagnostic(
+            code=value["code"],
+            message=value["message"],
+            severity=value.get("severity", "warning"),
+            hint=value.get("hint"),
+            path=value.get("path"),
+            file=value.get("file"),
+        )
+    return value
+
+
+class ResolvedAgentProfile(AgentProfile):
+    """The one complete, checked profile a run consumes (``input/resolved_profile.json``)."""
+
+    tools: ResolvedToolPolicy = Field(default_factory=ResolvedToolPolicy)
+    enabled: bool = True
+    provenance: dict[str, ProvenanceEntry] = Field(default_factory=dict)
+    warnings: list[Diagnostic] = Field(default_factory=list)
+
+    @field_validator("warnings", mode="before")
+    @classmethod
+    def _warnings_from_json(cls, value: Any) -> Any:
+        return [_diagnostic_from_json(v) for v in value] if isinstance(value, list) else value
+
+    @field_serializer("warnings")
+    def _warnings_to_json(self, value: list[Diagnostic]) -> list[dict[str, Any]]:
+        return [d.to_json() for d in value]
+
+    def effective_system_prompt(self) -> str:
+        """The agent system prompt: the profile's own, or the built-in default when null."""
+        return self.instructions.agent_system_prompt or DEFAULT_AGENT_SYSTEM_PROMPT
+
+    def to_json(self) -> dict[str, Any]:
+        """The camelCase JSON form."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+# --------------------------------------------------------------------------- merging
+
+
+_PATH_TOKEN = re.compile(r'\.?[^.\[]+|\[\d+\]|\["[^"]*"\]')
+
+
+@dataclass(frozen=True)
+class _Source:
+    layer: Layer
+    file: str | None
+    path: str  # the fragment's path inside its file
+
+
+class _Merger:
+    """Merges fragments into one JSON object and records the source of every leaf."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, Any] = {}
+        self.sources: dict[str, _Source] = {}
+
+    def add(self, fragment: Fragment) -> None:
+        src = _Source(fragment.layer, fragment.file, fragment.path)
+        self._merge(self.data, fragment.data, (), src)
+
+    def set(self, key: str, value: Any, src: _Source) -> None:
+        self.data[key] = value
+        self._record((key,), value, src)
+
+    def _merge(
+        self, base: dict[str, Any], over: dict[str, Any], path: tuple[str, ...], src: _Source
+    ) -> None:
+        for key, value in over.items():
+            here = (*path, key)
+            current = base.get(key)
+            if here in ACCUMULATING_LISTS and isinstance(current, list):
+                start = len(current)
+                added = [v for v in value if v not in current]
+                base[key] = current + added
+                name = format_path(here)
+                self.sources[name] = src
+                for offset in range(len(added)):
+                    self.sources[f"{name}[{start + offset}]"] = src
+            elif (
+                isinstance(value, dict)
+                and isinstance(current, dict)
+                and not (here == ("model",) and _model_switches(current, value))
+            ):
+                self._merge(current, value, here, src)
+            else:
+                self._forget(here)
+                base[key] = copy.deepcopy(value)
+                self._record(here, value, src)
+
+    def _forget(self, path: tuple[str, ...]) -> None:
+        name = format_path(path)
+        for key in [k for k in self.sources if k == name or k.startswith((name + ".", name + "["))]:
+            del self.sources[key]
+
+    def _record(self, path: tuple[str, ...], value: Any, src: _Source) -> None:
+        if path in ACCUMULATING_LISTS and isinstance(value, list):
+            name = format_path(path)
+            for index in range(len(value)):
+                self.sources[f"{name}[{index}]"] = src
+        if isinstance(value, dict) and value:
+            for key, item in value.items():
+                self._record((*path, key), item, src)
+        else:
+            self.sources[format_path(path)] = src
+
+    def source_of(self, path: str) -> _Source | None:
+        """The source of ``path``: itself, its nearest recorded ancestor, or a descendant."""
+        tokens = _PATH_TOKEN.findall(path)
+        while tokens:
+            probe = "".join(tokens).lstrip(".")
+            if probe in self.sources:
+                return self.sources[probe]
+            tokens.pop()
+        below = [s for k, s in self.sources.items() if k.startswith((path + ".", path + "["))]
+        return below[-1] if below else None
+
+
+def _model_switches(current: dict[str, Any], new: dict[str, Any]) -> bool:
+    def form(d: dict[str, Any]) -> str:
+        direct = d.get("source") is not None or d.get("model") is not None
+        return "direct" if direct else "binding"
+
+    if form(current) != form(new):
+        return True
+    return new.get("mode") is not None and new["mode"] != current.get("mode")
+
+
+def _builtin_fragment() -> Fragment:
+    full = AgentProfile.model_validate(DEFAULT_WRITER)
+    return Fragment(layer="builtin", data=full.model_dump(mode="json", by_alias=True))
+
+
+def merge_layers(
+    fragments: list[Fragment],
+    *,
+    profile_id: str,
+    id_source: Fragment | None = None,
+    enabled: list[tuple[bool, Fragment]] | None = None,
+) -> ResolvedAgentProfile:
+    """Merge ``fragments`` (lowest precedence first) over the built-in defaults and validate.
+
+    ``id_source`` is the fragment that selected ``profile_id`` (for provenance); ``enabled``
+    lists the agent schemas' explicit ``enabled`` flags, lowest precedence first. Raises
+    :class:`ProfileValidationError` with every error found in the merged profile.
+    """
+    merger = _Merger()
+    builtin = _builtin_fragment()
+    merger.add(builtin)
+    for fragment in fragments:
+        data = {k: v for k, v in fragment.data.items() if k != "id"}
+        merger.add(replace(fragment, data=data))
+    chosen = id_source or builtin
+    merger.set("id", profile_id, _Source(chosen.layer, chosen.file, chosen.path))
+
+    def locate(diag: Diagnostic) -> Diagnostic:
+        src = merger.source_of(diag.path or "")
+        if src is None:
+            return diag
+        path = diag.path or ""
+        full = f"{src.path}.{path}" if src.path and path else src.path or path
+        return replace(diag, file=src.file, path=full or None)
+
+    try:
+        profile = validate_model(AgentProfile, merger.data)
+    except ProfileValidationError as exc:
+        raise ProfileValidationError([locate(d) for d in exc.diagnostics]) from None
+
+    errors, warnings, tools = _check(profile)
+    if errors:
+        raise ProfileValidationError([locate(d) for d in errors])
+
+    flag, flag_src = True, _Source("builtin", None, "")
+    for value, fragment in enabled or []:
+        flag, flag_src = value, _Source(fragment.layer, fragment.file, fragment.path)
+    merger.set("enabled", flag, flag_src)
+
+    data = profile.model_dump(mode="json", by_alias=True)
+    data["tools"]["visible"] = list(tools.visible)
+    data["tools"]["approvalRequired"] = list(tools.approval_required)
+    data["enabled"] = flag
+    _fill_defaults(merger, data, ())
+    data["provenance"] = {
+        key: {"layer": src.layer, "file": src.file} for key, src in sorted(merger.sources.items())
+    }
+    resolved = ResolvedAgentProfile.model_validate(data)
+    resolved.warnings = [locate(w) for w in warnings]
+    return resolved
+
+
+def _fill_defaults(merger: _Merger, value: Any, path: tuple[str, ...]) -> None:
+    """Give a leaf no layer set (a default inside a replaced object) its object's source."""
+    if path in (("tools", "visible"), ("tools", "approvalRequired")):
+        return
+    if isinstance(value, dict) and value:
+        for key, item in value.items():
+            _fill_defaults(merger, item, (*path, key))
+        return
+    name = format_path(path)
+    if name in merger.sources:
+        return
+    src = merger.source_of(name) or merger.source_of(format_path(path[:-1]))
+    merger.sources[name] = src or _Source("builtin", None, "")
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _err(code: str, message: str, path: str, hint: str | None = None) -> Diagnostic:
+    return Diagnostic(code=code, message=message, path=path, hint=hint)
+
+
+def _warn(code: str, message: str, path: str, hint: str | None = None) -> Diagnostic:
+    return Diagnostic(code=code, message=message, path=path, hint=hint, severity="warning")
+
+
+def normalize_workspace_path(path: str) -> str | None:
+    """``path`` with ``\\`` as ``/``, or None when it is not a safe relative workspace path."""
+    norm = path.replace("\\", "/")
+    if "\0" in norm or norm.startswith("/") or re.match(r"^[A-Za-z]:", norm):
+        return None
+    parts = norm.split("/")
+    if any(p in ("", ".", "..") for p in parts) or len(parts) < 2:
+        return None
+    return norm
+
+
+def _check(profile: AgentProfile) -> tuple[list[Diagnostic], list[Diagnostic], Any]:
+    errors: list[Diagnostic] = []
+    warnings: list[Diagnostic] = []
+    errors += _check_workspace(profile)
+    errors += _check_output(profile)
+    tool_errors, tool_warnings, result = _check_tools(profile)
+    errors += tool_errors
+    warnings += tool_warnings
+    total = profile.context.total_context_budget
+    if total is not None:
+        for name in _BUDGETS:
+            value = getattr(profile.context, _snake(name))
+            if value is not None and value > total:
+                warnings.append(
+                    _warn(
+                        "agent.profile_budget_exceeds_total",
+                        f"context.{name} ({value}) is larger than "
+                        f"context.totalContextBudget ({total})",
+                        f"context.{name}",
+                    )
+                )
+    return errors, warnings, result
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name)
+
+
+def _check_workspace(profile: AgentProfile) -> list[Diagnostic]:
+    errors: list[Diagnostic] = []
+    visible = profile.workspace.visible_roots
+    for index, root in enumerate(visible):
+        if root not in WORKSPACE_ROOTS:
+            errors.append(
+                _err(
+                    "agent.profile_workspace_root_unknown",
+                    f"workspace root '{root}' is not one of {', '.join(WORKSPACE_ROOTS)}",
+                    f"workspace.visibleRoots[{index}]",
+                    did_you_mean(root, WORKSPACE_ROOTS),
+                )
+            )
+    for index, root in enumerate(profile.workspace.writable_roots):
+        if root not in WORKSPACE_ROOTS:
+            errors.append(
+                _err(
+                    "agent.profile_workspace_root_unknown",
+                    f"workspace root '{root}' is not one of {', '.join(WORKSPACE_ROOTS)}",
+                    f"workspace.writableRoots[{index}]",
+                    did_you_mean(root, WORKSPACE_ROOTS),
+                )
+            )
+        elif root not in visible:
+            errors.append(
+                _err(
+                    "agent.profile_writable_root_not_visible",
+                    f"writable root '{root}' is not in workspace.visibleRoots",
+                    f"workspace.writableRoots[{index}]",
+                )
+            )
+    return errors
+
+
+def _check_output(profile: AgentProfile) -> list[Diagnostic]:
+    errors: list[Diagnostic] = []
+    writable = set(profile.workspace.writable_roots) & set(profile.workspace.visible_roots)
+    ids: set[str] = set()
+    paths: set[str] = set()
+    bodies: list[int] = []
+    for index, artifact in enumerate(profile.output.artifacts):
+        at = f"output.artifacts[{index}]"
+        if artifact.id in ids:
+            errors.append(
+                _err(
+                    "agent.profile_artifact_duplicate_id",
+                    f"artifact id '{artifact.id}' is used twice",
+                    f"{at}.id",
+                )
+            )
+        ids.add(artifact.id)
+        if artifact.is_message_body:
+            bodies.append(index)
+        norm = normalize_workspace_path(artifact.path)
+        if norm is None:
+            errors.append(
+                _err(
+                    "workspace.path_invalid",
+                    f"artifact path '{artifact.path}' must be a relative path 'root/file' "
+                    "without '..', NUL or a drive prefix",
+                    f"{at}.path",
+                )
+            )
+            continue
+        if norm in paths:
+            errors.append(
+                _err(
+                    "agent.profile_artifact_duplicate_path",
+                    f"artifact path '{norm}' is used twice",
+                    f"{at}.path",
+                )
+            )
+        paths.add(norm)
+        root = norm.split("/", 1)[0]
+        if root not in writable:
+            errors.append(
+                _err(
+                    "agent.profile_artifact_root_not_writable",
+                    f"artifact '{artifact.id}' is under '{root}', which is not a visible and "
+                    "writable workspace root",
+                    f"{at}.path",
+                    did_you_mean(root, writable),
+                )
+            )
+    if not bodies:
+        errors.append(
+            _err(
+                "agent.profile_message_body_required",
+                "output needs exactly one artifact with target 'messageBody'; it has none",
+                "output.artifacts",
+            )
+        )
+    for index in bodies[1:]:
+        errors.append(
+            _err(
+                "agent.profile_message_body_duplicate",
+                "output needs exactly one artifact with target 'messageBody'; "
+                f"artifact '{profile.output.artifacts[index].id}' is another",
+                f"output.artifacts[{index}].target",
+            )
+        )
+    return errors
+
+
+def _check_tools(profile: AgentProfile) -> tuple[list[Diagnostic], list[Diagnostic], Any]:
+    tools = profile.tools
+    errors: list[Diagnostic] = []
+    for name in ("allow", "deny", "requireApproval"):
+        for index, pattern in enumerate(getattr(tools, _snake(name))):
+            if pattern in RUNTIME_ONLY_TOOLS:
+                errors.append(
+                    _err(
+                        "agent.profile_task_return_runtime_only",
+                        f"'{pattern}' is added by the runtime and cannot be listed",
+                        f"tools.{name}[{index}]",
+                    )
+                )
+    result = evaluate_tool_policy(
+        allow=tools.allow, deny=tools.deny, require_approval=tools.require_approval, mode=tools.mode
+    )
+    warnings = list(result.warnings)
+    if not result.visible:
+        errors.append(
+            _err(
+                "agent.profile_tools_empty",
+                "no tool is visible: tools.allow matches no known tool that is not denied",
+                "tools.allow",
+            )
+        )
+    elif not any(tool in result.visible for tool in OUTPUT_WRITERS):
+        errors.append(
+            _err(
+                "agent.profile_output_writer_required",
+                "workspace.write_file (or workspace.apply_patch) must be visible so the agent "
+                "can write the message body artifact",
+                "tools",
+            )
+        )
+    for field, invisible_code in (
+        ("maxCallsPerTool", "agent.profile_tool_budget_invisible"),
+        ("toolDescriptions", "agent.profile_tool_description_invisible"),
+    ):
+        for name in getattr(tools, _snake(field)):
+            at = format_path(("tools", field, name))
+            if name not in KNOWN_TOOLS:
+                errors.append(
+                    _err(
+                        "agent.profile_unknown_tool",
+                        f"unknown tool '{name}' in tools.{field}",
+                        at,
+                        did_you_mean(name, KNOWN_TOOLS),
+                    )
+                )
+            elif name not in result.visible:
+                warnings.append(
+                    _warn(invisible_code, f"tool '{name}' in tools.{field} is not visible", at)
+                )
+    return errors, warnings, result
