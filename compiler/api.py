@@ -16,6 +16,13 @@ from compiler.lower.base import ModelRequest, get_dialect
 from compiler.macros import BoundTemplate, bind
 from compiler.profile import ResolvedAgentProfile, resolve_profile
 from compiler.syntax import parse
+from compiler.tavern.assemble import (
+    Mode,
+    assemble_preset,
+    check_markers,
+    default_mode,
+    load_preset_source,
+)
 from compiler.tokens import counter_for, encoding_name_for_model
 
 Source = str | Path
@@ -34,17 +41,24 @@ class CompileResult:
 
 def read_source(source: Source) -> tuple[str, str]:
     """(text, name): a Path, or a str naming an existing file, is read; else it is the text."""
-    if isinstance(source, Path) or (
-        "\n" not in source and len(source) < 4096 and Path(source).is_file()
-    ):
+    if isinstance(source, Path) or _names_file(source):
         path = Path(source)
-        try:
-            return path.read_text(encoding="utf-8"), str(path)
+        try:  # bytes as written: CRLF kept, a UTF-8 BOM dropped
+            return path.read_bytes().decode("utf-8-sig"), str(path)
         except (OSError, UnicodeDecodeError) as exc:
             raise APCError(
                 code="template.unreadable", message=f"cannot read template: {exc}", file=str(path)
             ) from None
     return str(source), "<string>"
+
+
+def _names_file(text: str) -> bool:
+    if "\n" in text or "<<" in text:
+        return False
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):  # too long, NUL, ...: not a path
+        return False
 
 
 def check(source: Source) -> BoundTemplate:
@@ -63,8 +77,14 @@ def compile(
     encoding: str | None = None,
     max_completion_tokens: int | None = None,
     profile: ResolvedAgentProfile | str | None = None,
+    mode: Mode | None = None,
 ) -> CompileResult:
-    """Compile a template against a run context into a provider request.
+    """Compile a template (or a SillyTavern preset ``.json``) into a provider request.
+
+    A ``.json`` source holding ``prompts``/``prompt_order`` is compiled as a SillyTavern
+    chat-completion preset (:mod:`compiler.tavern.assemble`) in ``mode`` ``agent`` or
+    ``legacy``; None means ``agent`` when the resolved profile's agent schema is enabled,
+    else ``legacy``. ``mode`` does nothing for a template.
 
     ``profile`` is a resolved profile, a profile id (resolved with no other layers), or None
     for the built-in default-writer. Without ``budget``, the profile's totalContextBudget
@@ -78,16 +98,20 @@ def compile(
     if budget is None:
         budget = resolved.context.total_context_budget
     journal = Journal()
-    bound = check(source)
+    preset = load_preset_source(source)
+    bound = check(source) if preset is None else None
+    name = bound.template.name if bound is not None else str(source)
     dialect = get_dialect(provider)
     counter = counter_for(encoding or encoding_name_for_model(model))
     ctx = load_context(context)
-    journal.emit(
-        "context_assembly_started", template=bound.template.name, provider=provider, model=model
-    )
+    journal.emit("context_assembly_started", template=name, provider=provider, model=model)
     try:
         assembler = Assembler(ctx, journal, profile=resolved)
-        assembler.add_template(bound)
+        if bound is not None:
+            assembler.add_template(bound)
+        else:
+            assert preset is not None
+            assemble_preset(assembler, preset, mode=mode or default_mode(resolved.enabled))
         frame = assembler.frame()
         fitted = fit(
             frame, dialect=dialect, counter=counter, model=model, budget=budget, journal=journal
@@ -98,6 +122,9 @@ def compile(
         raise
     options = {"max_completion_tokens": max_completion_tokens}
     request = dialect.lower(fitted.frame, model, **options)
+    dialect.check(request)
+    if preset is not None:
+        check_markers(request, fitted.frame)
     total = dialect.count_request(request, counter)
     ledger = fitted.ledger
     ledger.total_tokens = total
@@ -110,5 +137,5 @@ def compile(
         totalTokens=total,
         budget=budget,
     )
-    warnings = [*resolved.warnings, *bound.warnings]
+    warnings = [*resolved.warnings, *(bound.warnings if bound is not None else ())]
     return CompileResult(request, fitted.frame, ledger, journal.events, warnings)

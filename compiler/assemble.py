@@ -6,6 +6,8 @@ typed Component; content that arrives as data is never parsed for macros again.
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +20,7 @@ from compiler.macros import BoundTemplate, MacroCall
 from compiler.policy.tools import KNOWN_TOOLS, evaluate_tool_policy, to_provider_name
 from compiler.profile import ResolvedAgentProfile
 from compiler.syntax.ast import Text
+from compiler.tavern.macros import card_values, substitute
 
 SUMMARY_CHARS = 400
 
@@ -34,6 +37,16 @@ class Assembler:
         self.components: list[Component] = []
         self._workspace: Workspace | None = None
         self._group = 0
+
+    @functools.cached_property
+    def macro_values(self) -> dict[str, str]:
+        """SillyTavern macro values ({{char}}, {{user}}, ...) from the card and persona."""
+        persona = self.context.persona
+        return card_values(
+            self.context.card,
+            user=persona.name if persona else "User",
+            persona=persona.description if persona else "",
+        )
 
     @property
     def workspace(self) -> Workspace:
@@ -125,8 +138,8 @@ def _system_prompt(a: Assembler, call: MacroCall) -> dict[str, Any]:
 
 def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
     messages: list[Message] = []
-    for m in a.context.chat:
-        msg: Message = {"role": m.role, "content": m.content}  # type: ignore[typeddict-item]
+    for m in a.context.messages:
+        msg: Message = {"role": m.role, "content": m.content}
         if m.name:
             msg["name"] = m.name
         if m.tool_calls:
@@ -143,19 +156,31 @@ def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
 
 
 def _tool_call(raw: dict[str, Any]) -> ToolCall:
+    """A run's tool call, flat ``{id, name, arguments}`` or OpenAI's ``{id, function: {...}}``."""
     fn = raw.get("function", raw)
+    call_id = raw.get("id")
+
+    def bad(why: str) -> ContextError:
+        return ContextError(
+            code="context.invalid_context", message=f"tool call {call_id!r}: {why}", path="chat"
+        )
+
+    if not isinstance(fn, dict):
+        raise bad("'function' must be an object")
+    if not isinstance(call_id, str) or not call_id:
+        raise bad("needs a non-empty string 'id'")
+    name = fn.get("name")
+    if not isinstance(name, str) or not name:
+        raise bad("needs a non-empty 'name'")
     arguments = fn.get("arguments", {})
     if isinstance(arguments, str):
-        import json
-
         try:
             arguments = json.loads(arguments or "{}")
         except json.JSONDecodeError:
-            raise ContextError(
-                code="context.invalid_context",
-                message=f"tool call {raw.get('id')!r} has arguments that are not JSON",
-            ) from None
-    return {"id": str(raw.get("id", "")), "name": str(fn.get("name", "")), "arguments": arguments}
+            raise bad("arguments are not JSON") from None
+    if not isinstance(arguments, dict):
+        raise bad("arguments must be a JSON object")
+    return {"id": call_id, "name": name, "arguments": arguments}
 
 
 def _file(a: Assembler, call: MacroCall) -> dict[str, Any]:
@@ -261,23 +286,26 @@ def _world(a: Assembler, call: MacroCall) -> dict[str, Any]:
     position = call.args.get("position")
     entries = [
         e
-        for e in a.context.world_info
+        for e in (a.context.world_info if isinstance(a.context.world_info, list) else [])
         if position is None or str(e.get("position", "before")) == position
     ]
     text = "\n".join(str(e.get("content", "")) for e in entries if e.get("content"))
-    return {"inline_content": text, "resource": "world.activated"}
+    # creator content: SillyTavern fills {{char}}/{{user}} in world entries, cards, persona
+    return {"inline_content": substitute(text, a.macro_values), "resource": "world.activated"}
 
 
 def _character(a: Assembler, call: MacroCall) -> dict[str, Any]:
     field = str(call.args.get("field", "description"))
-    card = a.context.character or {}
+    card = a.context.character if isinstance(a.context.character, dict) else {}
     data = card.get("data", card) if isinstance(card.get("data"), dict) else card
-    return {"inline_content": str(data.get(field) or ""), "resource": "character.instructions"}
+    text = substitute(str(data.get(field) or ""), a.macro_values)
+    return {"inline_content": text, "resource": "character.instructions"}
 
 
 def _user(a: Assembler, call: MacroCall) -> dict[str, Any]:
     persona = a.context.persona
-    return {"inline_content": persona.description if persona else "", "resource": "user.profile"}
+    text = substitute(persona.description, a.macro_values) if persona else ""
+    return {"inline_content": text, "resource": "user.profile"}
 
 
 _EXPANDERS: dict[ComponentKind, Callable[[Assembler, MacroCall], dict[str, Any]]] = {

@@ -11,6 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from compiler.errors import APCError
+
 Level = Literal["debug", "info", "warn", "error"]
 
 
@@ -51,7 +53,16 @@ class Journal:
 
 def append_jsonl(events: list[Event], path: Path) -> None:
     """Append events to a JSONL file, one object a line."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as fh:
-        for e in events:
-            fh.write(json.dumps(e.model_dump(by_alias=True), ensure_ascii=False) + "\n")
+    lines = "".join(
+        json.dumps(e.model_dump(by_alias=True), ensure_ascii=False) + "\n" for e in events
+    )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(lines)
+    except OSError as exc:
+        raise APCError(
+            code="io.write_failed",
+            message=f"cannot append the journal to {path}: {exc.strerror}",
+            file=str(path),
+        ) from None

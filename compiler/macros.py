@@ -210,6 +210,15 @@ def _bind_macro(macro: Macro, errors: list[Diagnostic], source: str) -> MacroCal
     ok = True
     for arg in macro.args:
         if arg.key is None:
+            if not positional and spec.positional and spec.positional[0].name in seen:
+                name = spec.positional[0].name
+                err(
+                    "template.duplicate_argument",
+                    f"argument '{name}' given twice to '{spec.name}'",
+                    arg.span,
+                )
+                ok = False
+                continue
             if not positional:
                 err(
                     "template.unknown_argument",

@@ -10,7 +10,7 @@ import pytest
 
 import compiler
 from compiler.cli import main
-from compiler.errors import BudgetError, PolicyError
+from compiler.errors import BudgetError, LoweringError, PolicyError
 from compiler.lower.openai_chat import DIALECT
 from compiler.tokens import counter_for
 
@@ -86,12 +86,22 @@ def test_tool_call_and_results_are_cut_together() -> None:
         {"role": "tool", "toolCallId": "c1", "content": "found " * 30},
         {"role": "user", "content": "thanks"},
     ]
-    full = compiler.compile("<<agent.chat.history>>", context={"chat": messages})
-    for budget in range(5, full.ledger.total_tokens + 1):
+    full = compiler.compile("Go.<<agent.chat.history>>", context={"chat": messages})
+    kept_counts = set()
+    for budget in range(10, full.ledger.total_tokens + 1):
         req = compiler.compile(
-            "<<agent.chat.history>>", context={"chat": messages}, budget=budget
+            "Go.<<agent.chat.history>>", context={"chat": messages}, budget=budget
         ).request
-        assert not req["messages"] or req["messages"][0]["role"] != "tool"
+        history = req["messages"][1:]
+        assert not history or history[0]["role"] != "tool"
+        kept_counts.add(len(history))
+    assert kept_counts == {0, 1, 3, 4}  # whole units only: the call and its result together
+
+
+def test_empty_request_is_an_error() -> None:
+    with pytest.raises(LoweringError) as info:
+        compiler.compile("   \n", context={})
+    assert info.value.code == "lower.empty_request"
 
 
 def test_budget_that_cannot_be_met_fails_with_numbers() -> None:

@@ -52,10 +52,10 @@ def test_conservative_mode_hides_unlisted_run_tools_and_marks_approval() -> None
             "parameters": {"type": "object", "properties": {}},
         }
     )
-    hidden = compiler.compile("<<agent.tools.available>>", context=ctx)
+    hidden = compiler.compile("Tools: <<agent.tools.available>>", context=ctx)
     assert "mcp_search" not in tool_names(hidden.request)
     shown = compiler.compile(
-        "<<agent.tools.available>>",
+        "Tools: <<agent.tools.available>>",
         context=ctx,
         profile=resolve_profile(
             run={"tools": {"allow": ["workspace.*", "mcp.*"], "requireApproval": ["mcp.*"]}}

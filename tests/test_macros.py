@@ -65,6 +65,7 @@ def test_all_semantic_errors_reported_in_order() -> None:
         ('<<agent.plan strategy="squash">>', "template.bad_argument"),
         ("<<agent.file path=output>>", "template.bad_argument"),
         ('<<agent.file "a" path="b">>', "template.duplicate_argument"),
+        ('<<agent.file path="b" "a">>', "template.duplicate_argument"),
         ('<<agent.world.activated position="middle">>', "template.bad_argument"),
         ('<<agent.character field="eyes">>', "template.bad_argument"),
     ],

@@ -10,6 +10,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from compiler.errors import APCError
+
 
 def add_format(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -28,8 +30,15 @@ def write_output(text: str, out: str | None) -> None:
         sys.stdout.write(text)
         return
     target = Path(out)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    if target.is_dir():
+        raise APCError(code="io.write_failed", message=f"{out} is a directory", file=out)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as exc:
+        raise APCError(
+            code="io.write_failed", message=f"cannot write {out}: {exc.strerror}", file=out
+        ) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)

@@ -8,7 +8,7 @@ from typing import Any
 
 from compiler.api import check
 from compiler.commands._common import add_format, usage_error
-from compiler.errors import Diagnostic, TemplateError
+from compiler.errors import APCError, Diagnostic
 from compiler.render import print_diagnostics
 
 
@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     for name in args.files:
         try:
             bound = check(Path(name))
-        except TemplateError as exc:
+        except APCError as exc:
             diagnostics.extend(exc.diagnostics)
             failed = True
             continue

@@ -15,7 +15,12 @@ from compiler.render import print_diagnostics
 
 def register(sub: Any) -> None:
     p = sub.add_parser("compile", help="compile a template into a provider request")
-    p.add_argument("source", metavar="TEMPLATE")
+    p.add_argument("source", metavar="TEMPLATE", help="a template, or a SillyTavern preset .json")
+    p.add_argument(
+        "--mode",
+        choices=("agent", "legacy"),
+        help="preset mode (default: agent when the profile's agent schema is enabled)",
+    )
     p.add_argument("--context", metavar="RUN.json", help="the run context")
     p.add_argument("--provider", default="openai")
     p.add_argument("--model", default="gpt-4o")
@@ -39,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(f"no such file: {args.context}")
     if args.budget is not None and args.budget < 0:
         return usage_error("--budget must be at least 0")
+    if args.max_completion_tokens is not None and args.max_completion_tokens < 1:
+        return usage_error("--max-completion-tokens must be at least 1")
     result = compile_source(
         Path(args.source),
         context=Path(args.context) if args.context else None,
@@ -48,8 +55,10 @@ def run(args: argparse.Namespace) -> int:
         encoding=args.encoding,
         max_completion_tokens=args.max_completion_tokens,
         profile=resolve_from_args(args),
+        mode=args.mode,
     )
-    print_diagnostics(result.warnings, fmt=args.format)
+    if result.warnings:
+        print_diagnostics(result.warnings, fmt=args.format)
     if args.journal:
         append_jsonl(result.events, Path(args.journal))
     if args.emit == "frame":

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from compiler.context._load import INLINE, load_json_file, validate
+from compiler.context._load import INLINE, load_json_file, resolve, validate
+from compiler.context.cards import CharacterCard, read_card
+from compiler.context.chat import ChatMessage, read_chat
 from compiler.context.workspace import Workspace
+from compiler.context.world import WorldEntry, activate, read_lorebook
 from compiler.errors import ContextError
 
 
@@ -20,7 +23,7 @@ class _Model(BaseModel):
 class ChatMessageIn(_Model):
     """A chat message as the run supplies it (oldest first)."""
 
-    role: str
+    role: Literal["system", "developer", "user", "assistant", "tool"]
     content: str | None = None
     name: str | None = None
     tool_calls: list[dict[str, Any]] | None = None
@@ -33,6 +36,14 @@ class ToolIn(_Model):
     name: str
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    @field_validator("parameters")
+    @classmethod
+    def _object_schema(cls, value: dict[str, Any]) -> dict[str, Any]:
+        props = value.get("properties", {})
+        if not isinstance(props, dict) or not all(isinstance(p, dict) for p in props.values()):
+            raise ValueError("'properties' must map each parameter name to a JSON schema object")
+        return value
 
 
 class ToolResultIn(_Model):
@@ -57,7 +68,7 @@ class Persona(_Model):
 class RunContext(_Model):
     """The run context. ``base_dir`` is where relative paths resolve (the file's folder)."""
 
-    chat: list[ChatMessageIn] = Field(default_factory=list)
+    chat: list[ChatMessageIn] | str = Field(default_factory=list)
     workspace: str | InlineWorkspace | None = None
     tools: list[ToolIn] = Field(default_factory=list)
     tool_results: list[ToolResultIn] = Field(default_factory=list)
@@ -66,8 +77,8 @@ class RunContext(_Model):
     skills: dict[str, str] = Field(default_factory=dict)
     task: str | None = None
     persona: Persona | None = None
-    character: dict[str, Any] | None = None
-    world_info: list[dict[str, Any]] = Field(default_factory=list)
+    character: dict[str, Any] | str | None = None
+    world_info: list[dict[str, Any]] | str = Field(default_factory=list)
 
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", json_schema_extra=None
@@ -75,6 +86,46 @@ class RunContext(_Model):
 
     _base_dir: Path = Path(".")
     _file: str = INLINE
+    _card: CharacterCard | None = None
+
+    @property
+    def messages(self) -> list[ChatMessageIn]:
+        """The chat as messages (a chat file is read when the context is loaded)."""
+        return self.chat if isinstance(self.chat, list) else []
+
+    @property
+    def card(self) -> CharacterCard | None:
+        """The character as a parsed card (None without one, or for an inline dict that is
+        not a valid card)."""
+        return self._card
+
+    def load_inputs(self) -> None:
+        """Read the inputs given as paths (relative to :attr:`base_dir`), in place.
+
+        ``chat`` (a .jsonl or .json file) becomes messages; ``character`` (JSON/PNG/CHARX
+        card) becomes its flat fields and :attr:`card`; ``worldInfo`` (a lorebook file)
+        becomes the entries activated against the last messages (constant entries plus
+        keyword matches in the last ``scanDepth`` messages, default 4; see
+        :func:`compiler.context.world.activate`).
+        """
+        if isinstance(self.chat, str):
+            self.chat = [_message_in(m) for m in read_chat(self.chat, self._base_dir)]
+        if isinstance(self.character, str):
+            card = read_card(resolve(self.character, self._base_dir))
+            self._card = card
+            self.character = card.model_dump(
+                mode="json", exclude={"character_book", "extra", "origin"}
+            )
+        elif isinstance(self.character, dict):
+            try:
+                self._card = read_card(self.character, origin=self._file, json_path="character")
+            except ContextError:
+                self._card = None  # inline partial cards keep working for field macros
+        if isinstance(self.world_info, str):
+            book = read_lorebook(resolve(self.world_info, self._base_dir))
+            texts = [m.content or "" for m in self.messages]
+            depth = book.scan_depth if book.scan_depth is not None else 4
+            self.world_info = [_entry_out(e) for e in activate(book, texts, depth)]
 
     @property
     def base_dir(self) -> Path:
@@ -127,4 +178,26 @@ def load_context(
     )
     ctx._base_dir = base_dir or Path.cwd()
     ctx._file = file
+    ctx.load_inputs()
     return ctx
+
+
+def _message_in(m: ChatMessage) -> ChatMessageIn:
+    calls = (
+        [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls]
+        if m.tool_calls
+        else None
+    )
+    return ChatMessageIn(
+        role=m.role, content=m.content, name=m.name, tool_calls=calls, tool_call_id=m.tool_call_id
+    )
+
+
+def _entry_out(e: WorldEntry) -> dict[str, Any]:
+    return {
+        "uid": e.uid,
+        "comment": e.comment,
+        "content": e.content,
+        "position": e.position,
+        "order": e.order,
+    }

@@ -61,10 +61,15 @@ class Workspace:
             if rel in self._files:
                 return self._files[rel]
             raise ContextError(code="workspace.file_not_found", message=f"no workspace file {rel}")
-        root = (self.directory / rel.split("/")[0]).resolve()
+        # The root is not resolved: a symlinked root (or file) pointing elsewhere is denied.
+        root = self.directory.resolve() / rel.split("/")[0]
         target = (self.directory / rel).resolve()
         if target != root and root not in target.parents:
             raise _deny(path, "a symlink resolves outside its workspace root")
+        if target.exists() and not target.is_file():
+            raise ContextError(
+                code="workspace.file_unreadable", message=f"{rel} is not a regular file"
+            )
         try:
             return target.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -88,5 +93,9 @@ class Workspace:
             for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
                 rel_dir = Path(dirpath).relative_to(self.directory).as_posix()
-                out.extend(f"{rel_dir}/{f}" for f in filenames if not f.startswith("."))
+                out.extend(
+                    f"{rel_dir}/{f}"
+                    for f in filenames
+                    if not f.startswith(".") and not os.path.islink(os.path.join(dirpath, f))
+                )
         return sorted(out)

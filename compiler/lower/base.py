@@ -23,7 +23,7 @@ class Dialect(ABC):
 
     @abstractmethod
     def lower(self, frame: ContextFrame, model: str, **options: Any) -> ModelRequest:
-        """The provider's JSON body for the frame."""
+        """The provider's JSON body for the frame (not yet shape-checked: see ``check``)."""
 
     @abstractmethod
     def count_request(self, request: ModelRequest, counter: TokenCounter) -> int:

@@ -48,7 +48,6 @@ class OpenAIChat(Dialect):
         max_tokens = options.get("max_completion_tokens")
         if max_tokens is not None:
             body["max_completion_tokens"] = max_tokens
-        self.check(body)
         return body
 
     def message(self, m: Message) -> dict[str, Any]:
@@ -56,6 +55,11 @@ class OpenAIChat(Dialect):
         if "name" in m and m["role"] in ("user", "assistant", "system", "developer"):
             out["name"] = participant_name(m["name"])
         if m.get("toolCalls"):
+            if m["role"] != "assistant":
+                raise LoweringError(
+                    code="lower.invalid_tool_call",
+                    message=f"a {m['role']} message carries tool calls; only assistant may",
+                )
             out["tool_calls"] = [
                 {
                     "id": call["id"],
@@ -104,10 +108,12 @@ class OpenAIChat(Dialect):
         n = 0
         for tool in tools:
             fn = tool["function"]
-            n += 7
+            n += 10 if counter.encoding_name == "cl100k_base" else 7
             desc = str(fn.get("description", "")).removesuffix(".")
             n += counter.count(f"{fn['name']}:{desc}")
             props = (fn.get("parameters") or {}).get("properties") or {}
+            if not isinstance(props, dict):
+                props = {}
             if props:
                 n += 3
                 for key, prop in props.items():
@@ -142,6 +148,18 @@ class OpenAIChat(Dialect):
                     code="lower.invalid_tool_name",
                     message=f"tool name '{name}' must match [a-zA-Z0-9_-]{{1,64}}",
                 )
+        if not request["messages"]:
+            raise LoweringError(
+                code="lower.empty_request",
+                message="the request has no messages (the template produced no text)",
+            )
+        aliases = [t["function"]["name"] for t in tools]
+        if len(set(aliases)) != len(aliases):
+            dup = sorted({a for a in aliases if aliases.count(a) > 1})
+            raise LoweringError(
+                code="lower.duplicate_tool_name",
+                message=f"tool names {dup} are not unique after '.' became '_'",
+            )
         pending: set[str] = set()
         for i, msg in enumerate(request["messages"]):
             role = msg["role"]
@@ -158,6 +176,10 @@ class OpenAIChat(Dialect):
                         "assistant message made (or it was answered already)",
                     )
                 pending.discard(call_id)
+                if not isinstance(msg.get("content"), str):
+                    raise LoweringError(
+                        code="lower.empty_content", message=f"messages[{i}] has no content"
+                    )
                 continue
             if pending:
                 raise LoweringError(

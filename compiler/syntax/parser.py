@@ -20,7 +20,8 @@ from compiler.syntax.positions import LineIndex
 OPEN = "<<agent."
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 _OPEN_RE = re.compile(r"(?<!\\)<<agent\.")
-_WORD_RE = re.compile(r"[A-Za-z0-9_]+|>>|\S")
+_WORD_RE = re.compile(r"[A-Za-z0-9_]+|>>|.", re.S)
+_STRING_RE = re.compile(r'"(?:[^"\\\r\n]|\\[^\r\n])*"')
 _NAME_RE = re.compile(r"<<agent\.[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*")
 
 _TERMINAL_WORDS = {
@@ -149,7 +150,11 @@ def _syntax_diagnostic(exc: LarkError, source: str, index: LineIndex) -> Diagnos
             source_line=index.line_text(start),
         )
 
-    if macro_start is not None and source.startswith('"', pos):
+    if (
+        macro_start is not None
+        and source.startswith('"', pos)
+        and not _STRING_RE.match(source, pos)
+    ):
         eol = source.find("\n", pos)
         return diag(
             "template.unterminated_string",
@@ -168,7 +173,7 @@ def _syntax_diagnostic(exc: LarkError, source: str, index: LineIndex) -> Diagnos
                 "macro names are lowercase words joined by dots, e.g. <<agent.plan>>; "
                 "write \\<<agent. for the literal text",
             )
-        return diag("template.syntax", "unexpected text", pos, pos + 1)
+        return diag("template.syntax", "unexpected text", pos, min(pos + 1, len(source)))
 
     name_match = _NAME_RE.match(source, macro_start)
     name_end = name_match.end() if name_match else macro_start + len(OPEN)
@@ -224,11 +229,16 @@ def _macro_syntax(exc: LarkError, source: str, pos: int, macro: str, diag: _Diag
             )
     expected = _expected_words(exc)
     word = _WORD_RE.match(source, pos)
-    found = word.group(0) if word else "end of input"
-    message = f"unexpected '{found}' in macro '{macro}'"
+    found = word.group(0) if word else ""
+    shown = found.encode("unicode_escape").decode() if found.isspace() else found
+    message = (
+        f"unexpected '{shown}' in macro '{macro}'"
+        if found
+        else f"unexpected end of input in macro '{macro}'"
+    )
     if expected:
         message += f"; expected {expected}"
-    return diag("template.syntax", message, pos, pos + max(1, len(found)))
+    return diag("template.syntax", message, pos, min(len(source), pos + max(1, len(found))))
 
 
 class _Diag(Protocol):
@@ -270,25 +280,39 @@ def _expected_words(exc: LarkError) -> str:
 
 
 def _enclosing_macro(source: str, pos: int) -> int | None:
-    """The start of the macro that ``pos`` lies inside, or None when it is in text."""
-    start = None
-    for m in _OPEN_RE.finditer(source, 0, pos):
-        start = m.start()
-    if start is None:
-        return None
-    close = _find_close(source, start, pos)
-    return None if close is not None and close + 2 <= pos else start
+    """The start of the macro that ``pos`` lies inside, or None when it is in text.
+
+    Scans like the lexer does: escapes in text, strings (which end at a quote or a newline)
+    inside macros, so ``<<agent.`` or ``>>`` inside a string never counts.
+    """
+    i, start = 0, None
+    while i < pos:
+        if start is None:
+            nxt = source.find("<<agent.", i, pos)
+            if nxt < 0:
+                return None
+            if nxt > 0 and source[nxt - 1] == "\\":
+                i = nxt + len(OPEN)
+                continue
+            start, i = nxt, nxt + len(OPEN)
+            continue
+        close = _find_close(source, start, pos)
+        if close is None:
+            return start
+        start, i = None, close + 2
+    return start
 
 
 def _is_closed(source: str, start: int) -> bool:
     """Whether the macro at ``start`` has a ``>>`` before the next macro or the end."""
-    nxt = _OPEN_RE.search(source, start + len(OPEN))
-    limit = nxt.start() if nxt else len(source)
-    return _find_close(source, start, limit) is not None
+    return _find_close(source, start, len(source), stop_at_open=True) is not None
 
 
-def _find_close(source: str, start: int, limit: int) -> int | None:
-    """The offset of the first ``>>`` outside strings in ``source[start:limit]``."""
+def _find_close(source: str, start: int, limit: int, *, stop_at_open: bool = False) -> int | None:
+    """The offset of the first ``>>`` outside strings in ``source[start:limit]``.
+
+    With ``stop_at_open``, an ``<<agent.`` outside a string ends the search (None).
+    """
     i, in_string = start + len(OPEN), False
     while i < limit:
         ch = source[i]
@@ -302,5 +326,7 @@ def _find_close(source: str, start: int, limit: int) -> int | None:
             in_string = True
         elif source.startswith(">>", i):
             return i
+        elif stop_at_open and source.startswith(OPEN, i):
+            return None
         i += 1
     return None

@@ -96,6 +96,11 @@ def error(source: str) -> tuple[str, int, int]:
         ("<<agent.file x= >>", ("template.syntax", 1, 16)),
         ('<<agent.file "a\\q">>', ("template.syntax", 1, 16)),
         ("<<agent.plan.>>", ("template.syntax", 1, 13)),
+        ('x <<agent.file "a<<agent.b" x=1.5>>', ("template.syntax", 1, 32)),
+        ('<<agent.plan\n"<<agent.>>"', ("template.unterminated_macro", 1, 1)),
+        ('<<agent.plan"x">>', ("template.syntax", 1, 13)),
+        ('<<agent.plan budget=1"x">>', ("template.syntax", 1, 22)),
+        ("<<agent.plan\u00a0budget=1>>", ("template.syntax", 1, 13)),
     ],
 )
 def test_syntax_errors_have_code_and_position(source: str, expected: tuple[str, int, int]) -> None:

@@ -1,0 +1,301 @@
+"""A SillyTavern chat-completion preset -> ContextFrame components, in agent or legacy mode.
+
+Each enabled entry of the prompt order (:func:`ordered_prompts`) becomes one message group
+in its own role:
+
+- SillyTavern markers map to components: ``chatHistory`` -> ChatHistory (the run's chat with
+  the in-chat injections, ``injection_position`` 1, inserted at their depth),
+  ``worldInfoBefore``/``worldInfoAfter`` -> WorldInfo, ``charDescription``,
+  ``charPersonality``, ``scenario``, ``dialogueExamples`` -> CharacterCard fields,
+  ``personaDescription`` -> UserProfile;
+- Agent markers: ``agentSystemPrompt`` -> SystemInstruction from the resolved profile (the
+  entry's role and enabled state kept), ``agentTask`` -> the run's ``task`` as a user
+  message, ``agentResults`` -> ToolResults;
+- other entries are preset text: ``<<agent.*>>`` macros inside are parsed with the entry as
+  the file name (``FILE#prompts[3].content``), every entry's errors reported together; then
+  SillyTavern macros (``{{char}}``, ``{{user}}``, ...) are substituted in the literal text
+  only, never in what a macro expands to. A card's ``system_prompt`` /
+  ``post_history_instructions`` replace ``main`` / ``jailbreak`` (``{{original}}`` is the
+  entry's own text, macros included) unless the entry has ``forbid_overrides``.
+
+Mode ``legacy`` drops the three Agent entries and every ``<<agent.*>>`` macro. Mode
+``agent`` needs the preset to have an ``agentSystemPrompt`` entry
+(``agent.system_prompt_component_missing``).
+
+Every piece of preset-authored text that reaches the frame is tagged
+``metadata.origin = "preset"`` (injected chat messages are listed in the ChatHistory
+component's ``metadata.presetMessages``), so :func:`check_markers` can tell a leaked
+``<<agent.`` written by the preset from the same characters arriving as data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from compiler.assemble import Assembler
+from compiler.errors import Diagnostic, PolicyError, Span, TemplateError
+from compiler.frame import Component, ComponentKind, ContextFrame, Message
+from compiler.macros import BoundTemplate, MacroCall, bind
+from compiler.syntax import parse
+from compiler.syntax.ast import Template, Text
+from compiler.tavern.injections import apply_injections
+from compiler.tavern.macros import substitute
+from compiler.tavern.preset import (
+    AGENT_MARKERS,
+    PresetPrompt,
+    TavernPreset,
+    ordered_prompts,
+    read_preset,
+)
+
+Mode = Literal["agent", "legacy"]
+
+#: SillyTavern markers -> the macro each one stands for.
+MARKER_MACROS: dict[str, str] = {
+    "chatHistory": "<<agent.chat.history>>",
+    "worldInfoBefore": "<<agent.world.activated position=before>>",
+    "worldInfoAfter": "<<agent.world.activated position=after>>",
+    "charDescription": "<<agent.character field=description>>",
+    "charPersonality": "<<agent.character field=personality>>",
+    "scenario": "<<agent.character field=scenario>>",
+    "dialogueExamples": "<<agent.character field=mes_example>>",
+    "personaDescription": "<<agent.user>>",
+    "agentSystemPrompt": "<<agent.system_prompt>>",
+    "agentResults": "<<agent.tool_results>>",
+}
+
+#: Card fields that override preset entries: entry -> card field.
+OVERRIDES: dict[str, str] = {"main": "system_prompt", "jailbreak": "post_history_instructions"}
+
+#: Strings that must never reach a request from preset-authored text.
+INTERNAL_MARKERS: tuple[str, ...] = ("<<agent.",)
+
+_ORIGINAL = re.compile(r"\{\{original\}\}", re.IGNORECASE)
+
+
+def load_preset_source(source: str | Path) -> TavernPreset | None:
+    """The preset when ``source`` is a ``.json`` file holding ``prompts``/``prompt_order``."""
+    if not str(source).lower().endswith(".json") or "\n" in str(source):
+        return None
+    path = Path(source)
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(data, dict) or not ("prompts" in data or "prompt_order" in data):
+        return None
+    return read_preset(path)
+
+
+def default_mode(enabled: bool) -> Mode:
+    """``agent`` when the resolved profile's agent schema is enabled, else ``legacy``."""
+    return "agent" if enabled else "legacy"
+
+
+@dataclasses.dataclass
+class _Entry:
+    prompt: PresetPrompt
+    bound: BoundTemplate | None  # None: an agentTask entry
+
+
+def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: Mode) -> None:
+    """Append the preset's components to ``assembler`` (see the module docstring)."""
+    if mode == "agent" and preset.prompt("agentSystemPrompt") is None:
+        raise PolicyError(
+            code="agent.system_prompt_component_missing",
+            message="agent mode needs an 'agentSystemPrompt' entry in the preset",
+            file=preset.source,
+            path="prompts",
+            hint="add a prompt with identifier 'agentSystemPrompt' (role system, marker), "
+            "or compile with --mode legacy",
+        )
+    values = assembler.macro_values
+    prompts = ordered_prompts(preset)
+    if mode == "legacy":
+        prompts = [p for p in prompts if p.identifier not in AGENT_MARKERS]
+    errors: list[Diagnostic] = []
+    entries: list[_Entry] = []
+    injections: list[PresetPrompt] = []
+    for prompt in prompts:
+        if prompt.in_chat:
+            text = _plain_text(preset, prompt, mode, errors)
+            if text is not None:
+                injections.append(prompt.model_copy(update={"content": substitute(text, values)}))
+            continue
+        if prompt.identifier == "agentTask":
+            entries.append(_Entry(prompt, None))
+            continue
+        bound = _bind_entry(preset, prompt, errors)
+        if bound is not None:
+            if mode == "legacy" and not prompt.is_marker:
+                bound = dataclasses.replace(
+                    bound, items=tuple(i for i in bound.items if isinstance(i, Text))
+                )
+            entries.append(_Entry(prompt, bound))
+    if errors:
+        errors.sort(key=lambda d: (d.span.file, d.span.start) if d.span else ("", 0))
+        raise TemplateError(errors)
+    for entry in entries:
+        _add_entry(assembler, preset, entry, values, injections)
+
+
+def _bind_entry(
+    preset: TavernPreset, prompt: PresetPrompt, errors: list[Diagnostic]
+) -> BoundTemplate | None:
+    text = MARKER_MACROS.get(prompt.identifier) if prompt.is_marker else prompt.content
+    if text is None:  # an unknown marker: SillyTavern fills it from an extension; we cannot
+        text = ""
+    name = preset.where(prompt)
+    try:
+        return bind(parse(text, name))
+    except TemplateError as exc:
+        errors.extend(exc.diagnostics)
+        return None
+
+
+def _plain_text(
+    preset: TavernPreset, prompt: PresetPrompt, mode: Mode, errors: list[Diagnostic]
+) -> str | None:
+    """An in-chat injection's text: macros dropped in legacy mode, else kept as written.
+
+    A macro cannot expand inside a single injected message; in agent mode it stays as
+    written and the marker check reports it.
+    """
+    bound = _bind_entry(preset, prompt, errors)
+    if bound is None:
+        return None
+    if mode == "legacy":
+        return "".join(i.value for i in bound.items if isinstance(i, Text))
+    return prompt.content
+
+
+def _substituted(bound: BoundTemplate, values: dict[str, str]) -> BoundTemplate:
+    items: list[Text | MacroCall] = []
+    for item in bound.items:
+        if isinstance(item, Text):
+            items.append(Text(substitute(item.value, values), item.span))
+        else:
+            items.append(item)
+    return dataclasses.replace(bound, items=tuple(items))
+
+
+def _add_entry(
+    assembler: Assembler,
+    preset: TavernPreset,
+    entry: _Entry,
+    values: dict[str, str],
+    injections: list[PresetPrompt],
+) -> None:
+    prompt = entry.prompt
+    start = len(assembler.components)
+    if entry.bound is None:  # agentTask: the run's task, as data
+        assembler.add_template(BoundTemplate(Template(preset.where(prompt), "", ()), ()))
+        task = assembler.context.task or ""
+        assembler.components.append(
+            Component(
+                id=f"{len(assembler.components):03d}:task",
+                kind=ComponentKind.PRESET_GUIDE,
+                source=f"{assembler.context.file}#task",
+                resource="agent.task",
+                role="user",
+                group=assembler._group,
+                inline_content=task,
+                metadata={"origin": "data", "entry": prompt.identifier},
+            )
+        )
+        return
+    card = assembler.context.card
+    field = OVERRIDES.get(prompt.identifier)
+    override = str(getattr(card, field)) if card is not None and field else ""
+    bound = _substituted(entry.bound, values)
+    card_file = ""
+    if override and not prompt.forbid_overrides and card is not None:
+        # the card's text, with the entry itself (macros included) where {{original}} stands
+        card_file = f"{card.origin}#{field}"
+        span = Span(0, len(override), 1, 1, 1, 1, card_file)
+        plain = {k: v for k, v in values.items() if k != "original"}
+        parts = _ORIGINAL.split(override, maxsplit=1)
+        items: list[Text | MacroCall] = [Text(substitute(parts[0], plain), span)]
+        if len(parts) > 1:
+            items.extend(bound.items)
+            items.append(Text(substitute(parts[1], plain), span))
+        bound = dataclasses.replace(bound, items=tuple(items))
+    assembler.add_template(bound, prompt.role)
+    for comp in assembler.components[start:]:
+        comp.metadata.setdefault("entry", prompt.identifier)
+        if comp.kind == ComponentKind.PRESET_GUIDE:
+            from_card = bool(card_file) and comp.source.startswith(card_file + ":")
+            comp.metadata["origin"] = "card" if from_card else "preset"
+        if comp.kind == ComponentKind.CHAT_HISTORY and injections:
+            _inject(comp, injections)
+
+
+def _inject(comp: Component, injections: list[PresetPrompt]) -> None:
+    def make(role: Any, text: str, src: list[PresetPrompt]) -> Message:
+        return {"role": role, "content": text}
+
+    history = list(comp.messages or [])
+    merged = apply_injections(history, injections, make)
+    comp.messages = merged
+    comp.metadata["presetMessages"] = [m["content"] for m in merged if not _in(m, history)]
+
+
+def _in(message: Message, history: list[Message]) -> bool:
+    return any(message is h for h in history)
+
+
+def preset_fragments(frame: ContextFrame) -> list[str]:
+    """The preset-authored texts of a frame (what the marker check looks for)."""
+    out: list[str] = []
+    for comp in frame.components:
+        if comp.metadata.get("origin") == "preset" and comp.inline_content:
+            out.append(comp.inline_content)
+        out.extend(str(t) for t in comp.metadata.get("presetMessages", ()) if t)
+    return out
+
+
+def check_markers(request: dict[str, Any], frame: ContextFrame) -> None:
+    """Raise ``agent.prompt_marker_unmaterialized`` when preset text left a marker in the
+    request. Data (chat, files, tool results) that contains one is never flagged."""
+    suspects = [
+        (frag, marker)
+        for frag in preset_fragments(frame)
+        for marker in INTERNAL_MARKERS
+        if marker in frag
+    ]
+    if not suspects:
+        return
+    texts = _request_texts(request)
+    for frag, marker in suspects:
+        piece = frag.strip()
+        if any(piece in t for t in texts):
+            raise PolicyError(
+                code="agent.prompt_marker_unmaterialized",
+                message=f"the request still carries an unmaterialized marker '{marker}' "
+                f"from preset text: {piece[:80]!r}",
+                hint="a preset may not leave agent markers in the request; remove the text",
+            )
+
+
+def _request_texts(request: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(request.get("messages", []))
+    walk(request.get("system"))
+    return out
