@@ -86,24 +86,27 @@ def compile(
     ``legacy``; None means ``agent`` when the resolved profile's agent schema is enabled,
     else ``legacy``. ``mode`` does nothing for a template.
 
-    ``profile`` is a resolved profile, a profile id (resolved with no other layers), or None
-    for the built-in default-writer. Without ``budget``, the profile's totalContextBudget
-    applies when it sets one.
+    ``profile`` is a resolved profile, or a profile id / None (default-writer) resolved with
+    the layers the inputs carry: the preset's agent schema and the run's character card.
+    Without ``budget``, the profile's totalContextBudget applies when it sets one.
     """
-    resolved = (
-        profile
-        if isinstance(profile, ResolvedAgentProfile)
-        else resolve_profile(profile_id=profile)
-    )
+    preset = load_preset_source(source)
+    ctx = load_context(context)
+    if isinstance(profile, ResolvedAgentProfile):
+        resolved = profile
+    else:
+        resolved = resolve_profile(
+            profile_id=profile,
+            preset=Path(source) if preset is not None else None,
+            character=ctx.character_source(),
+        )
     if budget is None:
         budget = resolved.context.total_context_budget
     journal = Journal()
-    preset = load_preset_source(source)
     bound = check(source) if preset is None else None
     name = bound.template.name if bound is not None else str(source)
     dialect = get_dialect(provider)
     counter = counter_for(encoding or encoding_name_for_model(model))
-    ctx = load_context(context)
     journal.emit("context_assembly_started", template=name, provider=provider, model=model)
     try:
         assembler = Assembler(ctx, journal, profile=resolved)
@@ -116,15 +119,16 @@ def compile(
         fitted = fit(
             frame, dialect=dialect, counter=counter, model=model, budget=budget, journal=journal
         )
+        options = {"max_completion_tokens": max_completion_tokens}
+        request = dialect.lower(fitted.frame, model, **options)
+        dialect.check(request)
+        if preset is not None:
+            check_markers(request, fitted.frame)
     except APCError as exc:
         if not journal.events or journal.events[-1].type != "context_assembly_failed":
             journal.emit("context_assembly_failed", "error", code=exc.code, message=exc.message)
+        exc.details.setdefault("events", journal.events)  # so --journal records the failure
         raise
-    options = {"max_completion_tokens": max_completion_tokens}
-    request = dialect.lower(fitted.frame, model, **options)
-    dialect.check(request)
-    if preset is not None:
-        check_markers(request, fitted.frame)
     total = dialect.count_request(request, counter)
     ledger = fitted.ledger
     ledger.total_tokens = total

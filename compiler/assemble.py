@@ -12,12 +12,19 @@ from collections.abc import Callable
 from typing import Any
 
 from compiler.context.run import RunContext
-from compiler.context.workspace import Workspace
-from compiler.errors import ContextError
+from compiler.context.tools import BUILTIN_TOOLS
+from compiler.context.workspace import Workspace, safe_relpath
+from compiler.errors import ContextError, PolicyError
 from compiler.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolCall, ToolSpec
 from compiler.journal import Journal
 from compiler.macros import BoundTemplate, MacroCall
-from compiler.policy.tools import KNOWN_TOOLS, evaluate_tool_policy, to_provider_name
+from compiler.policy.resources import VisibleResourcePolicy
+from compiler.policy.tools import (
+    KNOWN_TOOLS,
+    evaluate_tool_policy,
+    matches_any,
+    to_provider_name,
+)
 from compiler.profile import ResolvedAgentProfile
 from compiler.syntax.ast import Text
 from compiler.tavern.macros import card_values, substitute
@@ -37,6 +44,23 @@ class Assembler:
         self.components: list[Component] = []
         self._workspace: Workspace | None = None
         self._group = 0
+        #: agent-mode policies apply; a legacy preset compile turns this off
+        self.enforce_resources = True
+        self.resources = VisibleResourcePolicy(
+            include=tuple(profile.context.include),
+            exclude=tuple(profile.context.exclude),
+            visible_roots=tuple(profile.workspace.visible_roots),
+        )
+
+    def visible(self, resource: str) -> bool:
+        """Whether the resource policy shows ``resource`` (always, when not enforced)."""
+        return not self.enforce_resources or self.resources.is_visible(resource)
+
+    def require(self, resource: str, call: MacroCall) -> None:
+        """The one place a macro's resource is checked, before anything is read."""
+        if self.enforce_resources:
+            where = _where(call.span.file, call.span.line, call.span.column)
+            self.resources.require(resource, what=call.name, where=where)
 
     @functools.cached_property
     def macro_values(self) -> dict[str, str]:
@@ -100,6 +124,9 @@ class Assembler:
 
     def _expand(self, call: MacroCall, role: Role) -> Component:
         expander = _EXPANDERS[call.kind]
+        resource = resource_of(call)
+        if resource is not None:
+            self.require(resource, call)
         fields = expander(self, call)
         args = call.args
         strategy = args.get("strategy")
@@ -123,6 +150,34 @@ class Assembler:
         base.update(fields)
         base["metadata"].update(extra_meta)
         return Component(**base)
+
+
+#: The resource each macro kind reads (files and skills depend on their argument).
+RESOURCES: dict[ComponentKind, str] = {
+    ComponentKind.CHAT_HISTORY: "chat.history",
+    ComponentKind.WORLD_INFO: "world.activated",
+    ComponentKind.CHARACTER_CARD: "character.instructions",
+    ComponentKind.USER_PROFILE: "user.profile",
+    ComponentKind.PLAN: "agent.plan",
+    ComponentKind.TOOL_RESULTS: "agent.tool_results",
+    ComponentKind.DIFF_SUMMARY: "agent.diff",
+}
+
+
+def file_resource(path: str) -> str:
+    """``scratch/private/notes.md`` -> ``workspace.scratch.private.notes`` (checked path)."""
+    parts = safe_relpath(path).split("/")
+    parts[-1] = parts[-1].split(".")[0] or parts[-1]
+    return "workspace." + ".".join(parts)
+
+
+def resource_of(call: MacroCall) -> str | None:
+    """The resource id a macro reads, mapped before anything is read."""
+    if call.kind == ComponentKind.WORKSPACE_FILE:
+        return file_resource(str(call.args["path"]))
+    if call.kind == ComponentKind.SKILL:
+        return f"skill.{call.args['name']}"
+    return RESOURCES.get(call.kind)
 
 
 def _where(file: str, line: int, column: int) -> str:
@@ -152,6 +207,7 @@ def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
         "resource": "chat.history",
         "content_ref": "context:chat",
         "role": "user",
+        "metadata": {"window": a.resources.window("chat.history")} if a.enforce_resources else {},
     }
 
 
@@ -188,47 +244,56 @@ def _file(a: Assembler, call: MacroCall) -> dict[str, Any]:
     text = a.workspace.read(path)
     return {
         "inline_content": text,
-        "resource": "workspace." + ".".join(path.replace("\\", "/").split("/")[:-1]),
+        "resource": file_resource(path),
         "content_ref": f"workspace:{path}",
         "source": f"workspace:{path}",
     }
 
 
 def _tree(a: Assembler, call: MacroCall) -> dict[str, Any]:
-    return {"inline_content": "\n".join(a.workspace.tree()), "resource": "workspace"}
+    files = [f for f in a.workspace.tree() if a.visible(file_resource(f))]
+    return {"inline_content": "\n".join(files), "resource": "workspace"}
 
 
 def _tools(a: Assembler, call: MacroCall) -> dict[str, Any]:
-    """The run's tools that the profile's tool policy makes visible, in the run's order.
+    """Exactly the profile's visible tools: the run's definitions, else the built-in ones.
 
     Visibility is decided by :func:`evaluate_tool_policy` over the known TauriTavern tools
     plus the run's own, so a custom tool is visible only when an allow pattern names it
-    (conservative mode) and never when a deny pattern does.
+    (conservative mode) and never when a deny pattern does. The run's tools come first in
+    its order, then the visible known tools it did not define, in catalogue order.
     """
     policy = a.profile.tools
-    names = [t.name for t in a.context.tools]
+    run_tools = {t.name: (t.description, t.parameters) for t in a.context.tools}
     result = evaluate_tool_policy(
         allow=policy.allow,
         deny=policy.deny,
         require_approval=policy.require_approval,
         mode=policy.mode,
-        known=tuple(dict.fromkeys([*KNOWN_TOOLS, *names])),
+        known=tuple(dict.fromkeys([*KNOWN_TOOLS, *run_tools])),
     )
     visible, approval = set(result.visible), set(result.approval_required)
-    descriptions = policy.tool_descriptions
+    definitions = {**{k: v for k, v in BUILTIN_TOOLS.items() if k in visible}, **run_tools}
+    order = [*run_tools, *(k for k in KNOWN_TOOLS if k not in run_tools)]
     tools: list[ToolSpec] = [
         {
-            "name": t.name,
-            "alias": to_provider_name(t.name),
-            "description": descriptions.get(t.name, t.description),
-            "parameters": t.parameters,
-            "requireApproval": t.name in approval,
+            "name": name,
+            "alias": to_provider_name(name),
+            "description": policy.tool_descriptions.get(name, definitions[name][0]),
+            "parameters": definitions[name][1],
+            "requireApproval": name in approval,
         }
-        for t in a.context.tools
-        if t.name in visible
+        for name in order
+        if name in visible and name in definitions
     ]
-    hidden = [n for n in names if n not in visible]
-    return {"tools": tools, "resource": "agent.tools", "metadata": {"hiddenByPolicy": hidden}}
+    return {
+        "tools": tools,
+        "resource": "agent.tools",
+        "metadata": {
+            "aliases": {t["alias"]: t["name"] for t in tools},
+            "hiddenByPolicy": [n for n in run_tools if n not in visible],
+        },
+    }
 
 
 def _tool_results(a: Assembler, call: MacroCall) -> dict[str, Any]:
@@ -272,14 +337,17 @@ def _diff(a: Assembler, call: MacroCall) -> dict[str, Any]:
 
 def _skill(a: Assembler, call: MacroCall) -> dict[str, Any]:
     name = str(call.args["name"])
-    if name not in a.context.skills:
-        raise ContextError(
-            code="context.skill_not_found",
-            message=f"skill '{name}' is not in the run context",
-            file=a.context.file,
-            path="skills",
+    policy = a.profile.skills
+    if a.enforce_resources and (
+        not matches_any(policy.visible, name) or matches_any(policy.deny, name)
+    ):
+        raise PolicyError(
+            code="policy.resource_hidden",
+            message=f"skill '{name}' is not visible to this profile",
+            hint="the profile's skills.visible / skills.deny hide it",
+            file=_where(call.span.file, call.span.line, call.span.column),
         )
-    return {"inline_content": a.context.skills[name], "resource": f"skill.{name}"}
+    return {"inline_content": a.context.skill_text(name), "resource": f"skill.{name}"}
 
 
 def _world(a: Assembler, call: MacroCall) -> dict[str, Any]:

@@ -38,11 +38,23 @@ def test_example_compiles_to_a_chat_completions_request() -> None:
     assert "1. Mira reaches the ferry." in system  # agent.plan
     assert "output/main.md\nplan/plan.md\nscratch/notes.md" in system  # workspace tree
     assert req["messages"][1]["name"] == "Sam"
+    # exactly default-writer's visible tools: the run's three definitions first, then the
+    # other visible known tools with their built-in definitions, in catalogue order
     assert [t["function"]["name"] for t in req["tools"]] == [
         "workspace_read_file",
         "workspace_write_file",
         "workspace_finish",
+        "chat_search",
+        "chat_read_messages",
+        "worldinfo_read_activated",
+        "skill_list",
+        "skill_search",
+        "skill_read",
+        "workspace_list_files",
+        "workspace_search_files",
+        "workspace_apply_patch",
     ]
+    assert req["tools"][0]["function"]["description"] == "Read a file from the run workspace."
     assert req["messages"][-1]["content"].startswith("Write the next scene")
     assert result.ledger.total_tokens == DIALECT.count_request(req, counter_for("o200k_base"))
 

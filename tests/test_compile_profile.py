@@ -31,7 +31,11 @@ def test_user_deny_removes_tool_even_if_run_allows(
     args = ["compile", str(TEMPLATE), "--context", str(RUN), "--user", str(user), "--run", str(run)]
     assert main(args) == 0
     request = json.loads(capsys.readouterr().out)
-    assert tool_names(request) == ["workspace_read_file", "workspace_finish"]
+    names = tool_names(request)
+    assert "workspace_write_file" not in names
+    assert names[:2] == ["workspace_read_file", "workspace_finish"]
+    assert "workspace_apply_patch" in names  # the run's allow replaced, the user's deny stayed
+    assert "chat_search" not in names
 
 
 def test_profile_system_prompt_replaces_default() -> None:

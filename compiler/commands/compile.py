@@ -8,9 +8,12 @@ from typing import Any
 
 from compiler.api import compile as compile_source
 from compiler.commands._common import add_format, dumps, usage_error, write_output
+from compiler.context._load import load_json_file
+from compiler.errors import APCError
 from compiler.journal import append_jsonl
 from compiler.profile import add_profile_arguments, resolve_from_args
 from compiler.render import print_diagnostics
+from compiler.tavern.assemble import load_preset_source
 
 
 def register(sub: Any) -> None:
@@ -46,17 +49,23 @@ def run(args: argparse.Namespace) -> int:
         return usage_error("--budget must be at least 0")
     if args.max_completion_tokens is not None and args.max_completion_tokens < 1:
         return usage_error("--max-completion-tokens must be at least 1")
-    result = compile_source(
-        Path(args.source),
-        context=Path(args.context) if args.context else None,
-        provider=args.provider,
-        model=args.model,
-        budget=args.budget,
-        encoding=args.encoding,
-        max_completion_tokens=args.max_completion_tokens,
-        profile=resolve_from_args(args),
-        mode=args.mode,
-    )
+    _default_layers(args)
+    try:
+        result = compile_source(
+            Path(args.source),
+            context=Path(args.context) if args.context else None,
+            provider=args.provider,
+            model=args.model,
+            budget=args.budget,
+            encoding=args.encoding,
+            max_completion_tokens=args.max_completion_tokens,
+            profile=resolve_from_args(args),
+            mode=args.mode,
+        )
+    except APCError as exc:
+        if args.journal and exc.details.get("events"):
+            append_jsonl(exc.details["events"], Path(args.journal))
+        raise
     if result.warnings:
         print_diagnostics(result.warnings, fmt=args.format)
     if args.journal:
@@ -69,3 +78,16 @@ def run(args: argparse.Namespace) -> int:
         payload = result.request
     write_output(dumps(payload), args.output)
     return 0
+
+
+def _default_layers(args: argparse.Namespace) -> None:
+    """Without --preset/--character, the compiled preset and the run's card are the layers."""
+    if args.preset is None and load_preset_source(Path(args.source)) is not None:
+        args.preset = args.source
+    if args.character is None and args.context:
+        raw = load_json_file(Path(args.context))
+        character = raw.get("character") if isinstance(raw, dict) else None
+        if isinstance(character, str):
+            args.character = str(Path(args.context).resolve().parent / character)
+        elif isinstance(character, dict):
+            args.character = character

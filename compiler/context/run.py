@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,6 +15,8 @@ from compiler.context.chat import ChatMessage, read_chat
 from compiler.context.workspace import Workspace
 from compiler.context.world import WorldEntry, activate, read_lorebook
 from compiler.errors import ContextError
+
+SKILL_NAME_RE = re.compile(r"[a-z0-9_-]{1,128}")
 
 
 class _Model(BaseModel):
@@ -74,7 +77,7 @@ class RunContext(_Model):
     tool_results: list[ToolResultIn] = Field(default_factory=list)
     plan: str | list[str] | None = None
     diff: str | None = None
-    skills: dict[str, str] = Field(default_factory=dict)
+    skills: dict[str, str] | str = Field(default_factory=dict)
     task: str | None = None
     persona: Persona | None = None
     character: dict[str, Any] | str | None = None
@@ -87,6 +90,7 @@ class RunContext(_Model):
     _base_dir: Path = Path(".")
     _file: str = INLINE
     _card: CharacterCard | None = None
+    _character_path: Path | None = None
 
     @property
     def messages(self) -> list[ChatMessageIn]:
@@ -111,7 +115,8 @@ class RunContext(_Model):
         if isinstance(self.chat, str):
             self.chat = [_message_in(m) for m in read_chat(self.chat, self._base_dir)]
         if isinstance(self.character, str):
-            card = read_card(resolve(self.character, self._base_dir))
+            self._character_path = resolve(self.character, self._base_dir)
+            card = read_card(self._character_path)
             self._card = card
             self.character = card.model_dump(
                 mode="json", exclude={"character_book", "extra", "origin"}
@@ -126,6 +131,34 @@ class RunContext(_Model):
             texts = [m.content or "" for m in self.messages]
             depth = book.scan_depth if book.scan_depth is not None else 4
             self.world_info = [_entry_out(e) for e in activate(book, texts, depth)]
+
+    def skill_text(self, name: str) -> str:
+        """A skill's text: from the inline map, or ``<skills dir>/<name>/SKILL.md``."""
+        if not SKILL_NAME_RE.fullmatch(name):
+            raise ContextError(
+                code="context.invalid_skill_name",
+                message=f"skill name {name!r} must be lowercase letters, digits, '-' or '_' "
+                "(at most 128)",
+            )
+        if isinstance(self.skills, dict):
+            if name in self.skills:
+                return self.skills[name]
+        else:
+            path = resolve(self.skills, self._base_dir) / name / "SKILL.md"
+            if path.is_file():
+                return path.read_bytes().decode("utf-8-sig")
+        raise ContextError(
+            code="context.skill_not_found",
+            message=f"skill '{name}' is not in the run context",
+            file=self._file,
+            path="skills",
+        )
+
+    def character_source(self) -> Path | dict[str, Any] | None:
+        """The character card as given (its file, or the inline card), for profile layers."""
+        if self._character_path is not None:
+            return self._character_path
+        return self.character if isinstance(self.character, dict) else None
 
     @property
     def base_dir(self) -> Path:

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from compiler.errors import ProfileError, did_you_mean
+from compiler.policy.creator import PlatformPolicy, reallow_warnings
 from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, DEFAULT_WRITER, default_writer
 from compiler.profile.embedded import (
     EmbeddedSchema,
@@ -91,6 +92,11 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--run-dir", metavar="DIR", help="write input/resolved_profile.json into this run dir"
     )
+    group.add_argument(
+        "--platform",
+        metavar="FILE",
+        help='platform policy JSON, e.g. {"disabledProviders": ["openrouter"]}',
+    )
 
 
 def resolve_from_args(args: argparse.Namespace) -> ResolvedAgentProfile:
@@ -102,26 +108,31 @@ def resolve_from_args(args: argparse.Namespace) -> ResolvedAgentProfile:
         user=getattr(args, "user", None),
         run=getattr(args, "run", None),
         data_root=Path(args.data_root) if getattr(args, "data_root", None) else None,
+        platform=(
+            PlatformPolicy.from_json(load_json(args.platform))
+            if getattr(args, "platform", None)
+            else None
+        ),
     )
     if getattr(args, "run_dir", None):
         write_resolved_profile(args.run_dir, resolved)
     return resolved
 
 
-def _preset_schema(preset: Source) -> EmbeddedSchema | None:
+def _preset_schema(preset: Source, platform: PlatformPolicy | None) -> EmbeddedSchema | None:
     if preset is None:
         return None
     if isinstance(preset, dict):
-        return schema_from_preset(preset, "<preset>")
-    return schema_from_preset(load_json(preset), str(preset))
+        return schema_from_preset(preset, "<preset>", platform)
+    return schema_from_preset(load_json(preset), str(preset), platform)
 
 
-def _character_schema(character: Source) -> EmbeddedSchema | None:
+def _character_schema(character: Source, platform: PlatformPolicy | None) -> EmbeddedSchema | None:
     if character is None:
         return None
     if isinstance(character, dict):
-        return schema_from_card(character, "<character>")
-    return schema_from_card(read_card(character), str(character))
+        return schema_from_card(character, "<character>", platform)
+    return schema_from_card(read_card(character), str(character), platform)
 
 
 def _fragment(source: Source | BaseModel, layer: Layer) -> tuple[Fragment, str | None] | None:
@@ -147,14 +158,15 @@ def resolve_profile(
     user: Source | BaseModel = None,
     run: Source | BaseModel = None,
     data_root: str | Path | None = None,
+    platform: PlatformPolicy | None = None,
 ) -> ResolvedAgentProfile:
     """Resolve one complete, checked profile from its layers (see the module docstring).
 
     ``preset`` is a preset JSON (path or parsed), ``character`` a card (JSON/PNG path or
     parsed JSON), ``user`` and ``run`` profile fragments (path, parsed JSON or a model).
     """
-    preset_schema = _preset_schema(preset)
-    char_schema = _character_schema(character)
+    preset_schema = _preset_schema(preset, platform)
+    char_schema = _character_schema(character, platform)
     user_frag = _fragment(user, "user")
     run_frag = _fragment(run, "run")
     registry = ProfileRegistry(data_root) if data_root is not None else None
@@ -184,6 +196,21 @@ def resolve_profile(
             fragments.append(pair[0])
             defined = defined or pair[1] == selected
 
+    user_deny = [
+        d for f in fragments if f.layer == "user" for d in f.data.get("tools", {}).get("deny", [])
+    ]
+    creator_warnings = [
+        w
+        for f in fragments
+        if f.layer in ("preset", "character")
+        for w in reallow_warnings(
+            f.data.get("tools", {}).get("allow", []),
+            user_deny,
+            path=f"{f.path}.tools.allow" if f.path else "tools.allow",
+            file=f.file,
+        )
+    ]
+
     if not defined:
         known = sorted(
             {DEFAULT_PROFILE_ID}
@@ -204,7 +231,9 @@ def resolve_profile(
         for layer, s in schemas
         if s is not None and s.enabled_set
     ]
-    return merge_layers(fragments, profile_id=selected, id_source=id_source, enabled=enabled)
+    resolved = merge_layers(fragments, profile_id=selected, id_source=id_source, enabled=enabled)
+    resolved.warnings.extend(creator_warnings)
+    return resolved
 
 
 def _select(

@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import Field
 
 from compiler.errors import ProfileError
+from compiler.policy.creator import PlatformPolicy, check_creator_profile
 from compiler.profile.models import (
     AgentProfile,
     AgentSchema,
@@ -182,9 +183,14 @@ def _combine(
     tavern: Any,
     tavern_path: str,
     file: str | None,
+    platform: PlatformPolicy | None = None,
 ) -> EmbeddedSchema | None:
     if agent is None and tavern is None:
         return None
+    for raw, base, key in ((agent, agent_path, "profiles"), (tavern, tavern_path, "items")):
+        items = raw.get(key) if isinstance(raw, dict) else None
+        for i, item in enumerate(items if isinstance(items, list) else []):
+            check_creator_profile(item, path=f"{base}.{key}[{i}]", file=file, platform=platform)
     schema = AgentSchema()
     paths: list[str] = []
     enabled_set = False
@@ -229,7 +235,9 @@ def _combine(
     )
 
 
-def schema_from_preset(data: Any, file: str | None = None) -> EmbeddedSchema | None:
+def schema_from_preset(
+    data: Any, file: str | None = None, platform: PlatformPolicy | None = None
+) -> EmbeddedSchema | None:
     """The agent schema of a preset JSON, or None when it has none."""
     if not isinstance(data, dict):
         raise ProfileError(
@@ -241,10 +249,13 @@ def schema_from_preset(data: Any, file: str | None = None) -> EmbeddedSchema | N
         _dig(data, "extensions", "tauritavern", "agentProfiles"),
         "extensions.tauritavern.agentProfiles",
         file,
+        platform,
     )
 
 
-def schema_from_card(data: Any, file: str | None = None) -> EmbeddedSchema | None:
+def schema_from_card(
+    data: Any, file: str | None = None, platform: PlatformPolicy | None = None
+) -> EmbeddedSchema | None:
     """The agent schema of a character card (V2/V3 JSON), or None when it has none."""
     if not isinstance(data, dict):
         raise ProfileError(
@@ -256,4 +267,5 @@ def schema_from_card(data: Any, file: str | None = None) -> EmbeddedSchema | Non
         _dig(data, "data", "extensions", "tauritavern", "agentProfiles"),
         "data.extensions.tauritavern.agentProfiles",
         file,
+        platform,
     )
