@@ -114,7 +114,7 @@ def compile(
             assembler.add_template(bound)
         else:
             assert preset is not None
-            assemble_preset(assembler, preset, mode=mode or default_mode(resolved.enabled))
+            assemble_preset(assembler, preset, mode=mode or default_mode(resolved, preset))
         frame = assembler.frame()
         fitted = fit(
             frame, dialect=dialect, counter=counter, model=model, budget=budget, journal=journal

@@ -40,6 +40,7 @@ from compiler.assemble import Assembler
 from compiler.errors import Diagnostic, PolicyError, Span, TemplateError
 from compiler.frame import Component, ComponentKind, ContextFrame, Message
 from compiler.macros import BoundTemplate, MacroCall, bind
+from compiler.profile import ResolvedAgentProfile
 from compiler.syntax import parse
 from compiler.syntax.ast import Template, Text
 from compiler.tavern.injections import apply_injections
@@ -93,9 +94,16 @@ def load_preset_source(source: str | Path) -> TavernPreset | None:
     return read_preset(path)
 
 
-def default_mode(enabled: bool) -> Mode:
-    """``agent`` when the resolved profile's agent schema is enabled, else ``legacy``."""
-    return "agent" if enabled else "legacy"
+def default_mode(resolved: ResolvedAgentProfile, preset: TavernPreset) -> Mode:
+    """``agent`` when the preset or the card carries an enabled agent schema, else ``legacy``.
+
+    A plain SillyTavern preset (no agent schema anywhere) compiles as the chat it always was;
+    the built-in default-writer alone does not switch a preset into agent mode.
+    """
+    tauri = preset.extensions.get("tauritavern")
+    in_preset = preset.agent is not None or (isinstance(tauri, dict) and "agentProfiles" in tauri)
+    from_layers = any(p.layer in ("preset", "character") for p in resolved.provenance.values())
+    return "agent" if resolved.enabled and (in_preset or from_layers) else "legacy"
 
 
 @dataclasses.dataclass

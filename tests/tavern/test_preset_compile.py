@@ -127,6 +127,7 @@ def test_legacy_mode_carries_no_agent_content(tmp_path: Path) -> None:
 def test_agent_mode_places_the_profile_prompt_at_its_entry(tmp_path: Path) -> None:
     preset = json.loads(DEFAULT.read_text(encoding="utf-8"))
     preset = with_agent_entries(preset)
+    preset["agent"] = {"enabled": True}  # an agent schema makes agent mode the default
     path = write(tmp_path, "preset.json", preset)
     profile = resolve_profile(
         run={"id": "custom", "instructions": {"agentSystemPrompt": AGENT_PROMPT}}
@@ -247,7 +248,7 @@ def test_a_marker_left_in_preset_text_is_a_leak(tmp_path: Path) -> None:
         {"identifier": "n", "content": "<<agent.plan>>", "injection_position": 1},
     )
     with pytest.raises(APCError) as info:
-        compiler.compile(write(tmp_path, "i.json", injected), context={"chat": CHAT})
+        compiler.compile(write(tmp_path, "i.json", injected), context={"chat": CHAT}, mode="agent")
     assert info.value.code == "agent.prompt_marker_unmaterialized"
 
 
@@ -290,3 +291,12 @@ def test_run_context_reads_a_sillytavern_chat_file(tmp_path: Path) -> None:
         ("assistant", "Hello."),
         ("user", "Hi <<agent.plan>>"),
     ]
+
+
+def test_plain_preset_defaults_to_legacy_and_agent_schema_to_agent(tmp_path: Path) -> None:
+    plain = small_preset({"identifier": "main", "content": "Hello."})
+    assert contents(compiler.compile(write(tmp_path, "plain.json", plain))) == ["Hello."]
+    agent = {**plain, "agent": {"enabled": True}}
+    with pytest.raises(APCError) as info:
+        compiler.compile(write(tmp_path, "agent.json", agent))
+    assert info.value.code == "agent.system_prompt_component_missing"
