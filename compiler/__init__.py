@@ -7,6 +7,7 @@
 """
 
 from compiler.api import CompileResult, check, compile
+from compiler.context.run import RunContext, load_context
 from compiler.errors import (
     APCError,
     BudgetError,
@@ -22,10 +23,13 @@ from compiler.errors import (
 from compiler.fit import BudgetLedger, LedgerEntry
 from compiler.frame import Component, ComponentKind, ContextFrame
 from compiler.journal import Event
+from compiler.policy.tools import ToolGate
+from compiler.profile import AgentProfile, ResolvedAgentProfile, resolve_profile
 from compiler.syntax import parse
 
 __all__ = [
     "APCError",
+    "AgentProfile",
     "BudgetError",
     "BudgetLedger",
     "CompileResult",
@@ -39,10 +43,15 @@ __all__ = [
     "LoweringError",
     "PolicyError",
     "ProfileError",
+    "ResolvedAgentProfile",
+    "RunContext",
     "Span",
     "TemplateError",
     "TokenizerError",
+    "ToolGate",
     "check",
     "compile",
+    "load_context",
     "parse",
+    "resolve_profile",
 ]
