@@ -211,6 +211,12 @@ def _text_chunk(ctype: bytes, body: bytes, file: str, at: int) -> tuple[str, str
 
 
 def _card_from_png(data: bytes, file: str) -> CharacterCard:
+    raw, label = png_card_json(data, file)
+    return parse_card(raw, file=label)
+
+
+def png_card_json(data: bytes, file: str) -> tuple[Any, str]:
+    """The card JSON a PNG carries (``ccv3`` before ``chara``) and its label ``FILE#chunk``."""
     chunks = png_text_chunks(data, file)
     keyword = "ccv3" if "ccv3" in chunks else "chara" if "chara" in chunks else None
     if keyword is None:
@@ -226,7 +232,7 @@ def _card_from_png(data: bytes, file: str) -> CharacterCard:
         raise ContextError(
             code=_CODE, message=f"the '{keyword}' chunk is not base64", file=label
         ) from None
-    return parse_card(parse_json(decode_text(decoded, label), label), file=label)
+    return parse_json(decode_text(decoded, label), label), label
 
 
 def _card_from_charx(data: bytes, file: str) -> CharacterCard:

@@ -15,18 +15,15 @@ PNG cards carry base64 JSON in ``tEXt`` (also ``zTXt``/``iTXt``) chunks; ``ccv3`
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
-import struct
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
-from compiler.errors import ProfileError
+from compiler.context.cards import PNG_SIGNATURE, png_card_json
+from compiler.errors import ContextError, ProfileError
 from compiler.policy.creator import PlatformPolicy, check_creator_profile
 from compiler.profile.models import (
     AgentProfile,
@@ -39,12 +36,10 @@ __all__ = [
     "EmbeddedSchema",
     "load_json",
     "read_card",
-    "read_png_text_chunks",
     "schema_from_card",
     "schema_from_preset",
 ]
 
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 class _TavernProfiles(_Model):
@@ -98,44 +93,6 @@ def load_json(path: str | Path) -> Any:
         ) from None
 
 
-def read_png_text_chunks(data: bytes, file: str | None = None) -> dict[str, str]:
-    """The text chunks (``tEXt``, ``zTXt``, ``iTXt``) of a PNG, keyword -> text."""
-
-    def bad(why: str) -> ProfileError:
-        return ProfileError(code="profile.card_invalid", message=f"invalid PNG: {why}", file=file)
-
-    if not data.startswith(PNG_SIGNATURE):
-        raise bad("missing PNG signature")
-    out: dict[str, str] = {}
-    pos = len(PNG_SIGNATURE)
-    while pos + 8 <= len(data):
-        (length,) = struct.unpack(">I", data[pos : pos + 4])
-        kind = data[pos + 4 : pos + 8]
-        body = data[pos + 8 : pos + 8 + length]
-        if len(body) != length:
-            raise bad(f"truncated {kind.decode('latin-1')} chunk")
-        pos += 12 + length
-        try:
-            if kind == b"tEXt":
-                key, _, text = body.partition(b"\0")
-                out[key.decode("latin-1")] = text.decode("latin-1")
-            elif kind == b"zTXt":
-                key, _, rest = body.partition(b"\0")
-                out[key.decode("latin-1")] = zlib.decompress(rest[1:]).decode("latin-1")
-            elif kind == b"iTXt":
-                key, _, rest = body.partition(b"\0")
-                compressed, rest = rest[0], rest[2:]
-                _lang, _, rest = rest.partition(b"\0")
-                _translated, _, text = rest.partition(b"\0")
-                raw = zlib.decompress(text) if compressed else text
-                out[key.decode("latin-1")] = raw.decode("utf-8")
-        except (zlib.error, UnicodeDecodeError, IndexError) as exc:
-            raise bad(f"unreadable {kind.decode('latin-1')} chunk: {exc}") from None
-        if kind == b"IEND":
-            break
-    return out
-
-
 def read_card(path: str | Path) -> Any:
     """A character card's JSON, from a ``.json`` file or a PNG (``ccv3`` before ``chara``)."""
     file = str(path)
@@ -151,22 +108,11 @@ def read_card(path: str | Path) -> Any:
         ) from None
     if not raw.startswith(PNG_SIGNATURE):
         return load_json(path)
-    chunks = read_png_text_chunks(raw, file)
-    for key in ("ccv3", "chara"):
-        if key in chunks:
-            try:
-                return json.loads(base64.b64decode(chunks[key], validate=False))
-            except (binascii.Error, ValueError) as exc:
-                raise ProfileError(
-                    code="profile.card_invalid",
-                    message=f"the '{key}' chunk is not base64 JSON: {exc}",
-                    file=file,
-                ) from None
-    raise ProfileError(
-        code="profile.card_invalid",
-        message="the PNG has no character card ('ccv3' or 'chara' text chunk)",
-        file=file,
-    )
+    try:
+        card, _ = png_card_json(raw, file)
+    except ContextError as exc:  # one PNG reader for the project: compiler.context.cards
+        raise ProfileError(code="profile.card_invalid", message=exc.message, file=file) from None
+    return card
 
 
 def _dig(data: Any, *keys: str) -> Any:

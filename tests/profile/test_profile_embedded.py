@@ -13,7 +13,6 @@ from compiler.errors import ProfileError
 from compiler.profile import resolve_profile
 from compiler.profile.embedded import (
     read_card,
-    read_png_text_chunks,
     schema_from_card,
     schema_from_preset,
 )
@@ -119,8 +118,10 @@ def test_png_without_card_or_broken(tmp_path: Path) -> None:
     with pytest.raises(ProfileError) as info:
         read_card(bare)
     assert info.value.code == "profile.card_invalid"
+    truncated = tmp_path / "truncated.png"
+    truncated.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\x10tEXtabc")
     with pytest.raises(ProfileError) as info2:
-        read_png_text_chunks(b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\x10tEXtabc", "x.png")
+        read_card(truncated)
     assert info2.value.code == "profile.card_invalid"
     junk = tmp_path / "junk.png"
     junk.write_bytes(make_png({"chara": b"%%% not base64 json"}))
