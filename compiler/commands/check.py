@@ -10,6 +10,7 @@ from compiler.api import check
 from compiler.commands._common import add_format, usage_error
 from compiler.errors import APCError, Diagnostic
 from compiler.render import print_diagnostics
+from compiler.tavern.assemble import check_preset, load_preset_source
 
 
 def register(sub: Any) -> None:
@@ -27,6 +28,12 @@ def run(args: argparse.Namespace) -> int:
     failed = False
     for name in args.files:
         try:
+            preset = load_preset_source(Path(name))
+            if preset is not None:
+                found = check_preset(preset)
+                failed = failed or any(d.severity == "error" for d in found)
+                diagnostics.extend(found)
+                continue
             bound = check(Path(name))
         except APCError as exc:
             diagnostics.extend(exc.diagnostics)

@@ -31,7 +31,6 @@ component's ``metadata.presetMessages``), so :func:`check_markers` can tell a le
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -79,19 +78,31 @@ _ORIGINAL = re.compile(r"\{\{original\}\}", re.IGNORECASE)
 
 
 def load_preset_source(source: str | Path) -> TavernPreset | None:
-    """The preset when ``source`` is a ``.json`` file holding ``prompts``/``prompt_order``."""
-    if not str(source).lower().endswith(".json") or "\n" in str(source):
-        return None
-    path = Path(source)
-    if not path.is_file():
+    """The preset when ``source`` names a ``.json`` file (broken JSON is an error, not text)."""
+    text = str(source)
+    if "\n" in text or not text.lower().endswith(".json"):
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        if not Path(source).is_file():
+            return None
+    except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or not ("prompts" in data or "prompt_order" in data):
-        return None
-    return read_preset(path)
+    return read_preset(Path(source))
+
+
+def check_preset(preset: TavernPreset) -> list[Diagnostic]:
+    """Every error and warning of every prompt's text (enabled or not), in prompts[] order."""
+    out: list[Diagnostic] = []
+    for prompt in preset.prompts:
+        if prompt.is_marker or not prompt.content:
+            continue
+        try:
+            bound = bind(parse(prompt.content, preset.where(prompt)))
+        except TemplateError as exc:
+            out.extend(exc.diagnostics)
+            continue
+        out.extend(bound.warnings)
+    return out
 
 
 def default_mode(resolved: ResolvedAgentProfile, preset: TavernPreset) -> Mode:
