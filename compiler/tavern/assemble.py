@@ -22,10 +22,11 @@ Mode ``legacy`` drops the three Agent entries and every ``<<agent.*>>`` macro. M
 ``agent`` needs the preset to have an ``agentSystemPrompt`` entry
 (``agent.system_prompt_component_missing``).
 
-Every piece of preset-authored text that reaches the frame is tagged
-``metadata.origin = "preset"`` (injected chat messages are listed in the ChatHistory
-component's ``metadata.presetMessages``), so :func:`check_markers` can tell a leaked
-``<<agent.`` written by the preset from the same characters arriving as data.
+Preset-authored text is tagged ``metadata.origin = "preset"`` (injected chat messages are
+listed in the ChatHistory component's ``metadata.presetMessages``). A macro that cannot be
+materialized (inside an in-chat injection, in agent mode) is recorded in
+``metadata.unmaterialized``; :func:`check_markers` refuses a request that carries one.
+Data (chat, files, tool results) and escaped literal text are never flagged.
 """
 
 from __future__ import annotations
@@ -70,9 +71,6 @@ MARKER_MACROS: dict[str, str] = {
 
 #: Card fields that override preset entries: entry -> card field.
 OVERRIDES: dict[str, str] = {"main": "system_prompt", "jailbreak": "post_history_instructions"}
-
-#: Strings that must never reach a request from preset-authored text.
-INTERNAL_MARKERS: tuple[str, ...] = ("<<agent.",)
 
 _ORIGINAL = re.compile(r"\{\{original\}\}", re.IGNORECASE)
 
@@ -141,11 +139,15 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: Mode) -
     errors: list[Diagnostic] = []
     entries: list[_Entry] = []
     injections: list[PresetPrompt] = []
+    unmaterialized: list[str] = []
     for prompt in prompts:
         if prompt.in_chat:
-            text = _plain_text(preset, prompt, mode, errors)
-            if text is not None:
-                injections.append(prompt.model_copy(update={"content": substitute(text, values)}))
+            plain = _plain_text(preset, prompt, mode, errors)
+            if plain is not None:
+                content = substitute(plain[0], values)
+                injections.append(prompt.model_copy(update={"content": content}))
+                if plain[1]:
+                    unmaterialized.append(content)
             continue
         if prompt.identifier == "agentTask":
             entries.append(_Entry(prompt, None))
@@ -161,7 +163,7 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: Mode) -
         errors.sort(key=lambda d: (d.span.file, d.span.start) if d.span else ("", 0))
         raise TemplateError(errors)
     for entry in entries:
-        _add_entry(assembler, preset, entry, values, injections)
+        _add_entry(assembler, preset, entry, values, injections, unmaterialized)
 
 
 def _bind_entry(
@@ -180,18 +182,25 @@ def _bind_entry(
 
 def _plain_text(
     preset: TavernPreset, prompt: PresetPrompt, mode: Mode, errors: list[Diagnostic]
-) -> str | None:
-    """An in-chat injection's text: macros dropped in legacy mode, else kept as written.
+) -> tuple[str, bool] | None:
+    """An in-chat injection's text, and whether a macro in it stayed unmaterialized.
 
-    A macro cannot expand inside a single injected message; in agent mode it stays as
-    written and the marker check reports it.
+    A macro cannot expand inside a single injected message: legacy mode drops it; agent mode
+    keeps it as written, and :func:`check_markers` refuses the request if it gets there.
+    Escaped text (``\\<<agent.``) is literal by the author's choice, never a leak.
     """
     bound = _bind_entry(preset, prompt, errors)
     if bound is None:
         return None
-    if mode == "legacy":
-        return "".join(i.value for i in bound.items if isinstance(i, Text))
-    return prompt.content
+    parts: list[str] = []
+    raw = False
+    for item in bound.items:
+        if isinstance(item, Text):
+            parts.append(item.value)
+        elif mode == "agent":
+            parts.append(bound.template.source[item.span.start : item.span.end])
+            raw = True
+    return "".join(parts), raw
 
 
 def _substituted(bound: BoundTemplate, values: dict[str, str]) -> BoundTemplate:
@@ -210,6 +219,7 @@ def _add_entry(
     entry: _Entry,
     values: dict[str, str],
     injections: list[PresetPrompt],
+    unmaterialized: list[str],
 ) -> None:
     prompt = entry.prompt
     start = len(assembler.components)
@@ -252,53 +262,37 @@ def _add_entry(
             from_card = bool(card_file) and comp.source.startswith(card_file + ":")
             comp.metadata["origin"] = "card" if from_card else "preset"
         if comp.kind == ComponentKind.CHAT_HISTORY and injections:
-            _inject(comp, injections)
+            _inject(comp, injections, unmaterialized)
 
 
-def _inject(comp: Component, injections: list[PresetPrompt]) -> None:
+def _inject(comp: Component, injections: list[PresetPrompt], unmaterialized: list[str]) -> None:
     def make(role: Any, text: str, src: list[PresetPrompt]) -> Message:
         return {"role": role, "content": text}
 
     history = list(comp.messages or [])
     merged = apply_injections(history, injections, make)
     comp.messages = merged
-    comp.metadata["presetMessages"] = [m["content"] for m in merged if not _in(m, history)]
-
-
-def _in(message: Message, history: list[Message]) -> bool:
-    return any(message is h for h in history)
-
-
-def preset_fragments(frame: ContextFrame) -> list[str]:
-    """The preset-authored texts of a frame (what the marker check looks for)."""
-    out: list[str] = []
-    for comp in frame.components:
-        if comp.metadata.get("origin") == "preset" and comp.inline_content:
-            out.append(comp.inline_content)
-        out.extend(str(t) for t in comp.metadata.get("presetMessages", ()) if t)
-    return out
+    injected = [m["content"] for m in merged if not any(m is h for h in history)]
+    comp.metadata["presetMessages"] = injected
+    comp.metadata["unmaterialized"] = [t for t in injected if t in unmaterialized]
 
 
 def check_markers(request: dict[str, Any], frame: ContextFrame) -> None:
-    """Raise ``agent.prompt_marker_unmaterialized`` when preset text left a marker in the
-    request. Data (chat, files, tool results) that contains one is never flagged."""
-    suspects = [
-        (frag, marker)
-        for frag in preset_fragments(frame)
-        for marker in INTERNAL_MARKERS
-        if marker in frag
-    ]
+    """Raise ``agent.prompt_marker_unmaterialized`` when a macro the compiler could not
+    materialize reached the request. Data (chat, files, tool results) and escaped literal
+    text are never flagged: only what assembly recorded as unmaterialized is looked for."""
+    suspects = [t for c in frame.components for t in c.metadata.get("unmaterialized", ())]
     if not suspects:
         return
     texts = _request_texts(request)
-    for frag, marker in suspects:
-        piece = frag.strip()
-        if any(piece in t for t in texts):
+    for text in suspects:
+        piece = str(text).strip()
+        if piece and any(piece in t for t in texts):
             raise PolicyError(
                 code="agent.prompt_marker_unmaterialized",
-                message=f"the request still carries an unmaterialized marker '{marker}' "
-                f"from preset text: {piece[:80]!r}",
-                hint="a preset may not leave agent markers in the request; remove the text",
+                message=f"the request still carries an unmaterialized macro: {piece[:80]!r}",
+                hint="an in-chat injection cannot hold <<agent.*>> macros; move the macro to a "
+                "prompt entry",
             )
 
 

@@ -235,13 +235,13 @@ def test_in_chat_injections_are_placed_at_their_depth(tmp_path: Path) -> None:
 
 
 def test_a_marker_left_in_preset_text_is_a_leak(tmp_path: Path) -> None:
-    preset = small_preset(
+    escaped = small_preset(
         {"identifier": "agentSystemPrompt", "marker": True},
         {"identifier": "main", "content": r"Keep this: \<<agent.plan>>"},
     )
-    with pytest.raises(APCError) as info:
-        compiler.compile(write(tmp_path, "p.json", preset), mode="agent")
-    assert info.value.code == "agent.prompt_marker_unmaterialized"
+    # an escape is the author's literal text, never a leak
+    result = compiler.compile(write(tmp_path, "p.json", escaped), mode="agent")
+    assert contents(result)[-1] == "Keep this: <<agent.plan>>"
     injected = small_preset(
         {"identifier": "agentSystemPrompt", "marker": True},
         {"identifier": "chatHistory", "marker": True},
