@@ -41,7 +41,6 @@ __all__ = [
 ]
 
 
-
 class _TavernProfiles(_Model):
     """TauriTavern's ``agentProfiles`` container."""
 
