@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,14 @@ from typing import Any
 from compiler.assemble import Assembler
 from compiler.context.run import RunContext, load_context
 from compiler.errors import APCError, Diagnostic
-from compiler.fit import BudgetLedger, fit
+from compiler.fit import (
+    BudgetLedger,
+    CategoryBudgets,
+    Summarizer,
+    fit,
+    floor_tokens,
+    total_budget,
+)
 from compiler.frame import ContextFrame
 from compiler.journal import Event, Journal
 from compiler.lower.base import ModelRequest, get_dialect
@@ -61,6 +69,16 @@ def _names_file(text: str) -> bool:
         return False
 
 
+#: The default cache-stable step: history cut points move 32 messages at a time.
+CACHE_STABLE_STEP = 32
+
+
+def _step(cache_stable: bool | int) -> int:
+    if cache_stable is True:
+        return CACHE_STABLE_STEP
+    return max(0, int(cache_stable))
+
+
 def check(source: Source) -> BoundTemplate:
     """Parse and bind a template; raises TemplateError with every error of the file."""
     text, name = read_source(source)
@@ -78,6 +96,10 @@ def compile(
     max_completion_tokens: int | None = None,
     profile: ResolvedAgentProfile | str | None = None,
     mode: Mode | None = None,
+    reserve: int | None = None,
+    cache_stable: bool | int = False,
+    summarizer: Summarizer | None = None,
+    summaries: dict[str, str] | None = None,
 ) -> CompileResult:
     """Compile a template (or a SillyTavern preset ``.json``) into a provider request.
 
@@ -88,7 +110,14 @@ def compile(
 
     ``profile`` is a resolved profile, or a profile id / None (default-writer) resolved with
     the layers the inputs carry: the preset's agent schema and the run's character card.
-    Without ``budget``, the profile's totalContextBudget applies when it sets one.
+
+    Budgets (:mod:`compiler.fit`): the total is ``budget`` when given, else the smaller of
+    the profile's totalContextBudget and the model's window minus ``reserve`` (default:
+    ``max_completion_tokens``); the profile's category budgets apply too. ``cache_stable``
+    (True, or a step in messages) moves history cut points in steps so successive turns
+    keep a byte-identical prefix. ``summarizer`` is a callable ``(SummaryRequest) -> str |
+    None`` (e.g. an LLM) tried before the built-in extractive one; ``summaries`` maps a
+    component id or kind (``"ChatHistory"``) to a precomputed summary.
     """
     preset = load_preset_source(source)
     ctx = load_context(context)
@@ -100,8 +129,14 @@ def compile(
             preset=Path(source) if preset is not None else None,
             character=ctx.character_source(),
         )
-    if budget is None:
-        budget = resolved.context.total_context_budget
+    total = total_budget(
+        budget=budget,
+        profile_total=resolved.context.total_context_budget,
+        model=model,
+        reserve=reserve,
+        max_completion_tokens=max_completion_tokens,
+    )
+    budget = total.total
     journal = Journal()
     bound = check(source) if preset is None else None
     name = bound.template.name if bound is not None else str(source)
@@ -117,7 +152,16 @@ def compile(
             assemble_preset(assembler, preset, mode=mode or default_mode(resolved, preset))
         frame = assembler.frame()
         fitted = fit(
-            frame, dialect=dialect, counter=counter, model=model, budget=budget, journal=journal
+            frame,
+            dialect=dialect,
+            counter=counter,
+            model=model,
+            budget=total,
+            journal=journal,
+            budgets=CategoryBudgets.from_policy(resolved.context),
+            summarizer=summarizer,
+            cache_stable=_step(cache_stable),
+            summaries=summaries,
         )
         options = {"max_completion_tokens": max_completion_tokens}
         request = dialect.lower(fitted.frame, model, **options)
@@ -129,17 +173,83 @@ def compile(
             journal.emit("context_assembly_failed", "error", code=exc.code, message=exc.message)
         exc.details.setdefault("events", journal.events)  # so --journal records the failure
         raise
-    total = dialect.count_request(request, counter)
+    counted = dialect.count_request(request, counter)
     ledger = fitted.ledger
-    ledger.total_tokens = total
-    ledger.overhead_tokens = total - sum(e.tokens_used for e in ledger.entries)
-    if budget is not None and total > budget:  # the allocator's promise, checked on the request
-        raise AssertionError(f"internal: request has {total} tokens, budget {budget}")
+    if counted != ledger.total_tokens or (budget is not None and counted > budget):
+        # the allocator's promise, checked on the request itself
+        raise AssertionError(f"internal: request has {counted} tokens, ledger {ledger}")
     journal.emit(
         "context_assembled",
         components=len(fitted.frame.components),
-        totalTokens=total,
+        totalTokens=counted,
         budget=budget,
     )
     warnings = [*resolved.warnings, *(bound.warnings if bound is not None else ())]
     return CompileResult(request, fitted.frame, ledger, journal.events, warnings)
+
+
+@dataclass
+class Feasibility:
+    """Whether what cannot be cut fits: the floor (exact tokens), the budget, the window."""
+
+    floor_tokens: int
+    budget: int | None
+    window: int | None
+    reserve: int
+    model: str
+
+    @property
+    def problem(self) -> str | None:
+        """Why the set-up cannot fit (None: it can)."""
+        if self.window is not None and self.floor_tokens + self.reserve > self.window:
+            return (
+                f"the parts that cannot be cut need {self.floor_tokens} tokens and "
+                f"{self.reserve} are reserved for the response: "
+                f"{self.floor_tokens + self.reserve} > the {self.window}-token window of "
+                f"{self.model}"
+            )
+        if self.budget is not None and self.floor_tokens > self.budget:
+            return (
+                f"the parts that cannot be cut need {self.floor_tokens} tokens; "
+                f"the budget is {self.budget}"
+            )
+        return None
+
+
+def check_budget(
+    source: Source,
+    *,
+    context: RunContext | dict[str, Any] | str | Path | None = None,
+    provider: str = "openai",
+    model: str = "gpt-4o",
+    budget: int | None = None,
+    encoding: str | None = None,
+    max_completion_tokens: int | None = None,
+    reserve: int | None = None,
+    profile: ResolvedAgentProfile | str | None = None,
+    mode: Mode | None = None,
+) -> Feasibility:
+    """The budget set-up of a compile, checked before fitting: the required floors (exact)
+    plus the reserved response against the model's window, and against the total budget."""
+    full = compile(
+        source,
+        context=context,
+        provider=provider,
+        model=model,
+        budget=sys.maxsize,
+        encoding=encoding,
+        max_completion_tokens=max_completion_tokens,
+        profile=profile,
+        mode=mode,
+    )
+    dialect = get_dialect(provider)
+    counter = counter_for(encoding or encoding_name_for_model(model))
+    floor = floor_tokens(full.frame, dialect=dialect, counter=counter, model=model)
+    total = total_budget(
+        budget=budget,
+        profile_total=full.ledger.profile_budget,
+        model=model,
+        reserve=reserve,
+        max_completion_tokens=max_completion_tokens,
+    )
+    return Feasibility(floor, total.total, total.window, total.reserve, model)

@@ -29,8 +29,6 @@ from compiler.profile import ResolvedAgentProfile
 from compiler.syntax.ast import Text
 from compiler.tavern.macros import card_values, substitute
 
-SUMMARY_CHARS = 400
-
 
 class Assembler:
     """Expands templates against one run context; components accumulate in order."""
@@ -303,12 +301,7 @@ def _tool_results(a: Assembler, call: MacroCall) -> dict[str, Any]:
         results = results[-1:]
     messages: list[Message] = []
     for r in results:
-        content = r.content
-        if mode == "summary" and len(content) > SUMMARY_CHARS:
-            content = (
-                content[:SUMMARY_CHARS].rstrip()
-                + f"\n[... {len(r.content) - SUMMARY_CHARS} more characters]"
-            )
+        content = r.content  # mode="summary" is applied by the fit stage
         if r.is_error:
             content = f"[error] {content}"
         messages.append(

@@ -17,6 +17,7 @@ from compiler.render import print_diagnostics
 COMMAND_MODULES = (
     "compiler.commands.check",
     "compiler.commands.compile",
+    "compiler.commands.explain",
     "compiler.commands.profile",
     "compiler.commands.schema",
 )

@@ -80,9 +80,11 @@ def test_budget_drops_oldest_history_and_never_exceeds() -> None:
     total = DIALECT.count_request(cut.request, counter_for("o200k_base"))
     assert total <= budget
     assert cut.ledger.total_tokens == total
-    kept = cut.request["messages"][1:]
+    summary, *kept = cut.request["messages"][1:]
+    assert summary["role"] == "system" and "chat.search" in summary["content"]
     assert kept == full.request["messages"][-len(kept) :]  # the newest survive, in order
     assert 0 < len(kept) < 50
+    assert total >= 0.95 * budget
     skipped = [e for e in cut.events if e.type == "context_component_skipped"]
     assert skipped and skipped[0].payload["reason"] == "budget"
 
@@ -101,9 +103,8 @@ def test_tool_call_and_results_are_cut_together() -> None:
     full = compiler.compile("Go.<<agent.chat.history>>", context={"chat": messages})
     kept_counts = set()
     for budget in range(10, full.ledger.total_tokens + 1):
-        req = compiler.compile(
-            "Go.<<agent.chat.history>>", context={"chat": messages}, budget=budget
-        ).request
+        template = 'Go.<<agent.chat.history strategy="truncate">>'
+        req = compiler.compile(template, context={"chat": messages}, budget=budget).request
         history = req["messages"][1:]
         assert not history or history[0]["role"] != "tool"
         kept_counts.add(len(history))

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from compiler.api import check
+from compiler.api import check, check_budget
 from compiler.commands._common import add_format, usage_error
 from compiler.errors import APCError, Diagnostic
 from compiler.render import print_diagnostics
@@ -16,6 +16,15 @@ from compiler.tavern.assemble import check_preset, load_preset_source
 def register(sub: Any) -> None:
     p = sub.add_parser("check", help="check templates for errors")
     p.add_argument("files", nargs="+", metavar="FILE")
+    g = p.add_argument_group(
+        "budget set-up (any of these also checks that the required parts fit the window)"
+    )
+    g.add_argument("--context", metavar="RUN.json", help="the run context")
+    g.add_argument("--model", help="model (default gpt-4o); its window is checked")
+    g.add_argument("--encoding", help="tokenizer encoding (default: the model's)")
+    g.add_argument("--budget", type=int, metavar="N", help="total token budget of the request")
+    g.add_argument("--max-completion-tokens", type=int, metavar="N")
+    g.add_argument("--reserve", type=int, metavar="N", help="tokens reserved for the response")
     add_format(p)
     p.set_defaults(func=run)
 
@@ -40,5 +49,44 @@ def run(args: argparse.Namespace) -> int:
             failed = True
             continue
         diagnostics.extend(bound.warnings)
+    if not failed and _budget_requested(args):
+        for name in args.files:
+            found = _check_budget(name, args)
+            diagnostics.extend(found)
+            failed = failed or bool(found)
     print_diagnostics(diagnostics, fmt=args.format)
     return 1 if failed else 0
+
+
+_BUDGET_OPTIONS = ("context", "model", "encoding", "budget", "max_completion_tokens", "reserve")
+
+
+def _budget_requested(args: argparse.Namespace) -> bool:
+    return any(getattr(args, name, None) is not None for name in _BUDGET_OPTIONS)
+
+
+def _check_budget(name: str, args: argparse.Namespace) -> list[Diagnostic]:
+    """``context.budget_infeasible`` when what cannot be cut (plus the reserve) does not fit."""
+    try:
+        found = check_budget(
+            Path(name),
+            context=Path(args.context) if args.context else None,
+            model=args.model or "gpt-4o",
+            budget=args.budget,
+            encoding=args.encoding,
+            max_completion_tokens=args.max_completion_tokens,
+            reserve=args.reserve,
+        )
+    except APCError as exc:
+        return exc.diagnostics
+    if found.problem is None:
+        return []
+    return [
+        Diagnostic(
+            code="context.budget_infeasible",
+            message=found.problem,
+            file=name,
+            hint="raise the budget or the model's window, lower the reserve, or let more "
+            "components be cut (required=false, strategy=truncate|summarize)",
+        )
+    ]

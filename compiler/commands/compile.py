@@ -8,6 +8,7 @@ from typing import Any
 
 from compiler.api import compile as compile_source
 from compiler.commands._common import add_format, dumps, usage_error, write_output
+from compiler.commands.explain import add_budget_arguments, budget_usage_problem
 from compiler.context._load import load_json_file
 from compiler.errors import APCError
 from compiler.journal import append_jsonl
@@ -30,6 +31,7 @@ def register(sub: Any) -> None:
     p.add_argument("--encoding", help="tokenizer encoding (default: the model's)")
     p.add_argument("--budget", type=int, metavar="N", help="total token budget of the request")
     p.add_argument("--max-completion-tokens", type=int, metavar="N")
+    add_budget_arguments(p)
     p.add_argument(
         "--emit", choices=("request", "frame", "ledger"), default="request", help="what to print"
     )
@@ -49,6 +51,9 @@ def run(args: argparse.Namespace) -> int:
         return usage_error("--budget must be at least 0")
     if args.max_completion_tokens is not None and args.max_completion_tokens < 1:
         return usage_error("--max-completion-tokens must be at least 1")
+    problem = budget_usage_problem(args)
+    if problem:
+        return usage_error(problem)
     _default_layers(args)
     try:
         result = compile_source(
@@ -61,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
             max_completion_tokens=args.max_completion_tokens,
             profile=resolve_from_args(args),
             mode=args.mode,
+            reserve=args.reserve,
+            cache_stable=args.cache_stable or 0,
         )
     except APCError as exc:
         if args.journal and exc.details.get("events"):

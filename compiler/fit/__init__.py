@@ -1,6 +1,26 @@
 """The fit stage: the only stage that counts tokens or changes content length."""
 
-from compiler.fit.allocator import FitResult, fit
-from compiler.fit.ledger import AppliedBudget, BudgetLedger, LedgerEntry
+from compiler.fit.allocator import FitResult, effective_strategy, fit, floor_tokens
+from compiler.fit.budgets import CategoryBudgets, TotalBudget, model_window, total_budget
+from compiler.fit.ledger import AppliedBudget, BudgetLedger, CategoryTotal, LedgerEntry
+from compiler.fit.summarize import ExtractiveSummarizer, Summarizer, SummaryRequest
+from compiler.fit.truncate import truncate_text
 
-__all__ = ["AppliedBudget", "BudgetLedger", "FitResult", "LedgerEntry", "fit"]
+__all__ = [
+    "AppliedBudget",
+    "BudgetLedger",
+    "CategoryBudgets",
+    "CategoryTotal",
+    "ExtractiveSummarizer",
+    "FitResult",
+    "LedgerEntry",
+    "Summarizer",
+    "SummaryRequest",
+    "TotalBudget",
+    "effective_strategy",
+    "fit",
+    "floor_tokens",
+    "model_window",
+    "total_budget",
+    "truncate_text",
+]

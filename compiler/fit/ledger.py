@@ -15,7 +15,11 @@ class _Model(BaseModel):
 
 
 class AppliedBudget(_Model):
-    """The budgets that applied to a component (None: no such budget)."""
+    """The budgets that applied to a component when it was fitted (None: no such budget).
+
+    ``own`` is its ``budget=N``; ``category`` and ``total`` are what was left of its category's
+    budget and of the total when its turn came (fixed components: the whole budgets).
+    """
 
     own: int | None = None
     category: int | None = None
@@ -28,9 +32,14 @@ class LedgerEntry(_Model):
     id: str
     kind: str
     source: str
+    category: str | None = None
+    priority: int = 0
+    required: bool = False
     tokens_offered: int | None = None  # None when not all of it was counted (long history)
-    tokens_used: int
     budget: AppliedBudget = Field(default_factory=AppliedBudget)
+    tokens_granted: int | None = None  # the smallest budget that applied (None: unlimited)
+    tokens_used: int = 0
+    summary_tokens: int = 0  # of tokens_used, what summaries take (summaryBudgetTokens)
     action: Action = "kept"
     strategy: str | None = None
     reason: str | None = None
@@ -38,13 +47,38 @@ class LedgerEntry(_Model):
     messages_kept: int | None = None
 
 
+class CategoryTotal(_Model):
+    """A budget category: its budget and what its components used."""
+
+    budget: int | None = None
+    used: int = 0
+
+
 class BudgetLedger(_Model):
-    """All entries plus the request's totals; ``total_tokens`` is the lowered request's count."""
+    """All entries plus the request's totals; ``total_tokens`` is the lowered request's count.
+
+    ``overhead_tokens`` is what the provider adds around the components' own tokens (message
+    framing, names, reply priming, tool-definition framing, and the merging of inline
+    components into one message); ``total_tokens`` = sum of ``tokens_used`` + overhead.
+    """
 
     provider: str
     model: str
     encoding: str
     budget: int | None
+    budget_source: str = "none"  # --budget, profile, window (window - reserve), none
+    profile_budget: int | None = None  # the profile's totalContextBudget
+    window: int | None = None
+    reserve: int = 0
+    cache_stable: int | None = None
     entries: list[LedgerEntry] = Field(default_factory=list)
-    overhead_tokens: int = 0  # message framing, reply priming, tool-definition framing
+    categories: dict[str, CategoryTotal] = Field(default_factory=dict)
+    overhead_tokens: int = 0
     total_tokens: int = 0
+
+    def entry(self, component_id: str) -> LedgerEntry:
+        """The entry of one component (KeyError when there is none)."""
+        for e in self.entries:
+            if e.id == component_id:
+                return e
+        raise KeyError(component_id)

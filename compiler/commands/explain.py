@@ -1,0 +1,171 @@
+"""``apc explain SOURCE --context RUN.json``: the budget ledger, as a table or JSON.
+
+Also home of the budget options that ``compile``, ``explain`` and ``check`` share.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from compiler.api import compile as compile_source
+from compiler.commands._common import add_format, dumps, usage_error, write_output
+from compiler.errors import BudgetError
+from compiler.fit.ledger import BudgetLedger
+from compiler.profile import add_profile_arguments, resolve_from_args
+from compiler.render import print_diagnostics
+
+
+def add_budget_arguments(p: argparse.ArgumentParser) -> None:
+    """``--reserve N`` and ``--cache-stable [STEP]``."""
+    p.add_argument(
+        "--reserve",
+        type=int,
+        metavar="N",
+        help="tokens reserved for the response: the total budget is the model's window minus N "
+        "(default: --max-completion-tokens; --budget overrides)",
+    )
+    p.add_argument(
+        "--cache-stable",
+        type=int,
+        nargs="?",
+        const=32,
+        metavar="STEP",
+        help="move history cut points in steps of STEP messages (default 32) so successive "
+        "turns keep a byte-identical prefix",
+    )
+
+
+def budget_usage_problem(args: argparse.Namespace) -> str | None:
+    if getattr(args, "reserve", None) is not None and args.reserve < 0:
+        return "--reserve must be at least 0"
+    if getattr(args, "cache_stable", None) is not None and args.cache_stable < 1:
+        return "--cache-stable STEP must be at least 1"
+    return None
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("explain", help="show how a compile spends its token budget")
+    p.add_argument("source", metavar="SOURCE", help="a template, or a SillyTavern preset .json")
+    p.add_argument("--context", metavar="RUN.json", help="the run context")
+    p.add_argument("--mode", choices=("agent", "legacy"), help="preset mode")
+    p.add_argument("--provider", default="openai")
+    p.add_argument("--model", default="gpt-4o")
+    p.add_argument("--encoding", help="tokenizer encoding (default: the model's)")
+    p.add_argument("--budget", type=int, metavar="N", help="total token budget of the request")
+    p.add_argument("--max-completion-tokens", type=int, metavar="N")
+    add_budget_arguments(p)
+    add_profile_arguments(p)
+    p.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
+    add_format(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not Path(args.source).is_file():
+        return usage_error(f"no such file: {args.source}")
+    if args.context and not Path(args.context).is_file():
+        return usage_error(f"no such file: {args.context}")
+    if args.budget is not None and args.budget < 0:
+        return usage_error("--budget must be at least 0")
+    problem = budget_usage_problem(args)
+    if problem:
+        return usage_error(problem)
+    try:
+        result = compile_source(
+            Path(args.source),
+            context=Path(args.context) if args.context else None,
+            provider=args.provider,
+            model=args.model,
+            budget=args.budget,
+            encoding=args.encoding,
+            max_completion_tokens=args.max_completion_tokens,
+            profile=resolve_from_args(args),
+            mode=args.mode,
+            reserve=args.reserve,
+            cache_stable=args.cache_stable or 0,
+        )
+    except BudgetError as exc:  # show what was decided up to the failure, then the error
+        data = exc.details.get("ledger")
+        if data is not None:
+            ledger = BudgetLedger.model_validate(data)
+            _emit(ledger, args)
+        print_diagnostics(exc.diagnostics, fmt=args.format)
+        return 1
+    _emit(result.ledger, args)
+    return 0
+
+
+def _emit(ledger: BudgetLedger, args: argparse.Namespace) -> None:
+    if args.format == "json":
+        write_output(dumps(ledger.model_dump(mode="json", by_alias=True)), args.output)
+    else:
+        write_output(render_ledger(ledger), args.output)
+
+
+def _n(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def render_ledger(ledger: BudgetLedger) -> str:
+    """The ledger as a terminal table: one row per component, then the totals."""
+    head = ["id", "kind", "offered", "own", "category", "total", "granted", "used", "action"]
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    for e in ledger.entries:
+        offered = _n(e.tokens_offered)
+        if e.messages_offered is not None:
+            offered += f" ({e.messages_kept}/{e.messages_offered} msgs)"
+        action = e.action if e.strategy is None else f"{e.action} [{e.strategy}]"
+        rows.append(
+            [
+                e.id,
+                e.kind,
+                offered,
+                _n(e.budget.own),
+                _n(e.budget.category),
+                _n(e.budget.total),
+                _n(e.tokens_granted),
+                _n(e.tokens_used) + (f" (+{e.summary_tokens} sum.)" if e.summary_tokens else ""),
+                action,
+            ]
+        )
+        if e.reason and e.action != "kept":
+            notes.append(f"  {e.id} ({e.source}): {e.reason}")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    numeric = {2, 3, 4, 5, 6, 7}
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in numeric else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    out = [
+        f"{ledger.provider} {ledger.model} ({ledger.encoding}); budget {_n(ledger.budget)} "
+        f"from {ledger.budget_source}"
+        + (f", window {_n(ledger.window)}" if ledger.window else "")
+        + (f", reserve {_n(ledger.reserve)}" if ledger.reserve else "")
+        + (f", cache-stable step {ledger.cache_stable}" if ledger.cache_stable else ""),
+        "",
+        line(head),
+        line(["-" * w for w in widths]),
+        *(line(r) for r in rows),
+        "",
+    ]
+    if notes:
+        out += ["why:", *notes, ""]
+    cats = [
+        f"{name} {_n(c.used)}/{_n(c.budget)}"
+        for name, c in ledger.categories.items()
+        if c.used or c.budget is not None
+    ]
+    if cats:
+        out.append("categories (used/budget): " + ", ".join(cats))
+    out.append(
+        f"request: {_n(ledger.total_tokens)} tokens = components "
+        f"{_n(ledger.total_tokens - ledger.overhead_tokens)} + overhead "
+        f"{_n(ledger.overhead_tokens)}; budget {_n(ledger.budget)}"
+    )
+    return "\n".join(out) + "\n"

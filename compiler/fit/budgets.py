@@ -1,0 +1,124 @@
+"""Budgets: the categories of the profile's context policy, model windows, the total budget.
+
+Budgets compose: a component fits its own ``budget=N`` cap, its category's budget (shared
+by every component of that category) and the total. ``totalContextBudget`` is ``--budget``
+when given, else the smaller of the profile's ``totalContextBudget`` and the model's window
+minus the tokens reserved for the response (``--reserve``, else ``--max-completion-tokens``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from compiler.frame import ComponentKind
+
+#: component kind -> budget category (the profile's ``<category>BudgetTokens``).
+CATEGORY_OF: dict[ComponentKind, str] = {
+    ComponentKind.CHAT_HISTORY: "history",
+    ComponentKind.WORKSPACE_FILE: "workspaceFile",
+    ComponentKind.WORKSPACE_TREE: "workspaceFile",
+    ComponentKind.TOOL_RESULTS: "toolResult",
+    ComponentKind.SKILL: "skill",
+    ComponentKind.WORLD_INFO: "worldInfo",
+}
+
+#: every category, in the order the ledger lists them ("summary": what summaries use).
+CATEGORIES = ("history", "workspaceFile", "toolResult", "skill", "worldInfo", "summary")
+
+#: Context windows (input + output tokens) of OpenAI models, longest prefix wins.
+MODEL_WINDOWS: dict[str, int] = {
+    "gpt-3.5-turbo": 16_385,
+    "gpt-4": 8_192,
+    "gpt-4-32k": 32_768,
+    "gpt-4-turbo": 128_000,
+    "gpt-4o": 128_000,
+    "gpt-4o-mini": 128_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4.5": 128_000,
+    "gpt-5": 400_000,
+    "o1": 200_000,
+    "o1-mini": 128_000,
+    "o3": 200_000,
+    "o3-mini": 200_000,
+    "o4-mini": 200_000,
+    "gpt-oss": 131_072,
+}
+
+
+def model_window(model: str) -> int | None:
+    """The context window of ``model`` (``openai/gpt-4o-2024-08-06`` works), or None."""
+    name = model.split("/")[-1]
+    best: str | None = None
+    for prefix in MODEL_WINDOWS:
+        if (name == prefix or name.startswith(prefix + "-")) and (
+            best is None or len(prefix) > len(best)
+        ):
+            best = prefix
+    return MODEL_WINDOWS[best] if best is not None else None
+
+
+@dataclass(frozen=True)
+class CategoryBudgets:
+    """The category budgets of a resolved profile (None: no such budget)."""
+
+    history: int | None = None
+    workspace_file: int | None = None
+    tool_result: int | None = None
+    skill: int | None = None
+    world_info: int | None = None
+    summary: int | None = None
+
+    def as_dict(self) -> dict[str, int | None]:
+        return {
+            "history": self.history,
+            "workspaceFile": self.workspace_file,
+            "toolResult": self.tool_result,
+            "skill": self.skill,
+            "worldInfo": self.world_info,
+            "summary": self.summary,
+        }
+
+    @classmethod
+    def from_policy(cls, context: Any) -> CategoryBudgets:
+        """From a profile's ``ContextPolicy`` (``resolved.context``)."""
+        return cls(
+            history=context.history_budget_tokens,
+            workspace_file=context.workspace_file_budget_tokens,
+            tool_result=context.tool_result_budget_tokens,
+            skill=context.skill_budget_tokens,
+            world_info=context.world_info_budget_tokens,
+            summary=context.summary_budget_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class TotalBudget:
+    """Where the total budget came from: the value and its parts."""
+
+    total: int | None
+    window: int | None
+    reserve: int
+    source: str  # "--budget", "profile", "window", "none"
+    profile_total: int | None = None  # the profile's totalContextBudget, for the record
+
+
+def total_budget(
+    *,
+    budget: int | None,
+    profile_total: int | None,
+    model: str,
+    reserve: int | None = None,
+    max_completion_tokens: int | None = None,
+) -> TotalBudget:
+    """The request's total token budget (see the module docstring)."""
+    window = model_window(model)
+    held = reserve if reserve is not None else (max_completion_tokens or 0)
+    if budget is not None:
+        return TotalBudget(budget, window, held, "--budget", profile_total)
+    from_window = None if window is None else max(0, window - held)
+    if profile_total is not None and (from_window is None or profile_total <= from_window):
+        return TotalBudget(profile_total, window, held, "profile", profile_total)
+    if from_window is not None:
+        return TotalBudget(from_window, window, held, "window", profile_total)
+    return TotalBudget(None, window, held, "none", profile_total)

@@ -1,0 +1,231 @@
+"""Chat history: keep the newest whole units that fit, and a summary of what was cut.
+
+A unit is a message, or an assistant message with tool calls together with the tool results
+that answer it; units are kept or cut whole, and a kept history never starts with a tool
+result. The walk goes newest first and stops at the first unit that does not fit, so only
+the kept messages (and the one that did not fit) are counted: a 10,000-message chat at a 16k
+budget is never tokenized whole.
+
+In place of what was cut, a system message says how many messages were left out and that
+the ``chat.search`` tool can read them, followed by a summary (see
+:mod:`compiler.fit.summarize`) when the budget leaves room for one.
+
+Cache-stable mode (``step`` > 0): the number of messages cut is rounded up to a multiple of
+``step`` (then to the next unit boundary), so the cut point, and with it the summary and
+every kept message before the newest ones, stays byte-identical from turn to turn until the
+chat has grown by ``step`` messages. It costs up to ``step`` messages of budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from compiler.fit.summarize import SummaryChain, SummaryRequest
+from compiler.frame import Message, Role
+from compiler.lower.base import Dialect
+from compiler.tokens import TokenCounter
+
+SUMMARY_ROLE: Role = "system"
+MAX_RESERVE = 1024  # at most this many tokens are set aside for a history summary
+MIN_SUMMARY = 8  # below this much room for a body the summary is the note alone
+
+
+def note(cut: int) -> str:
+    """The text that stands where ``cut`` messages were left out."""
+    return (
+        f"[Earlier conversation: {cut} older messages are not shown here (cut to fit the "
+        "context budget); the chat.search tool can read them.]"
+    )
+
+
+def unit_start(messages: Sequence[Message], end: int) -> int:
+    """The first index of the unit that ends at ``end`` (inclusive)."""
+    if messages[end]["role"] != "tool":
+        return end
+    j = end
+    while j > 0 and messages[j - 1]["role"] == "tool":
+        j -= 1
+    if j > 0 and messages[j - 1].get("toolCalls"):
+        return j - 1
+    return end  # a tool result no call opens (an input error the lowering check reports)
+
+
+def _min(*values: int | None) -> int | None:
+    present = [v for v in values if v is not None]
+    return min(present) if present else None
+
+
+@dataclass
+class HistoryFit:
+    messages: list[Message]  # kept, the summary message first when there is one
+    used: int  # tokens of everything kept, summary included
+    summary_tokens: int
+    cut: int  # oldest messages left out
+    summarizer: str | None
+    counted_all: bool
+
+
+@dataclass
+class _Walk:
+    messages: Sequence[Message]
+    dialect: Dialect
+    counter: TokenCounter
+
+    def __post_init__(self) -> None:
+        self.units: list[tuple[int, int]] = []  # (start, cost), newest first
+        self.used = 0
+        self.next = len(self.messages)  # the end (exclusive) of the next older unit
+
+    @property
+    def start(self) -> int:
+        return self.units[-1][0] if self.units else len(self.messages)
+
+    def extend(self, cap: int | None) -> None:
+        """Add older units while they fit ``cap`` (None: all)."""
+        while self.next > 0:
+            s = unit_start(self.messages, self.next - 1)
+            cost = sum(
+                self.dialect.message_tokens(m, self.counter) for m in self.messages[s : self.next]
+            )
+            if cap is not None and self.used + cost > cap:
+                return
+            self.units.append((s, cost))
+            self.used += cost
+            self.next = s
+
+    def trim(self, cap: int) -> None:
+        """Drop the oldest kept units until ``used <= cap``."""
+        while self.units and self.used > cap:
+            self.pop()
+
+    def pop(self) -> None:
+        _, cost = self.units.pop()
+        self.used -= cost
+        self.next = self.start
+
+    def drop_leading_tool(self) -> None:
+        while self.units and self.messages[self.units[-1][0]]["role"] == "tool":
+            self.pop()
+
+
+def fit_history(
+    messages: Sequence[Message],
+    *,
+    limit: int | None,
+    message_limit: int | None,
+    summary_limit: int | None,
+    summarize: bool,
+    step: int,
+    dialect: Dialect,
+    counter: TokenCounter,
+    chain: SummaryChain,
+    component_id: str,
+    precomputed: str | None,
+) -> HistoryFit:
+    """Fit one history into ``limit`` tokens (everything it keeps, summary included), its
+    messages into ``message_limit`` (the history budget) and its summary into
+    ``summary_limit`` (the summary budget). None: no such limit."""
+    n = len(messages)
+    cap = _min(limit, message_limit)
+    walk = _Walk(messages, dialect, counter)
+    walk.extend(cap)
+    if walk.next == 0:
+        return HistoryFit(list(messages), walk.used, 0, 0, None, True)
+    # something has to go: set room aside for the summary, round the cut, no orphan first
+    reserve = 0
+    if summarize:
+        # a tenth of the limit, at least room for the note (unless that is over a quarter)
+        base = limit if limit is not None else cap or 0
+        floor = dialect.message_tokens({"role": SUMMARY_ROLE, "content": note(n)}, counter)
+        wanted = max(base // 10, floor if floor <= base // 4 else 0)
+        reserve = _min(summary_limit, min(MAX_RESERVE, wanted)) or 0
+    # the summary counts against the summary budget, so only a total limit loses the room
+    walk_cap = _min(cap, None if limit is None else limit - reserve)
+    assert walk_cap is not None
+    walk.trim(walk_cap)
+    if step > 0:
+        rounded = -(-walk.start // step) * step
+        while walk.units and walk.start < rounded:
+            walk.pop()
+    walk.drop_leading_tool()
+    summary: Message | None = None
+    summary_cost = 0
+    which: str | None = None
+    if summarize:
+        # cache-stable: a target that does not move with the newest messages
+        slack = 0 if step > 0 else max(0, walk_cap - walk.used)
+        target = _min(summary_limit, reserve + slack)
+        if limit is not None:
+            target = _min(target, limit - walk.used)
+        for _ in range(4):
+            made = _summary(
+                messages[: walk.start], target, dialect, counter, chain, component_id, precomputed
+            )
+            if made is None:
+                summary, summary_cost, which = None, 0, None
+                break
+            summary, summary_cost, which = made
+            if step > 0 or limit is None:
+                break
+            before = walk.start
+            walk.extend(_min(cap, limit - summary_cost))
+            walk.drop_leading_tool()
+            if walk.start == before:
+                break
+            if walk.start == 0:
+                summary, summary_cost, which = None, 0, None
+                break
+            target = _min(target, limit - walk.used)
+    if summary is None and step == 0:  # the room set aside went unused: more messages
+        walk.extend(cap)
+        walk.drop_leading_tool()
+    kept = list(messages[walk.start :])
+    if summary is not None:
+        kept.insert(0, summary)
+    return HistoryFit(
+        kept, walk.used + summary_cost, summary_cost, walk.start, which, walk.start == 0 and n > 0
+    )
+
+
+def _summary(
+    cut: Sequence[Message],
+    target: int | None,
+    dialect: Dialect,
+    counter: TokenCounter,
+    chain: SummaryChain,
+    component_id: str,
+    precomputed: str | None,
+) -> tuple[Message, int, str] | None:
+    """The system message standing for ``cut``, its cost and its summarizer, within
+    ``target`` tokens (None: no limit)."""
+    if not cut:
+        return None
+    frame_cost = dialect.message_tokens({"role": SUMMARY_ROLE, "content": ""}, counter)
+    head = note(len(cut))
+    room = None if target is None else target - frame_cost - counter.count(head) - 1
+    if room is not None and room < 0:
+        if target is not None and target - frame_cost >= counter.count(head):
+            content, which = head, "note"
+        else:
+            return None
+    else:
+        body_target = 4 * MAX_RESERVE if room is None else room
+        made = (
+            chain.summarize(
+                SummaryRequest(component_id, "ChatHistory", body_target, messages=cut),
+                precomputed,
+            )
+            if body_target >= MIN_SUMMARY
+            else None
+        )
+        content, which = (f"{head}\n{made[0]}", made[1]) if made else (head, "note")
+        while target is not None and frame_cost + counter.count(content) > target:
+            content = content[: max(len(head), len(content) - 16)]  # rare: seam merges
+            if content == head:
+                break
+    message: Message = {"role": SUMMARY_ROLE, "content": content}
+    cost = dialect.message_tokens(message, counter)
+    if target is not None and cost > target:
+        return None
+    return message, cost, which

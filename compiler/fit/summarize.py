@@ -1,0 +1,189 @@
+"""Summaries: a Summarizer protocol, a deterministic extractive summarizer, a cache.
+
+Order of preference for a component's summary (:class:`SummaryChain`):
+
+1. a precomputed summary: ``component.metadata["summary"]`` (the assembler puts one there
+   from the workspace's ``summaries/`` root or the run context), or one passed to
+   ``compile(summaries={component id or kind: text})``;
+2. the user-supplied callable (for an LLM), when one is configured;
+3. :class:`ExtractiveSummarizer`: no network, deterministic, and cheap on long inputs (it
+   reads an evenly spaced sample of at most ``picks`` messages or sentences, never the whole
+   of a long cut history).
+
+Whatever a summarizer returns is cut to the target (token-exact, head kept). Results are
+cached per process by (summarizer, content hash, target tokens).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from compiler.fit.truncate import truncate_text
+from compiler.frame import Message
+from compiler.tokens import TokenCounter
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    """What to summarize: a text, or the chat messages cut from a history, into a target."""
+
+    component_id: str
+    kind: str
+    target_tokens: int
+    text: str | None = None
+    messages: Sequence[Message] = field(default_factory=tuple)
+
+
+class Summarizer(Protocol):
+    """Anything that turns a :class:`SummaryRequest` into text (None: cannot)."""
+
+    def __call__(self, request: SummaryRequest) -> str | None: ...
+
+
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+
+
+def _first_sentence(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    head = _SENTENCE.split(text, maxsplit=1)[0] if text else ""
+    return head if len(head) <= limit else head[: limit - 3].rstrip() + "..."
+
+
+def _spread(n: int, k: int) -> list[int]:
+    """``k`` evenly spaced indices of ``range(n)``, first and last included."""
+    if n <= k:
+        return list(range(n))
+    if k == 1:
+        return [n - 1]
+    return sorted({round(j * (n - 1) / (k - 1)) for j in range(k)})
+
+
+class ExtractiveSummarizer:
+    """Deterministic extractive summaries, no network: a sample of first sentences in order.
+
+    History: one line per sampled message (``- name: first sentence``); text: the first
+    sentence of each sampled paragraph-or-sentence. Lines are added in order while they fit.
+    """
+
+    name = "extractive"
+
+    def __init__(self, counter: TokenCounter, picks: int = 48) -> None:
+        self.counter = counter
+        self.picks = picks
+
+    def lines(self, request: SummaryRequest) -> list[str]:
+        if request.messages:
+            msgs = request.messages
+            out = []
+            for i in _spread(len(msgs), self.picks):
+                m = msgs[i]
+                content = m.get("content") or ""
+                if not content.strip():
+                    continue
+                who = m.get("name") or m["role"]
+                out.append(f"- {who}: {_first_sentence(content)}")
+            return out
+        pieces = [p for p in _SENTENCE.split(request.text or "") if p.strip()]
+        return [_first_sentence(pieces[i]) for i in _spread(len(pieces), self.picks)]
+
+    def __call__(self, request: SummaryRequest) -> str | None:
+        lines = self.lines(request)
+        kept: list[str] = []
+        used = 0
+        for line in lines:
+            cost = self.counter.count(line) + 1
+            if used + cost > request.target_tokens:
+                room = request.target_tokens - used - 1
+                if room >= 4:  # fill what is left with the head of the next line
+                    kept.append(truncate_text(line, room, self.counter))
+                break
+            kept.append(line)
+            used += cost
+        return "\n".join(kept) or None
+
+    def key(self, request: SummaryRequest) -> str:
+        """What this summarizer's output depends on: the sample only."""
+        return _digest([len(request.messages), self.lines(request)])
+
+
+def _digest(value: object) -> str:
+    blob = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def content_key(request: SummaryRequest) -> str:
+    """The hash of everything a request holds (what a user callable may read)."""
+    return _digest([request.kind, request.text, list(request.messages)])
+
+
+class SummaryCache:
+    """A bounded LRU of summaries by (summarizer, content hash, target tokens)."""
+
+    def __init__(self, max_entries: int = 4096) -> None:
+        self._data: OrderedDict[tuple[str, str, int], str | None] = OrderedDict()
+        self._max = max_entries
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get_or_make(self, key: tuple[str, str, int], make: Callable[[], str | None]) -> str | None:
+        with self._lock:
+            if key in self._data:
+                self._data.move_to_end(key)
+                self.hits += 1
+                return self._data[key]
+        value = make()
+        with self._lock:
+            self.misses += 1
+            self._data[key] = value
+            if len(self._data) > self._max:
+                self._data.popitem(last=False)
+        return value
+
+
+#: The process-wide summary cache (like the token-count cache, it outlives one compile).
+CACHE = SummaryCache()
+
+
+@dataclass
+class SummaryChain:
+    """Precomputed, then the user's callable, then extractive; cached; fitted to the target."""
+
+    counter: TokenCounter
+    user: Summarizer | None = None
+    cache: SummaryCache = field(default_factory=lambda: CACHE)
+
+    def summarize(
+        self, request: SummaryRequest, precomputed: str | None = None
+    ) -> tuple[str, str] | None:
+        """(text, which summarizer) within ``request.target_tokens``, or None."""
+        if request.target_tokens <= 0:
+            return None
+        if precomputed and precomputed.strip():
+            text = truncate_text(precomputed.strip(), request.target_tokens, self.counter)
+            return (text, "precomputed") if text else None
+        target = request.target_tokens
+        enc = self.counter.encoding_name
+        if self.user is not None:
+            user = self.user
+            key = (f"user:{id(user)}:{enc}", content_key(request), target)
+            out = self.cache.get_or_make(key, lambda: user(request))
+            if out and out.strip():
+                text = truncate_text(out.strip(), target, self.counter)
+                if text:
+                    return text, "callable"
+        extractive = ExtractiveSummarizer(self.counter)
+        key = (f"extractive:{enc}", extractive.key(request), target)
+        out = self.cache.get_or_make(key, lambda: extractive(request))
+        if out:
+            text = truncate_text(out, target, self.counter)
+            if text:
+                return text, "extractive"
+        return None
