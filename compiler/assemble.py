@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -62,13 +63,38 @@ class Assembler:
 
     @functools.cached_property
     def macro_values(self) -> dict[str, str]:
-        """SillyTavern macro values ({{char}}, {{user}}, ...) from the card and persona."""
+        """SillyTavern macro values ({{char}}, {{user}}, ...) from the card and persona.
+
+        Card fields arrive with their own {{char}}/{{user}} filled, as in SillyTavern. A value
+        whose resource the policy hides is left out (see :meth:`fill`).
+        """
         persona = self.context.persona
-        return card_values(
+        values = card_values(
             self.context.card,
             user=persona.name if persona else "User",
             persona=persona.description if persona else "",
         )
+        names = {"char": values["char"], "user": values["user"]}
+        return {
+            key: substitute(value, names) if key in MACRO_RESOURCES else value
+            for key, value in values.items()
+            if key not in MACRO_RESOURCES or self.visible(MACRO_RESOURCES[key])
+        }
+
+    def fill(self, text: str) -> str:
+        """``text`` with SillyTavern macros filled; a macro naming a hidden resource is
+        ``policy.resource_hidden`` (preset text cannot get around the resource policy)."""
+        out = substitute(text, self.macro_values)
+        for key, resource in MACRO_RESOURCES.items():
+            if key not in self.macro_values and re.search(
+                r"\{\{\s*" + key + r"\s*\}\}", out, re.IGNORECASE
+            ):
+                raise PolicyError(
+                    code="policy.resource_hidden",
+                    message=f"'{{{{{key}}}}}' reads the hidden resource '{resource}'",
+                    hint="the profile's context.include/exclude hides it",
+                )
+        return out
 
     @property
     def workspace(self) -> Workspace:
@@ -125,6 +151,9 @@ class Assembler:
         resource = resource_of(call)
         if resource is not None:
             self.require(resource, call)
+        if call.kind == ComponentKind.WORKSPACE_FILE and self.enforce_resources:
+            real = self.workspace.real_relpath(str(call.args["path"]))
+            self.require(file_resource(real), call)
         fields = expander(self, call)
         args = call.args
         strategy = args.get("strategy")
@@ -149,6 +178,14 @@ class Assembler:
         base["metadata"].update(extra_meta)
         return Component(**base)
 
+
+#: SillyTavern macros whose values are resources.
+MACRO_RESOURCES: dict[str, str] = {
+    "description": "character.instructions",
+    "personality": "character.instructions",
+    "scenario": "character.instructions",
+    "persona": "user.profile",
+}
 
 #: The resource each macro kind reads (files and skills depend on their argument).
 RESOURCES: dict[ComponentKind, str] = {
@@ -287,10 +324,7 @@ def _tools(a: Assembler, call: MacroCall) -> dict[str, Any]:
     return {
         "tools": tools,
         "resource": "agent.tools",
-        "metadata": {
-            "aliases": {t["alias"]: t["name"] for t in tools},
-            "hiddenByPolicy": [n for n in run_tools if n not in visible],
-        },
+        "metadata": {"aliases": {t["alias"]: t["name"] for t in tools}},
     }
 
 
@@ -352,20 +386,20 @@ def _world(a: Assembler, call: MacroCall) -> dict[str, Any]:
     ]
     text = "\n".join(str(e.get("content", "")) for e in entries if e.get("content"))
     # creator content: SillyTavern fills {{char}}/{{user}} in world entries, cards, persona
-    return {"inline_content": substitute(text, a.macro_values), "resource": "world.activated"}
+    return {"inline_content": a.fill(text), "resource": "world.activated"}
 
 
 def _character(a: Assembler, call: MacroCall) -> dict[str, Any]:
     field = str(call.args.get("field", "description"))
     card = a.context.character if isinstance(a.context.character, dict) else {}
     data = card.get("data", card) if isinstance(card.get("data"), dict) else card
-    text = substitute(str(data.get(field) or ""), a.macro_values)
+    text = a.fill(str(data.get(field) or ""))
     return {"inline_content": text, "resource": "character.instructions"}
 
 
 def _user(a: Assembler, call: MacroCall) -> dict[str, Any]:
     persona = a.context.persona
-    text = substitute(persona.description, a.macro_values) if persona else ""
+    text = a.fill(persona.description) if persona else ""
     return {"inline_content": text, "resource": "user.profile"}
 
 

@@ -53,6 +53,7 @@ class Message(TypedDict):
     name: NotRequired[str]
     toolCalls: NotRequired[list[ToolCall]]
     toolCallId: NotRequired[str]
+    origin: NotRequired[str]  # "injection" (preset text) or "unmaterialized"; never lowered
 
 
 class ToolSpec(TypedDict):

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from compiler.errors import APCError
+from compiler.atomic import atomic_write_text
 
 
 def add_format(parser: argparse.ArgumentParser) -> None:
@@ -29,23 +27,7 @@ def write_output(text: str, out: str | None) -> None:
     if out is None or out == "-":
         sys.stdout.write(text)
         return
-    target = Path(out)
-    if target.is_dir():
-        raise APCError(code="io.write_failed", message=f"{out} is a directory", file=out)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    except OSError as exc:
-        raise APCError(
-            code="io.write_failed", message=f"cannot write {out}: {exc.strerror}", file=out
-        ) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(Path(out), text)
 
 
 def usage_error(message: str) -> int:

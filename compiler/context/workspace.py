@@ -54,6 +54,22 @@ class Workspace:
         self.directory = directory
         self._files = {safe_relpath(k): v for k, v in (files or {}).items()}
 
+    def real_relpath(self, path: str) -> str:
+        """The workspace path a file really is, symlinks inside its root resolved.
+
+        Resource visibility is checked on this path too, so a link inside a root cannot
+        reach a hidden subtree of it (``scratch/pub -> private``).
+        """
+        rel = safe_relpath(path)
+        if self.directory is None:
+            return rel
+        base = self.directory.resolve()
+        root = base / rel.split("/")[0]
+        target = (self.directory / rel).resolve()
+        if target != root and root not in target.parents:
+            raise _deny(path, "a symlink resolves outside its workspace root")
+        return target.relative_to(base).as_posix()
+
     def read(self, path: str) -> str:
         """The text of one workspace file (UTF-8)."""
         rel = safe_relpath(path)

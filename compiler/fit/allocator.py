@@ -194,16 +194,28 @@ class _Allocator:
         for item in self.items:
             if item.fixed:
                 self.fit_fixed(item)
-        if self.total_left is not None and self.total_left < 0:
-            need = self.budget - self.total_left if self.budget is not None else 0
-            self.fail(
-                None,
-                f"the parts that cannot be cut need {need} tokens; the budget is {self.budget}",
-                need,
+        if self.total_left is not None and self.total_left < 0 and self.budget is not None:
+            # the framing above assumed every offered message; count the floor exactly
+            need = floor_tokens(
+                self.frame, dialect=self.dialect, counter=self.counter, model=self.model
             )
+            if need > self.budget:
+                self.fail(
+                    None,
+                    f"the parts that cannot be cut need {need} tokens; the budget is {self.budget}",
+                    need,
+                )
+            # it fits without the optional parts' framing: grant from the exact floor; the
+            # exact check below drops or shrinks what the seams then cost
+            self.total_left = self.budget - need
         order = sorted(
             (i for i in self.items if not i.fixed),
-            key=lambda i: (-i.comp.priority, i.strategy != "drop_optional", i.index),
+            key=lambda i: (
+                not i.comp.required,
+                -i.comp.priority,
+                i.strategy != "drop_optional",
+                i.index,
+            ),
         )
         dropped_total = False
         dropped_cats: set[str] = set()
@@ -386,6 +398,19 @@ class _Allocator:
             out.append(m)
         return out
 
+    def with_excerpt(self, summary: str, text: str, limit: int, mode: Mode) -> str:
+        """The summary, followed by as much of the original as still fits ``limit`` (so a
+        short summary does not waste the room it was given)."""
+        room = limit - self.counter.count(summary) - 2
+        if room < MIN_KEEP:
+            return summary
+        for slack in (0, 2, 4):
+            excerpt = truncate_text(text, room - slack, self.counter, mode)
+            out = f"{summary}\n{excerpt}" if excerpt else summary
+            if self.counter.count(out) <= limit:
+                return out
+        return summary
+
     def summarize_text(self, comp: Component, text: str, offered: int, target: int) -> str | None:
         """A marked summary of ``text`` within ``target`` tokens, or None."""
         head = f"[summary of {offered} tokens]"
@@ -417,6 +442,8 @@ class _Allocator:
             content = self.summarize_text(comp, text, item.offered, target)
             if content is not None:
                 item.summary_tokens = self.counter.count(content)
+                mode_: Mode = "head_tail" if comp.kind in HEAD_TAIL else "head"
+                content = self.with_excerpt(content, text, limit, mode_)
                 item.action, item.reason = "summarized", f"{item.offered} tokens over {limit}"
         if content is None:
             mode: Mode = "head_tail" if comp.kind in HEAD_TAIL else "head"
@@ -485,6 +512,7 @@ class _Allocator:
                 new = self.summarize_text(comp, text, size, target)
                 if new is not None:
                     n = self.counter.count(new)
+                    new = self.with_excerpt(new, text, share, "head_tail")
                     item.summary_tokens += n
                     summary_left = None if summary_left is None else summary_left - n
                     summarized += 1

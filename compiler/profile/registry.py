@@ -10,10 +10,9 @@ file name. A blank id means the built-in ``default-writer``. A run directory rec
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from compiler.atomic import atomic_write_text
 from compiler.errors import ProfileError
 from compiler.profile.embedded import load_json
 from compiler.profile.models import (
@@ -107,19 +106,4 @@ def write_resolved_profile(run_dir: str | Path, resolved: ResolvedAgentProfile) 
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as exc:
-        raise ProfileError(
-            code="profile.write_failed", message=f"cannot write {path}: {exc}", file=str(path)
-        ) from None
+    atomic_write_text(path, text, code="profile.write_failed")

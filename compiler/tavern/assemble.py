@@ -22,17 +22,18 @@ Mode ``legacy`` drops the three Agent entries and every ``<<agent.*>>`` macro. M
 ``agent`` needs the preset to have an ``agentSystemPrompt`` entry
 (``agent.system_prompt_component_missing``).
 
-Preset-authored text is tagged ``metadata.origin = "preset"`` (injected chat messages are
-listed in the ChatHistory component's ``metadata.presetMessages``). A macro that cannot be
-materialized (inside an in-chat injection, in agent mode) is recorded in
-``metadata.unmaterialized``; :func:`check_markers` refuses a request that carries one.
-Data (chat, files, tool results) and escaped literal text are never flagged.
+Preset-authored text is tagged ``metadata.origin = "preset"``; injected chat messages carry
+``origin: "injection"``. A macro that cannot be materialized (inside an in-chat injection,
+in agent mode) marks its message ``origin: "unmaterialized"``, and :func:`check_markers`
+refuses a request that still carries such a message after fitting. Data (chat, files, tool
+results) and escaped literal text are never flagged.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,7 +45,6 @@ from compiler.profile import ResolvedAgentProfile
 from compiler.syntax import parse
 from compiler.syntax.ast import Template, Text
 from compiler.tavern.injections import apply_injections
-from compiler.tavern.macros import substitute
 from compiler.tavern.preset import (
     AGENT_MARKERS,
     PresetPrompt,
@@ -132,7 +132,6 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: Mode) -
             hint="add a prompt with identifier 'agentSystemPrompt' (role system, marker), "
             "or compile with --mode legacy",
         )
-    values = assembler.macro_values
     prompts = ordered_prompts(preset)
     if mode == "legacy":
         prompts = [p for p in prompts if p.identifier not in AGENT_MARKERS]
@@ -144,7 +143,7 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: Mode) -
         if prompt.in_chat:
             plain = _plain_text(preset, prompt, mode, errors)
             if plain is not None:
-                content = substitute(plain[0], values)
+                content = assembler.fill(plain[0])
                 injections.append(prompt.model_copy(update={"content": content}))
                 if plain[1]:
                     unmaterialized.append(content)
@@ -163,7 +162,7 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: Mode) -
         errors.sort(key=lambda d: (d.span.file, d.span.start) if d.span else ("", 0))
         raise TemplateError(errors)
     for entry in entries:
-        _add_entry(assembler, preset, entry, values, injections, unmaterialized)
+        _add_entry(assembler, preset, entry, injections, unmaterialized)
 
 
 def _bind_entry(
@@ -203,11 +202,11 @@ def _plain_text(
     return "".join(parts), raw
 
 
-def _substituted(bound: BoundTemplate, values: dict[str, str]) -> BoundTemplate:
+def _substituted(bound: BoundTemplate, fill: Callable[[str], str]) -> BoundTemplate:
     items: list[Text | MacroCall] = []
     for item in bound.items:
         if isinstance(item, Text):
-            items.append(Text(substitute(item.value, values), item.span))
+            items.append(Text(fill(item.value), item.span))
         else:
             items.append(item)
     return dataclasses.replace(bound, items=tuple(items))
@@ -217,7 +216,6 @@ def _add_entry(
     assembler: Assembler,
     preset: TavernPreset,
     entry: _Entry,
-    values: dict[str, str],
     injections: list[PresetPrompt],
     unmaterialized: list[str],
 ) -> None:
@@ -242,18 +240,17 @@ def _add_entry(
     card = assembler.context.card
     field = OVERRIDES.get(prompt.identifier)
     override = str(getattr(card, field)) if card is not None and field else ""
-    bound = _substituted(entry.bound, values)
+    bound = _substituted(entry.bound, assembler.fill)
     card_file = ""
     if override and not prompt.forbid_overrides and card is not None:
         # the card's text, with the entry itself (macros included) where {{original}} stands
         card_file = f"{card.origin}#{field}"
         span = Span(0, len(override), 1, 1, 1, 1, card_file)
-        plain = {k: v for k, v in values.items() if k != "original"}
         parts = _ORIGINAL.split(override, maxsplit=1)
-        items: list[Text | MacroCall] = [Text(substitute(parts[0], plain), span)]
+        items: list[Text | MacroCall] = [Text(assembler.fill(parts[0]), span)]
         if len(parts) > 1:
             items.extend(bound.items)
-            items.append(Text(substitute(parts[1], plain), span))
+            items.append(Text(assembler.fill(parts[1]), span))
         bound = dataclasses.replace(bound, items=tuple(items))
     assembler.add_template(bound, prompt.role)
     for comp in assembler.components[start:]:
@@ -266,49 +263,28 @@ def _add_entry(
 
 
 def _inject(comp: Component, injections: list[PresetPrompt], unmaterialized: list[str]) -> None:
-    def make(role: Any, text: str, src: list[PresetPrompt]) -> Message:
-        return {"role": role, "content": text}
+    """Insert the in-chat injections; each injected message says where it came from, and a
+    message holding a macro that could not be materialized is marked so."""
+    pending = set(unmaterialized)
 
-    history = list(comp.messages or [])
-    merged = apply_injections(history, injections, make)
-    comp.messages = merged
-    injected = [m["content"] for m in merged if not any(m is h for h in history)]
-    comp.metadata["presetMessages"] = injected
-    comp.metadata["unmaterialized"] = [t for t in injected if t in unmaterialized]
+    def make(role: Any, text: str, src: list[PresetPrompt]) -> Message:
+        raw = any(p.content in pending for p in src)
+        return {"role": role, "content": text, "origin": "unmaterialized" if raw else "injection"}
+
+    comp.messages = apply_injections(list(comp.messages or []), injections, make)
 
 
 def check_markers(request: dict[str, Any], frame: ContextFrame) -> None:
-    """Raise ``agent.prompt_marker_unmaterialized`` when a macro the compiler could not
-    materialize reached the request. Data (chat, files, tool results) and escaped literal
-    text are never flagged: only what assembly recorded as unmaterialized is looked for."""
-    suspects = [t for c in frame.components for t in c.metadata.get("unmaterialized", ())]
-    if not suspects:
-        return
-    texts = _request_texts(request)
-    for text in suspects:
-        piece = str(text).strip()
-        if piece and any(piece in t for t in texts):
-            raise PolicyError(
-                code="agent.prompt_marker_unmaterialized",
-                message=f"the request still carries an unmaterialized macro: {piece[:80]!r}",
-                hint="an in-chat injection cannot hold <<agent.*>> macros; move the macro to a "
-                "prompt entry",
-            )
-
-
-def _request_texts(request: dict[str, Any]) -> list[str]:
-    out: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            out.append(value)
-        elif isinstance(value, dict):
-            for v in value.values():
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-
-    walk(request.get("messages", []))
-    walk(request.get("system"))
-    return out
+    """Raise ``agent.prompt_marker_unmaterialized`` when a message holding a macro the
+    compiler could not materialize survived fitting (and so is in ``request``). Data (chat,
+    files, tool results) and escaped literal text are never flagged."""
+    for comp in frame.components:
+        for message in comp.messages or ():
+            if message.get("origin") == "unmaterialized":
+                text = str(message.get("content") or "").strip()
+                raise PolicyError(
+                    code="agent.prompt_marker_unmaterialized",
+                    message=f"the request still carries an unmaterialized macro: {text[:80]!r}",
+                    hint="an in-chat injection cannot hold <<agent.*>> macros; move the macro "
+                    "to a prompt entry",
+                )
