@@ -1,96 +1,39 @@
-"""``apc explain SOURCE --context RUN.json``: the budget ledger, as a table or JSON.
-
-Also home of the budget options that ``compile``, ``explain`` and ``check`` share.
-"""
+"""``apc explain SOURCE --context RUN.json``: the budget ledger, as a table or JSON."""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-from compiler.api import compile as compile_source
 from compiler.commands._common import add_format, dumps, usage_error, write_output
+from compiler.commands._compile_options import (
+    add_compile_arguments,
+    compile_from_args,
+    usage_problem,
+)
 from compiler.errors import BudgetError
 from compiler.fit.ledger import BudgetLedger
-from compiler.profile import add_profile_arguments, resolve_from_args
 from compiler.render import print_diagnostics
-
-
-def add_budget_arguments(p: argparse.ArgumentParser) -> None:
-    """``--reserve N`` and ``--cache-stable [STEP]``."""
-    p.add_argument(
-        "--reserve",
-        type=int,
-        metavar="N",
-        help="tokens reserved for the response: the total budget is the model's window minus N "
-        "(default: --max-completion-tokens; --budget overrides)",
-    )
-    p.add_argument(
-        "--cache-stable",
-        type=int,
-        nargs="?",
-        const=32,
-        metavar="STEP",
-        help="move history cut points in steps of STEP messages (default 32) so successive "
-        "turns keep a byte-identical prefix",
-    )
-
-
-def budget_usage_problem(args: argparse.Namespace) -> str | None:
-    if getattr(args, "reserve", None) is not None and args.reserve < 0:
-        return "--reserve must be at least 0"
-    if getattr(args, "cache_stable", None) is not None and args.cache_stable < 1:
-        return "--cache-stable STEP must be at least 1"
-    return None
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("explain", help="show how a compile spends its token budget")
-    p.add_argument("source", metavar="SOURCE", help="a template, or a SillyTavern preset .json")
-    p.add_argument("--context", metavar="RUN.json", help="the run context")
-    p.add_argument("--mode", choices=("agent", "legacy"), help="preset mode")
-    p.add_argument("--provider", default="openai")
-    p.add_argument("--model", default="gpt-4o")
-    p.add_argument("--encoding", help="tokenizer encoding (default: the model's)")
-    p.add_argument("--budget", type=int, metavar="N", help="total token budget of the request")
-    p.add_argument("--max-completion-tokens", type=int, metavar="N")
-    add_budget_arguments(p)
-    add_profile_arguments(p)
+    add_compile_arguments(p)
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
     add_format(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if not Path(args.source).is_file():
-        return usage_error(f"no such file: {args.source}")
-    if args.context and not Path(args.context).is_file():
-        return usage_error(f"no such file: {args.context}")
-    if args.budget is not None and args.budget < 0:
-        return usage_error("--budget must be at least 0")
-    problem = budget_usage_problem(args)
+    problem = usage_problem(args)
     if problem:
         return usage_error(problem)
     try:
-        result = compile_source(
-            Path(args.source),
-            context=Path(args.context) if args.context else None,
-            provider=args.provider,
-            model=args.model,
-            budget=args.budget,
-            encoding=args.encoding,
-            max_completion_tokens=args.max_completion_tokens,
-            profile=resolve_from_args(args),
-            mode=args.mode,
-            reserve=args.reserve,
-            cache_stable=args.cache_stable or 0,
-        )
+        result = compile_from_args(args)
     except BudgetError as exc:  # show what was decided up to the failure, then the error
         data = exc.details.get("ledger")
         if data is not None:
-            ledger = BudgetLedger.model_validate(data)
-            _emit(ledger, args)
+            _emit(BudgetLedger.model_validate(data), args)
         print_diagnostics(exc.diagnostics, fmt=args.format)
         return 1
     _emit(result.ledger, args)

@@ -1,0 +1,89 @@
+"""The options ``apc compile`` and ``apc explain`` share, their checks, and the compile call."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from compiler.api import CompileResult
+from compiler.api import compile as compile_source
+from compiler.context._load import load_json_file
+from compiler.profile import add_profile_arguments, resolve_from_args
+from compiler.tavern.assemble import load_preset_source
+
+
+def add_compile_arguments(p: argparse.ArgumentParser) -> None:
+    """SOURCE, --context, --mode, model and budget options, and the profile layers."""
+    p.add_argument("source", metavar="SOURCE", help="a template, or a SillyTavern preset .json")
+    p.add_argument("--context", metavar="RUN.json", help="the run context")
+    p.add_argument(
+        "--mode",
+        choices=("agent", "legacy"),
+        help="preset mode (default: agent when the preset or card has an agent schema)",
+    )
+    p.add_argument("--provider", default="openai")
+    p.add_argument("--model", default="gpt-4o")
+    p.add_argument("--encoding", help="tokenizer encoding (default: the model's)")
+    p.add_argument("--budget", type=int, metavar="N", help="total token budget of the request")
+    p.add_argument("--max-completion-tokens", type=int, metavar="N")
+    p.add_argument(
+        "--reserve",
+        type=int,
+        metavar="N",
+        help="tokens reserved for the response: the total budget is the model's window minus N "
+        "(default: --max-completion-tokens; --budget overrides)",
+    )
+    p.add_argument(
+        "--cache-stable",
+        type=int,
+        nargs="?",
+        const=32,
+        metavar="STEP",
+        help="move history cut points in steps of STEP messages (default 32) so successive "
+        "turns keep a byte-identical prefix",
+    )
+    add_profile_arguments(p)
+
+
+def usage_problem(args: argparse.Namespace) -> str | None:
+    """Why the options cannot work (a usage error, exit 2), or None."""
+    if not Path(args.source).is_file():
+        return f"no such file: {args.source}"
+    if args.context and not Path(args.context).is_file():
+        return f"no such file: {args.context}"
+    if args.budget is not None and args.budget < 0:
+        return "--budget must be at least 0"
+    if args.max_completion_tokens is not None and args.max_completion_tokens < 1:
+        return "--max-completion-tokens must be at least 1"
+    if args.reserve is not None and args.reserve < 0:
+        return "--reserve must be at least 0"
+    if args.cache_stable is not None and args.cache_stable < 1:
+        return "--cache-stable STEP must be at least 1"
+    return None
+
+
+def compile_from_args(args: argparse.Namespace) -> CompileResult:
+    """Compile as the options say; the compiled preset and the run's card are profile layers
+    unless --preset / --character name others."""
+    if args.preset is None and load_preset_source(Path(args.source)) is not None:
+        args.preset = args.source
+    if args.character is None and args.context:
+        raw = load_json_file(Path(args.context))
+        character = raw.get("character") if isinstance(raw, dict) else None
+        if isinstance(character, str):
+            args.character = str(Path(args.context).resolve().parent / character)
+        elif isinstance(character, dict):
+            args.character = character
+    return compile_source(
+        Path(args.source),
+        context=Path(args.context) if args.context else None,
+        provider=args.provider,
+        model=args.model,
+        budget=args.budget,
+        encoding=args.encoding,
+        max_completion_tokens=args.max_completion_tokens,
+        profile=resolve_from_args(args),
+        mode=args.mode,
+        reserve=args.reserve,
+        cache_stable=args.cache_stable or 0,
+    )
