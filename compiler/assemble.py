@@ -242,8 +242,30 @@ def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
         "resource": "chat.history",
         "content_ref": "context:chat",
         "role": "user",
-        "metadata": {"window": a.resources.window("chat.history")} if a.enforce_resources else {},
+        "metadata": _summary_meta(a, ComponentKind.CHAT_HISTORY)
+        | ({"window": a.resources.window("chat.history")} if a.enforce_resources else {}),
     }
+
+
+#: Where a precomputed summary of a component kind lives in the workspace.
+SUMMARY_FILES: dict[ComponentKind, str] = {
+    ComponentKind.CHAT_HISTORY: "summaries/chat.md",
+    ComponentKind.TOOL_RESULTS: "summaries/tool_results.md",
+}
+
+
+def _summary_meta(a: Assembler, kind: ComponentKind) -> dict[str, Any]:
+    """``{"summary": text}`` when the run has a precomputed summary for ``kind``: the run
+    context's ``summaries[kind]`` first, else the workspace file of :data:`SUMMARY_FILES`
+    (when the resource policy shows it). The fit stage uses it before any summarizer."""
+    text = a.context.summaries.get(kind.value)
+    path = SUMMARY_FILES.get(kind)
+    if text is None and path is not None and a.visible(file_resource(path)):
+        try:
+            text = a.workspace.read(path)
+        except ContextError:
+            text = None
+    return {"summary": text} if text and text.strip() else {}
 
 
 def _tool_call(raw: dict[str, Any]) -> ToolCall:
@@ -346,7 +368,8 @@ def _tool_results(a: Assembler, call: MacroCall) -> dict[str, Any]:
             }
         )
         messages.append({"role": "tool", "content": content, "toolCallId": r.call_id})
-    return {"messages": messages, "resource": "agent.tool_results", "metadata": {"mode": mode}}
+    meta = {"mode": mode} | _summary_meta(a, ComponentKind.TOOL_RESULTS)
+    return {"messages": messages, "resource": "agent.tool_results", "metadata": meta}
 
 
 def _plan(a: Assembler, call: MacroCall) -> dict[str, Any]:

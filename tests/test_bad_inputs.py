@@ -147,3 +147,22 @@ def test_successful_compile_prints_nothing_on_stderr(capsys: pytest.CaptureFixtu
     assert main([*args, "--format", "json"]) == 0
     captured = capsys.readouterr()
     assert captured.err == "" and json.loads(captured.out)["model"] == "gpt-4o"
+
+
+def test_broken_inline_card_is_an_error_with_its_path() -> None:
+    with pytest.raises(APCError) as info:
+        compiler.compile(
+            "Hi <<agent.character>>", context={"character": {"name": "A", "description": 3}}
+        )
+    assert (info.value.code, info.value.path) == ("context.invalid_card", "character.description")
+
+
+def test_missing_card_file_is_the_contexts_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"character": "nope.png"}))
+    assert main(["compile", str(EXAMPLES / "template.txt"), "--context", str(run)]) == 1
+    assert "context.file_not_found" in capsys.readouterr().err
+    assert main(["compile", str(EXAMPLES / "template.txt"), "--context", str(tmp_path)]) == 2
+    assert "not a file" in capsys.readouterr().err

@@ -237,3 +237,33 @@ def test_cli_unknown_model_and_provider(capsys: pytest.CaptureFixture[str]) -> N
         )
         == 0
     )
+
+
+def test_cookbook_counts_are_pinned() -> None:
+    """Known OpenAI counts (o200k_base), so the cost model itself is checked, not just reused."""
+    counter = counter_for("o200k_base")
+    system_hi = {"model": "gpt-4o", "messages": [{"role": "system", "content": "hi"}]}
+    assert DIALECT.count_request(system_hi, counter) == 8  # 3 + system(1) + hi(1) + 3 priming
+    named = {
+        "model": "gpt-4o",
+        "messages": [{"role": "user", "content": "hello world", "name": "Sam"}],
+    }
+    assert DIALECT.count_request(named, counter) == 11  # 3 + user + 2 + Sam(1) + 1 + 3
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Get the weather.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "description": "City name."},
+                    "unit": {"type": "string", "enum": ["c", "f"]},
+                },
+            },
+        },
+    }
+    with_tool = {**system_hi, "tools": [tool]}
+    # 7 + "get_weather:Get the weather"(5) + 3 + (3 + "city:string:City name"(5))
+    #   + (3 - 3 + (3+1) + (3+1) + "unit:string:"(3)) + 12
+    assert DIALECT.count_request(with_tool, counter) - 8 == 46

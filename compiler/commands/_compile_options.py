@@ -47,10 +47,9 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
 
 def usage_problem(args: argparse.Namespace) -> str | None:
     """Why the options cannot work (a usage error, exit 2), or None."""
-    if not Path(args.source).is_file():
-        return f"no such file: {args.source}"
-    if args.context and not Path(args.context).is_file():
-        return f"no such file: {args.context}"
+    for name in (args.source, args.context):
+        if name and not Path(name).is_file():
+            return f"not a file: {name}" if Path(name).exists() else f"no such file: {name}"
     if args.budget is not None and args.budget < 0:
         return "--budget must be at least 0"
     if args.max_completion_tokens is not None and args.max_completion_tokens < 1:
@@ -70,8 +69,11 @@ def compile_from_args(args: argparse.Namespace) -> CompileResult:
     if args.character is None and args.context:
         raw = load_json_file(Path(args.context))
         character = raw.get("character") if isinstance(raw, dict) else None
-        if isinstance(character, str):
-            args.character = str(Path(args.context).resolve().parent / character)
+        card = (
+            Path(args.context).resolve().parent / character if isinstance(character, str) else None
+        )
+        if card is not None and card.is_file():  # a missing card is the context's error
+            args.character = str(card)
         elif isinstance(character, dict):
             args.character = character
     return compile_source(

@@ -78,6 +78,8 @@ class RunContext(_Model):
     plan: str | list[str] | None = None
     diff: str | None = None
     skills: dict[str, str] | str = Field(default_factory=dict)
+    #: precomputed summaries by component kind ("ChatHistory", "ToolResults") or id
+    summaries: dict[str, str] = Field(default_factory=dict)
     task: str | None = None
     persona: Persona | None = None
     character: dict[str, Any] | str | None = None
@@ -121,11 +123,8 @@ class RunContext(_Model):
             self.character = card.model_dump(
                 mode="json", exclude={"character_book", "extra", "origin"}
             )
-        elif isinstance(self.character, dict):
-            try:
-                self._card = read_card(self.character, origin=self._file, json_path="character")
-            except ContextError:
-                self._card = None  # inline partial cards keep working for field macros
+        elif isinstance(self.character, dict):  # a broken inline card is an error too
+            self._card = read_card(self.character, origin=self._file, json_path="character")
         if isinstance(self.world_info, str):
             book = read_lorebook(resolve(self.world_info, self._base_dir))
             texts = [m.content or "" for m in self.messages]

@@ -260,6 +260,39 @@ def _add_entry(
             comp.metadata["origin"] = "card" if from_card else "preset"
         if comp.kind == ComponentKind.CHAT_HISTORY and injections:
             _inject(comp, injections, unmaterialized)
+        if prompt.is_marker and comp.inline_content and comp.kind in _FORMATTED_KINDS:
+            comp.inline_content = _formatted(
+                assembler, preset, prompt.identifier, comp.inline_content
+            )
+
+
+_FORMATTED_KINDS = frozenset({ComponentKind.CHARACTER_CARD, ComponentKind.WORLD_INFO})
+
+#: marker -> (the preset key of its format, the placeholder in it, SillyTavern's default)
+MARKER_FORMATS: dict[str, tuple[str, str, str]] = {
+    "charPersonality": ("personality_format", "{{personality}}", "{{personality}}"),
+    "scenario": ("scenario_format", "{{scenario}}", "{{scenario}}"),
+    "worldInfoBefore": ("wi_format", "{0}", "{0}"),
+    "worldInfoAfter": ("wi_format", "{0}", "{0}"),
+}
+_START = re.compile(r"^\s*<START>\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def _formatted(assembler: Assembler, preset: TavernPreset, marker: str, content: str) -> str:
+    """A marker's content in the preset's SillyTavern format: ``personality_format``,
+    ``scenario_format``, ``wi_format``, and ``new_example_chat_prompt`` before each
+    ``<START>`` block of the dialogue examples."""
+    if marker == "dialogueExamples":
+        header = str(preset.extra.get("new_example_chat_prompt") or "[Example Chat]")
+        blocks = [b.strip() for b in _START.split(content) if b.strip()]
+        return "\n".join(f"{header}\n{block}" for block in blocks)
+    if marker not in MARKER_FORMATS:
+        return content
+    key, placeholder, default = MARKER_FORMATS[marker]
+    fmt = preset.extra.get(key)
+    fmt = fmt if isinstance(fmt, str) and placeholder in fmt else default
+    before, _, after = fmt.partition(placeholder)
+    return assembler.fill(before) + content + assembler.fill(after)
 
 
 def _inject(comp: Component, injections: list[PresetPrompt], unmaterialized: list[str]) -> None:

@@ -312,6 +312,14 @@ def test_compile_cli_cache_stable_and_reserve(capsys: pytest.CaptureFixture[str]
 
 
 def test_summary_cache_is_bounded() -> None:
+    from compiler.fit.summarize import SummaryCache
+
+    cache = SummaryCache(max_entries=3)
+    for i in range(5):
+        assert cache.get_or_make(("s", str(i), 10), lambda i=i: f"summary {i}") == f"summary {i}"
+    assert list(cache._data) == [("s", "2", 10), ("s", "3", 10), ("s", "4", 10)]  # LRU kept
+    assert cache.get_or_make(("s", "4", 10), lambda: "recomputed") == "summary 4"
+    assert (cache.hits, cache.misses) == (1, 5)
     assert CACHE._max > 0
 
 

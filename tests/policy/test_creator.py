@@ -62,8 +62,8 @@ def test_platform_disabled_provider() -> None:
     )
 
 
-def test_user_layer_may_set_what_creators_may_not() -> None:
-    # the endpoint check is a creator limit: a user's own profile is free to name one
+def test_creator_limit_fields_are_not_profile_fields() -> None:
+    # endpoints are chosen through connectionRef; no layer can set one in a profile
     with pytest.raises(ProfileError) as info:
         resolve_profile(user={"model": {"source": "openai", "model": "x", "baseUrl": "http://x"}})
     assert info.value.code == "profile.unknown_field"  # not a creator limit

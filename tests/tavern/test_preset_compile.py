@@ -170,7 +170,14 @@ def test_macros_in_entries_expand_and_errors_point_into_the_preset(tmp_path: Pat
     )
     ctx = {"plan": ["look", "leap"], "chat": CHAT}
     result = compiler.compile(write(tmp_path, "good.json", good), context=ctx, mode="legacy")
-    assert "look" not in json.dumps(result.request)
+    assert "look" not in json.dumps(result.request)  # legacy: no agent content
+    agent = small_preset(
+        {"identifier": "agentSystemPrompt", "marker": True},
+        {"identifier": "main", "content": "Plan:\n<<agent.plan>>"},
+        {"identifier": "chatHistory", "marker": True},
+    )
+    expanded = compiler.compile(write(tmp_path, "agent.json", agent), context=ctx, mode="agent")
+    assert "Plan:\n1. look\n2. leap" in contents(expanded)
     bad = small_preset(
         {"identifier": "main", "content": 'ok\n  <<agent.fiel "x">>'},
         {"identifier": "x1", "content": "<<agent.plan budget=-1>>"},
