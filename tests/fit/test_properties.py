@@ -70,7 +70,7 @@ def component(draw: st.DrawFn, index: int) -> Component:
     }
     if kind == ComponentKind.CHAT_HISTORY:
         fields["messages"] = draw(history())
-        fields["strategy"] = draw(st.sampled_from([None, "truncate"]))
+        fields["strategy"] = draw(st.sampled_from([None, "truncate", "summarize"]))
     elif kind == ComponentKind.TOOL_RESULTS:
         msgs: list[Message] = []
         for j in range(draw(st.integers(1, 3))):
@@ -106,6 +106,8 @@ category_budgets = st.builds(
     CategoryBudgets,
     history=st.one_of(st.none(), st.integers(0, 600)),
     workspace_file=st.one_of(st.none(), st.integers(0, 200)),
+    tool_result=st.one_of(st.none(), st.integers(0, 300)),
+    skill=st.one_of(st.none(), st.integers(0, 100)),
     summary=st.one_of(st.none(), st.integers(0, 200)),
 )
 

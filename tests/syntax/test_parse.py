@@ -149,3 +149,56 @@ def test_generated_templates_parse_back(parts: list[tuple[str, str, str, int]], 
         assert macro.args[0].value == s
         assert macro.args[1].value == n
         assert source[macro.span.start : macro.span.end].startswith("<<agent.")
+
+
+near_misses = (
+    st.lists(
+        st.sampled_from(
+            [
+                "<",
+                "<<",
+                "<<a",
+                "<<agent",
+                "<<agentx",
+                "<<Agent.",
+                "<<agent .",
+                ">>",
+                ">",
+                "{{char}}",
+                "{{agent.plan}}",
+                "\\",
+                "\n",
+                "text ",
+                "中",
+                '"',
+                "=",
+                "agent.",
+            ]
+        ),
+        max_size=20,
+    )
+    .map("".join)
+    .filter(lambda s: "<<agent." not in s)
+)
+
+
+@given(near_misses)
+def test_near_misses_of_the_opener_stay_literal(source: str) -> None:
+    assert only_text(source) == source
+
+
+def quote(value: str) -> str:
+    escaped = (
+        value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    )
+    return f'"{escaped}"'
+
+
+@given(
+    st.text(
+        alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r"), max_size=30
+    )
+)
+def test_any_string_round_trips_through_escapes(value: str) -> None:
+    (macro,) = parse(f"<<agent.file {quote(value)}>>").macros
+    assert macro.args[0].value == value
