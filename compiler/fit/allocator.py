@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from compiler.errors import BudgetError
 from compiler.fit.budgets import CATEGORIES, CATEGORY_OF, CategoryBudgets, TotalBudget
@@ -289,13 +290,17 @@ class _Allocator:
         item.out, item.used, item.action = None, 0, "dropped"
         item.reason = why
         item.messages_kept = 0 if item.comp.messages is not None else None
+        self.skipped(item, detail=why)
+
+    def skipped(self, item: _Item, **extra: Any) -> None:
+        """The journal's ``context_component_skipped`` (reason budget) for a cut or drop."""
         self.journal.emit(
             "context_component_skipped",
             component=item.comp.id,
             kind=item.comp.kind.value,
             reason="budget",
-            action="dropped",
-            detail=why,
+            action=item.action,
+            **extra,
         )
 
     def fail(self, item: _Item | None, message: str, budget: int | None) -> None:
@@ -374,14 +379,7 @@ class _Allocator:
             item.reason += f" (cache-stable step {self.step})"
         if not fitted.messages:
             item.out, item.action = None, "dropped"
-        self.journal.emit(
-            "context_component_skipped",
-            component=comp.id,
-            kind=comp.kind.value,
-            reason="budget",
-            action=item.action,
-            messagesDropped=fitted.cut,
-        )
+        self.skipped(item, messagesDropped=fitted.cut)
 
     def summary_mode(self, comp: Component, msgs: list[Message], item: _Item) -> list[Message]:
         """Each tool result over :data:`SUMMARY_MODE_TOKENS`, summarized (else truncated)."""
@@ -458,13 +456,7 @@ class _Allocator:
         else:
             item.out = comp.model_copy(update={"inline_content": content})
             item.used = self.counter.count(content)
-        self.journal.emit(
-            "context_component_skipped",
-            component=comp.id,
-            kind=comp.kind.value,
-            reason="budget",
-            action=item.action,
-        )
+        self.skipped(item)
 
     def fit_messages(self, item: _Item, limit: int | None) -> None:
         """Tool results (or any message block but history): whole units while their framing
@@ -535,13 +527,7 @@ class _Allocator:
         item.out = comp.model_copy(update={"messages": kept}) if kept else None
         if not kept:
             item.action = "dropped"
-        self.journal.emit(
-            "context_component_skipped",
-            component=comp.id,
-            kind=comp.kind.value,
-            reason="budget",
-            action=item.action,
-        )
+        self.skipped(item)
 
     # -- the exact check -----------------------------------------------------------------
     def fitted(self) -> ContextFrame:

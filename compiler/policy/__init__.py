@@ -1,29 +1,6 @@
-"""Policies the pipeline stages call: tool policy (and, later, resources, plan, switch)."""
+"""Policies the pipeline stages call, one enforcing module each.
 
-from __future__ import annotations
-
-from compiler.policy.tools import (
-    KNOWN_TOOLS,
-    RUNTIME_ONLY_TOOLS,
-    ToolCallStatus,
-    ToolGate,
-    ToolPolicyResult,
-    evaluate_tool_policy,
-    from_provider_name,
-    matches,
-    matches_any,
-    to_provider_name,
-)
-
-__all__ = [
-    "KNOWN_TOOLS",
-    "RUNTIME_ONLY_TOOLS",
-    "ToolCallStatus",
-    "ToolGate",
-    "ToolPolicyResult",
-    "evaluate_tool_policy",
-    "from_provider_name",
-    "matches",
-    "matches_any",
-    "to_provider_name",
-]
+- :mod:`compiler.policy.tools`: tool visibility, approval, provider names, the run-time gate
+- :mod:`compiler.policy.resources`: visible resources (include/exclude, workspace roots)
+- :mod:`compiler.policy.creator`: what a preset or character card may not set
+"""
