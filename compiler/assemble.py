@@ -123,6 +123,24 @@ class Assembler:
                 self._group += 1  # text after a message block is a new message
             self._add(comp)
 
+    def add_text(
+        self, text: str, *, role: Role, source: str, resource: str, metadata: dict[str, Any]
+    ) -> None:
+        """Append one inline text that is data (not template text) as its own message."""
+        self._group += 1
+        self._add(
+            Component(
+                id=self._next_id("text"),
+                kind=ComponentKind.PRESET_GUIDE,
+                source=source,
+                resource=resource,
+                role=role,
+                group=self._group,
+                inline_content=text,
+                metadata=metadata,
+            )
+        )
+
     def frame(self) -> ContextFrame:
         return ContextFrame(components=list(self.components))
 

@@ -44,7 +44,7 @@ from typing import Any
 
 from compiler.errors import BudgetError
 from compiler.fit.budgets import CATEGORIES, CATEGORY_OF, CategoryBudgets, TotalBudget
-from compiler.fit.history import MIN_SUMMARY, _min, fit_history
+from compiler.fit.history import MIN_SUMMARY, fit_history, min_present
 from compiler.fit.ledger import Action, AppliedBudget, BudgetLedger, CategoryTotal, LedgerEntry
 from compiler.fit.summarize import Summarizer, SummaryChain, SummaryRequest
 from compiler.fit.truncate import Mode, truncate_text
@@ -224,7 +224,7 @@ class _Allocator:
             own, cat = item.comp.token_budget, self._pool(item.category)
             item.applied = AppliedBudget(own=own, category=cat, total=self.total_left)
             item.pools = (cat, self.pools["summary"])
-            item.limit = _min(own, cat, self.total_left)
+            item.limit = min_present(own, cat, self.total_left)
             if item.empty:
                 item.out, item.offered = item.comp, 0
                 continue
@@ -270,7 +270,7 @@ class _Allocator:
         item.out = comp
         own, cat = comp.token_budget, self._pool(item.category)
         item.applied = AppliedBudget(own=own, category=cat, total=self.budget)
-        item.limit = _min(own, cat)
+        item.limit = min_present(own, cat)
         why = "required" if comp.required else f"{comp.kind.value} is never cut implicitly"
         if comp.strategy == "fail":
             why = "strategy=fail"
@@ -348,7 +348,7 @@ class _Allocator:
         cat, summary_left = item.pools
         fitted = fit_history(
             msgs,
-            limit=_min(comp.token_budget, limit, item.applied.total),
+            limit=min_present(comp.token_budget, limit, item.applied.total),
             message_limit=cat,
             summary_limit=summary_left,
             summarize=item.strategy == "summarize",
@@ -435,7 +435,7 @@ class _Allocator:
         content = None
         item.summary_tokens = 0
         if item.strategy == "summarize":
-            target = _min(limit, item.pools[1])
+            target = min_present(limit, item.pools[1])
             assert target is not None
             content = self.summarize_text(comp, text, item.offered, target)
             if content is not None:
@@ -499,7 +499,7 @@ class _Allocator:
             text = kept[i]["content"] or ""
             new = None
             if item.strategy == "summarize":
-                target = _min(share, summary_left)
+                target = min_present(share, summary_left)
                 assert target is not None
                 new = self.summarize_text(comp, text, size, target)
                 if new is not None:

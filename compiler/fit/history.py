@@ -51,7 +51,8 @@ def unit_start(messages: Sequence[Message], end: int) -> int:
     return end  # a tool result no call opens (an input error the lowering check reports)
 
 
-def _min(*values: int | None) -> int | None:
+def min_present(*values: int | None) -> int | None:
+    """The smallest of the values given (None ones ignored), or None."""
     present = [v for v in values if v is not None]
     return min(present) if present else None
 
@@ -127,7 +128,7 @@ def fit_history(
     messages into ``message_limit`` (the history budget) and its summary into
     ``summary_limit`` (the summary budget). None: no such limit."""
     n = len(messages)
-    cap = _min(limit, message_limit)
+    cap = min_present(limit, message_limit)
     walk = _Walk(messages, dialect, counter)
     walk.extend(cap)
     if walk.next == 0:
@@ -139,9 +140,9 @@ def fit_history(
         base = limit if limit is not None else cap or 0
         floor = dialect.message_tokens({"role": SUMMARY_ROLE, "content": note(n)}, counter)
         wanted = max(base // 10, floor if floor <= base // 4 else 0)
-        reserve = _min(summary_limit, min(MAX_RESERVE, wanted)) or 0
+        reserve = min_present(summary_limit, min(MAX_RESERVE, wanted)) or 0
     # the summary counts against the summary budget, so only a total limit loses the room
-    walk_cap = _min(cap, None if limit is None else limit - reserve)
+    walk_cap = min_present(cap, None if limit is None else limit - reserve)
     assert walk_cap is not None
     walk.trim(walk_cap)
     if step > 0:
@@ -155,9 +156,9 @@ def fit_history(
     if summarize:
         # cache-stable: a target that does not move with the newest messages
         slack = 0 if step > 0 else max(0, walk_cap - walk.used)
-        target = _min(summary_limit, reserve + slack)
+        target = min_present(summary_limit, reserve + slack)
         if limit is not None:
-            target = _min(target, limit - walk.used)
+            target = min_present(target, limit - walk.used)
         for _ in range(4):
             made = _summary(
                 messages[: walk.start], target, dialect, counter, chain, component_id, precomputed
@@ -169,14 +170,14 @@ def fit_history(
             if step > 0 or limit is None:
                 break
             before = walk.start
-            walk.extend(_min(cap, limit - summary_cost))
+            walk.extend(min_present(cap, limit - summary_cost))
             walk.drop_leading_tool()
             if walk.start == before:
                 break
             if walk.start == 0:
                 summary, summary_cost, which = None, 0, None
                 break
-            target = _min(target, limit - walk.used)
+            target = min_present(target, limit - walk.used)
     if summary is None and step == 0:  # the room set aside went unused: more messages
         walk.extend(cap)
         walk.drop_leading_tool()

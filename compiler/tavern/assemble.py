@@ -43,7 +43,7 @@ from compiler.frame import Component, ComponentKind, ContextFrame, Message
 from compiler.macros import BoundTemplate, MacroCall, bind
 from compiler.profile import ResolvedAgentProfile
 from compiler.syntax import parse
-from compiler.syntax.ast import Template, Text
+from compiler.syntax.ast import Text
 from compiler.tavern.injections import apply_injections
 from compiler.tavern.preset import (
     AGENT_MARKERS,
@@ -222,19 +222,12 @@ def _add_entry(
     prompt = entry.prompt
     start = len(assembler.components)
     if entry.bound is None:  # agentTask: the run's task, as data
-        assembler.add_template(BoundTemplate(Template(preset.where(prompt), "", ()), ()))
-        task = assembler.context.task or ""
-        assembler.components.append(
-            Component(
-                id=f"{len(assembler.components):03d}:task",
-                kind=ComponentKind.PRESET_GUIDE,
-                source=f"{assembler.context.file}#task",
-                resource="agent.task",
-                role="user",
-                group=assembler._group,
-                inline_content=task,
-                metadata={"origin": "data", "entry": prompt.identifier},
-            )
+        assembler.add_text(
+            assembler.context.task or "",
+            role="user",
+            source=f"{assembler.context.file}#task",
+            resource="agent.task",
+            metadata={"origin": "data", "entry": prompt.identifier},
         )
         return
     card = assembler.context.card
