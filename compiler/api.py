@@ -184,7 +184,7 @@ def compile(
         totalTokens=counted,
         budget=budget,
     )
-    warnings = [*resolved.warnings, *(bound.warnings if bound is not None else ())]
+    warnings = [*resolved.warnings, *ctx.warnings, *(bound.warnings if bound is not None else ())]
     return CompileResult(request, fitted.frame, ledger, journal.events, warnings)
 
 

@@ -11,6 +11,20 @@
   ``ccv3`` wins when both are present, as in SillyTavern.
 - A ``.charx`` is a zip archive with ``card.json`` at its root (assets are not read).
 
+Size limits (a card is untrusted input: a small file must not cost much time or memory).
+Over a limit is ``context.card_too_large``, found before the excess is read or inflated:
+
+- a ``.json`` or ``.png`` card file is at most :data:`MAX_CARD_FILE_BYTES` (64 MiB); a
+  ``.charx`` is not read whole (only its central directory, at most
+  :data:`MAX_CHARX_DIRECTORY_BYTES` (1 MiB), and ``card.json``);
+- the card text is at most :data:`MAX_CARD_TEXT_BYTES` (16 MiB, room for a card with a
+  large embedded lorebook): a ``ccv3``/``chara`` chunk's text after inflating (so the
+  base64-decoded JSON is at most 12 MiB), and ``card.json`` in a ``.charx`` (its declared
+  size is checked first, and the read is bounded in case the declaration lies).
+
+Other PNG chunks, including text chunks with other keywords, are skipped without being
+inflated or decoded.
+
 A JSON ``null`` in a card field means "not set". Errors name the file (for a PNG,
 ``card.png#ccv3``) and the JSON path (``data.character_book.entries[3].keys``).
 """
@@ -19,13 +33,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-import io
+import re
 import struct
 import zipfile
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,7 +51,6 @@ from compiler.context._load import (
     expect_object,
     join_path,
     parse_json,
-    read_bytes,
     validate,
 )
 from compiler.context.world import Lorebook, parse_lorebook
@@ -45,6 +59,15 @@ from compiler.errors import ContextError
 SPECS: dict[str, Literal[2, 3]] = {"chara_card_v2": 2, "chara_card_v3": 3}
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _CODE = "context.invalid_card"
+_TOO_LARGE = "context.card_too_large"
+_CARD_KEYWORDS = ("chara", "ccv3")
+
+MAX_CARD_FILE_BYTES = 64 * 1024 * 1024
+"""The largest ``.json`` or ``.png`` card file read (a ``.charx`` is not read whole)."""
+MAX_CARD_TEXT_BYTES = 16 * 1024 * 1024
+"""The largest card text: a ``ccv3``/``chara`` chunk's (inflated) text, or ``card.json``."""
+MAX_CHARX_DIRECTORY_BYTES = 1024 * 1024
+"""The largest central directory of a ``.charx`` zip (about ten thousand entries)."""
 
 
 class CharacterCard(BaseModel):
@@ -167,8 +190,19 @@ def _truncated(file: str, at: int) -> ContextError:
     )
 
 
+def _too_large(what: str, limit: int, name: str, file: str) -> ContextError:
+    """``context.card_too_large``: ``what`` ("is larger than", ...) ``limit`` (the ``name``)."""
+    return ContextError(
+        code=_TOO_LARGE, message=f"{what} {limit // 2**20} MiB (the {name} limit)", file=file
+    )
+
+
 def png_text_chunks(data: bytes, file: str) -> dict[str, str]:
-    """The ``chara``/``ccv3`` text chunks of a PNG (keyword lower-cased -> text)."""
+    """The ``chara``/``ccv3`` text chunks of a PNG (keyword lower-cased -> text).
+
+    Only the first chunk of each of those keywords is decoded; every other chunk is skipped
+    unread. A chunk text over :data:`MAX_CARD_TEXT_BYTES` is ``context.card_too_large``.
+    """
     if not data.startswith(PNG_SIGNATURE):
         raise ContextError(code=_CODE, message="not a PNG file (bad signature)", file=file)
     found: dict[str, str] = {}
@@ -183,25 +217,46 @@ def png_text_chunks(data: bytes, file: str) -> dict[str, str]:
         if ctype == b"IEND":
             return found
         if ctype in (b"tEXt", b"zTXt", b"iTXt"):
-            keyword, text = _text_chunk(ctype, data[pos + 8 : pos + 8 + length], file, pos)
-            if keyword in ("chara", "ccv3") and keyword not in found:
-                found[keyword] = text
+            start, body_end = pos + 8, end - 4
+            # the keyword: 1-79 bytes, up to the first NUL (or the chunk's end)
+            nul = data.find(b"\0", start, min(start + 80, body_end))
+            key_end = nul if nul >= 0 else body_end
+            keyword = data[start:key_end].decode("latin-1").lower() if key_end - start < 80 else ""
+            if keyword in _CARD_KEYWORDS and keyword not in found:
+                rest = data[key_end + 1 : body_end]
+                found[keyword] = _text_chunk(ctype, keyword, rest, file, pos)
         pos = end
 
 
-def _text_chunk(ctype: bytes, body: bytes, file: str, at: int) -> tuple[str, str]:
-    raw_key, _, rest = body.partition(b"\0")
-    keyword = raw_key.decode("latin-1").lower()
+def _inflate(data: bytes, what: str, file: str) -> bytes:
+    """``data`` inflated, at most :data:`MAX_CARD_TEXT_BYTES` of it (zlib.error if broken)."""
+    inflater = zlib.decompressobj()
+    out = inflater.decompress(data, MAX_CARD_TEXT_BYTES + 1)
+    if len(out) > MAX_CARD_TEXT_BYTES:
+        raise _too_large(f"{what} inflates to more than", MAX_CARD_TEXT_BYTES, "card text", file)
+    if not inflater.eof:  # all input consumed below the limit, and the stream did not end
+        raise zlib.error("incomplete or truncated stream")
+    return out
+
+
+def _text_chunk(ctype: bytes, keyword: str, rest: bytes, file: str, at: int) -> str:
+    """The text of a ``tEXt``/``zTXt``/``iTXt`` chunk; ``rest`` follows the keyword's NUL."""
+    what = f"the {ctype.decode()} chunk '{keyword}' at byte {at}"
     try:
         if ctype == b"tEXt":
-            return keyword, rest.decode("latin-1")
-        if ctype == b"zTXt":
-            return keyword, zlib.decompress(rest[1:]).decode("latin-1")
-        compressed = rest[:1] == b"\x01"
-        rest = rest[2:]
-        _lang, _, rest = rest.partition(b"\0")
-        _translated, _, text = rest.partition(b"\0")
-        return keyword, (zlib.decompress(text) if compressed else text).decode("utf-8")
+            text = rest
+        elif ctype == b"zTXt":
+            text = _inflate(rest[1:], what, file)
+        else:
+            compressed = rest[:1] == b"\x01"
+            rest = rest[2:]
+            _lang, _, rest = rest.partition(b"\0")
+            _translated, _, text = rest.partition(b"\0")
+            if compressed:
+                text = _inflate(text, what, file)
+        if len(text) > MAX_CARD_TEXT_BYTES:
+            raise _too_large(f"{what} is larger than", MAX_CARD_TEXT_BYTES, "card text", file)
+        return text.decode("utf-8" if ctype == b"iTXt" else "latin-1")
     except (zlib.error, UnicodeDecodeError) as exc:
         raise ContextError(
             code=_CODE,
@@ -210,9 +265,7 @@ def _text_chunk(ctype: bytes, body: bytes, file: str, at: int) -> tuple[str, str
         ) from None
 
 
-def _card_from_png(data: bytes, file: str) -> CharacterCard:
-    raw, label = png_card_json(data, file)
-    return parse_card(raw, file=label)
+_WHITESPACE = re.compile(r"\s+")  # what str.split() splits on, without a list of pieces
 
 
 def png_card_json(data: bytes, file: str) -> tuple[Any, str]:
@@ -227,7 +280,8 @@ def png_card_json(data: bytes, file: str) -> tuple[Any, str]:
         )
     label = f"{file}#{keyword}"
     try:
-        decoded = base64.b64decode("".join(chunks[keyword].split()), validate=True)
+        # the text is at most MAX_CARD_TEXT_BYTES, so the JSON is at most 3/4 of that
+        decoded = base64.b64decode(_WHITESPACE.sub("", chunks[keyword]), validate=True)
     except (binascii.Error, ValueError):
         raise ContextError(
             code=_CODE, message=f"the '{keyword}' chunk is not base64", file=label
@@ -235,11 +289,51 @@ def png_card_json(data: bytes, file: str) -> tuple[Any, str]:
     return parse_json(decode_text(decoded, label), label), label
 
 
-def _card_from_charx(data: bytes, file: str) -> CharacterCard:
+def _charx_directory_size(fh: IO[bytes]) -> int:
+    """The central directory size a zip declares, as :mod:`zipfile` will read it (0 if the
+    end record is missing: zipfile then rejects the archive itself)."""
+    size = fh.seek(0, 2)
+    # the end record (22 bytes, then a comment of <= 64 KiB), after a zip64 record and locator
+    fh.seek(max(0, size - 76 - 22 - 0xFFFF))
+    tail = fh.read()
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or at + 22 > len(tail):
+        return 0
+    directory = int.from_bytes(tail[at + 12 : at + 16], "little")
+    # zipfile takes the zip64 end record (56 bytes before a 20-byte locator) when present
+    if at >= 76 and tail[at - 20 : at - 16] == b"PK\x06\x07":
+        record = tail[at - 76 : at - 20]
+        if record[:4] == b"PK\x06\x06":
+            directory = int.from_bytes(record[40:48], "little")
+    return directory
+
+
+def _charx_card_json(fh: IO[bytes], file: str) -> tuple[Any, str]:
+    """The ``card.json`` a CHARX carries, parsed, and its label ``FILE#card.json``."""
     label = f"{file}#card.json"
+    if _charx_directory_size(fh) > MAX_CHARX_DIRECTORY_BYTES:
+        raise _too_large(
+            "the CHARX zip directory is larger than",
+            MAX_CHARX_DIRECTORY_BYTES,
+            "zip directory",
+            file,
+        )
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            raw = archive.read("card.json")
+        with zipfile.ZipFile(fh) as archive:
+            info = archive.getinfo("card.json")
+            if info.file_size > MAX_CARD_TEXT_BYTES:
+                raise _too_large(
+                    f"card.json ({info.file_size} bytes) is larger than",
+                    MAX_CARD_TEXT_BYTES,
+                    "card text",
+                    label,
+                )
+            with archive.open(info) as member:  # bounded, should the declared size lie
+                raw = member.read(MAX_CARD_TEXT_BYTES + 1)
+            if len(raw) > MAX_CARD_TEXT_BYTES:
+                raise _too_large(
+                    "card.json is larger than", MAX_CARD_TEXT_BYTES, "card text", label
+                )
     except KeyError:
         raise ContextError(
             code=_CODE, message="CHARX archive has no card.json at its root", file=file
@@ -248,7 +342,45 @@ def _card_from_charx(data: bytes, file: str) -> CharacterCard:
         raise ContextError(
             code=_CODE, message=f"not a readable CHARX archive: {exc}", file=file
         ) from None
-    return parse_card(parse_json(decode_text(raw, label), label), file=label)
+    return parse_json(decode_text(raw, label), label), label
+
+
+@contextmanager
+def _card_file(path: Path) -> Iterator[IO[bytes]]:
+    """``path`` open for reading; a missing or unreadable file is a ContextError."""
+    try:
+        with path.open("rb") as fh:
+            yield fh
+    except FileNotFoundError:
+        raise ContextError(
+            code="context.file_not_found", message=f"file not found: {path}", file=str(path)
+        ) from None
+    except IsADirectoryError:
+        raise ContextError(
+            code="context.file_unreadable",
+            message=f"expected a file, found a directory: {path}",
+            file=str(path),
+        ) from None
+    except OSError as exc:
+        raise ContextError(
+            code="context.file_unreadable",
+            message=f"cannot read {path}: {exc.strerror or exc}",
+            file=str(path),
+        ) from None
+
+
+def _read_bounded(fh: IO[bytes], head: bytes, file: str) -> bytes:
+    rest = fh.read(MAX_CARD_FILE_BYTES + 1 - len(head))
+    if len(head) + len(rest) > MAX_CARD_FILE_BYTES:
+        raise _too_large("the card file is larger than", MAX_CARD_FILE_BYTES, "card file", file)
+    return head + rest
+
+
+def read_card_bytes(path: PathLike) -> bytes:
+    """The bytes of a ``.json``/``.png`` card file, at most :data:`MAX_CARD_FILE_BYTES`
+    (``context.card_too_large`` beyond; a missing file is ``context.file_not_found``)."""
+    with _card_file(Path(path)) as fh:
+        return _read_bounded(fh, b"", str(path))
 
 
 def read_card(
@@ -261,12 +393,26 @@ def read_card(
     """
     if isinstance(source, Mapping):
         return parse_card(dict(source), file=origin or INLINE, path=json_path)
-    path = Path(source)
+    raw, label = read_card_json(source)
+    return parse_card(raw, file=label)
+
+
+def read_card_json(path: PathLike) -> tuple[Any, str]:
+    """The card JSON a file carries (``.json``, ``.png``, ``.charx``), parsed but not
+    validated, and its label for errors (``FILE``, ``FILE#ccv3``, ``FILE#card.json``).
+
+    Files are recognised by content (PNG signature, zip header), then by extension; the
+    size limits of the module docstring apply (``context.card_too_large``).
+    """
+    path = Path(path)
     file = str(path)
-    data = read_bytes(path)
     suffix = path.suffix.lower()
-    if data.startswith(PNG_SIGNATURE) or suffix == ".png":
-        return _card_from_png(data, file)
-    if data.startswith(b"PK\x03\x04") or suffix == ".charx":
-        return _card_from_charx(data, file)
-    return parse_card(parse_json(decode_text(data, file), file), file=file)
+    with _card_file(path) as fh:
+        head = fh.read(len(PNG_SIGNATURE))
+        png = head.startswith(PNG_SIGNATURE) or suffix == ".png"
+        if not png and (head.startswith(b"PK\x03\x04") or suffix == ".charx"):
+            return _charx_card_json(fh, file)  # read in place: only card.json is inflated
+        data = _read_bounded(fh, head, file)
+    if png:
+        return png_card_json(data, file)
+    return parse_json(decode_text(data, file), file), file

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic.alias_generators import to_camel
 
 from compiler.context._load import INLINE, load_json_file, resolve, validate
@@ -14,7 +15,7 @@ from compiler.context.cards import CharacterCard, read_card
 from compiler.context.chat import ChatMessage, read_chat
 from compiler.context.workspace import Workspace
 from compiler.context.world import WorldEntry, activate, read_lorebook
-from compiler.errors import ContextError
+from compiler.errors import ContextError, Diagnostic
 
 SKILL_NAME_RE = re.compile(r"[a-z0-9_-]{1,128}")
 
@@ -93,6 +94,7 @@ class RunContext(_Model):
     _file: str = INLINE
     _card: CharacterCard | None = None
     _character_path: Path | None = None
+    _warnings: list[Diagnostic] = PrivateAttr(default_factory=list)
 
     @property
     def messages(self) -> list[ChatMessageIn]:
@@ -126,10 +128,19 @@ class RunContext(_Model):
         elif isinstance(self.character, dict):  # a broken inline card is an error too
             self._card = read_card(self.character, origin=self._file, json_path="character")
         if isinstance(self.world_info, str):
-            book = read_lorebook(resolve(self.world_info, self._base_dir))
+            world_path = resolve(self.world_info, self._base_dir)
+            book = read_lorebook(world_path)
             texts = [m.content or "" for m in self.messages]
             depth = book.scan_depth if book.scan_depth is not None else 4
-            self.world_info = [_entry_out(e) for e in activate(book, texts, depth)]
+            found: list[Diagnostic] = []
+            entries = activate(book, texts, depth, warnings=found)
+            self.world_info = [_entry_out(e) for e in entries]
+            self._warnings += [dataclasses.replace(w, file=str(world_path)) for w in found]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        """Warnings from reading the inputs (``world.regex_timeout``), for the compile's."""
+        return list(self._warnings)
 
     def skill_text(self, name: str) -> str:
         """A skill's text: from the inline map, or ``<skills dir>/<name>/SKILL.md``."""

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import Field
 
-from compiler.context.cards import PNG_SIGNATURE, png_card_json
+from compiler.context.cards import read_card_json
 from compiler.errors import ContextError, ProfileError
 from compiler.policy.creator import PlatformPolicy, check_creator_profile
 from compiler.profile.models import (
@@ -93,24 +93,25 @@ def load_json(path: str | Path) -> Any:
 
 
 def read_card(path: str | Path) -> Any:
-    """A character card's JSON, from a ``.json`` file or a PNG (``ccv3`` before ``chara``)."""
+    """A character card's JSON, from a ``.json`` file, a PNG (``ccv3`` before ``chara``) or a
+    ``.charx``, read by :func:`compiler.context.cards.read_card_json` (with its size limits:
+    ``context.card_too_large``)."""
     file = str(path)
     try:
-        raw = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise ProfileError(
-            code="profile.file_not_found", message=f"no such file: {file}", file=file
-        ) from None
-    except OSError as exc:
-        raise ProfileError(
-            code="profile.file_unreadable", message=f"cannot read {file}: {exc}", file=file
-        ) from None
-    if not raw.startswith(PNG_SIGNATURE):
-        return load_json(path)
-    try:
-        card, _ = png_card_json(raw, file)
-    except ContextError as exc:  # one PNG reader for the project: compiler.context.cards
-        raise ProfileError(code="profile.card_invalid", message=exc.message, file=file) from None
+        card, _ = read_card_json(path)  # one card reader for the project
+    except ContextError as exc:
+        if exc.code == "context.card_too_large":  # a bomb keeps its own code
+            raise
+        if exc.code == "context.file_not_found":
+            raise ProfileError(
+                code="profile.file_not_found", message=f"no such file: {file}", file=file
+            ) from None
+        code = "profile.card_invalid"
+        if exc.code == "context.file_unreadable":
+            code = "profile.file_unreadable"
+        elif exc.code == "context.invalid_json" and exc.file == file:  # not in a PNG/CHARX
+            code = "profile.invalid_json"
+        raise ProfileError(code=code, message=exc.message, file=file) from None
     return card
 
 
