@@ -23,6 +23,7 @@ from compiler.errors import (
 from compiler.fit import BudgetLedger, LedgerEntry
 from compiler.frame import Component, ComponentKind, ContextFrame
 from compiler.journal import Event
+from compiler.policy.creator import PlatformPolicy
 from compiler.policy.tools import ToolGate
 from compiler.profile import AgentProfile, ResolvedAgentProfile, resolve_profile
 from compiler.syntax import parse
@@ -41,6 +42,7 @@ __all__ = [
     "Event",
     "LedgerEntry",
     "LoweringError",
+    "PlatformPolicy",
     "PolicyError",
     "ProfileError",
     "ResolvedAgentProfile",

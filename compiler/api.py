@@ -18,10 +18,11 @@ from compiler.fit import (
     floor_tokens,
     total_budget,
 )
-from compiler.frame import ContextFrame
+from compiler.frame import ContextFrame, ToolSpec
 from compiler.journal import Event, Journal
-from compiler.lower.base import ModelRequest, get_dialect
+from compiler.lower.base import ModelRequest, get_dialect, layout
 from compiler.macros import BoundTemplate, bind
+from compiler.policy.tools import ToolGate
 from compiler.profile import ResolvedAgentProfile, resolve_profile
 from compiler.syntax import parse
 from compiler.tavern.assemble import (
@@ -38,13 +39,28 @@ Source = str | Path
 
 @dataclass
 class CompileResult:
-    """What a compile produced: the request body, the fitted frame, the ledger, the events."""
+    """What a compile produced: the request body, the fitted frame, the ledger, the events.
+
+    ``profile`` is the resolved profile bound to the run (its ``tools.visible`` covers the
+    run's own tools too); ``tools`` is the concrete list of tool definitions the request
+    offered the model (dotted name, provider alias, approval mark), empty when it offered none.
+    """
 
     request: ModelRequest
     frame: ContextFrame
     ledger: BudgetLedger
     events: list[Event]
     warnings: list[Diagnostic] = field(default_factory=list)
+    profile: ResolvedAgentProfile | None = None
+    tools: list[ToolSpec] = field(default_factory=list)
+
+    def tool_gate(self) -> ToolGate:
+        """The run-time gate for this request: it admits exactly the tools the model was
+        offered (by dotted name or provider alias), within the profile's policy and budgets;
+        a request that offered no tools admits no call."""
+        if self.profile is None:
+            raise ValueError("this CompileResult carries no profile to gate tool calls with")
+        return ToolGate(self.profile, tools=self.tools)
 
 
 def read_source(source: Source) -> tuple[str, str]:
@@ -129,6 +145,8 @@ def compile(
             preset=Path(source) if preset is not None else None,
             character=ctx.character_source(),
         )
+    # the one computation of tool visibility for this run: known tools plus the run's own
+    resolved = resolved.with_run_tools(t.name for t in ctx.tools)
     total = total_budget(
         budget=budget,
         profile_total=resolved.context.total_context_budget,
@@ -185,7 +203,10 @@ def compile(
         budget=budget,
     )
     warnings = [*resolved.warnings, *ctx.warnings, *(bound.warnings if bound is not None else ())]
-    return CompileResult(request, fitted.frame, ledger, journal.events, warnings)
+    _, offered = layout(fitted.frame)
+    return CompileResult(
+        request, fitted.frame, ledger, journal.events, warnings, profile=resolved, tools=offered
+    )
 
 
 @dataclass

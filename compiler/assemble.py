@@ -22,7 +22,6 @@ from compiler.macros import BoundTemplate, MacroCall
 from compiler.policy.resources import VisibleResourcePolicy
 from compiler.policy.tools import (
     KNOWN_TOOLS,
-    evaluate_tool_policy,
     matches_any,
     to_provider_name,
 )
@@ -333,21 +332,16 @@ def _tree(a: Assembler, call: MacroCall) -> dict[str, Any]:
 def _tools(a: Assembler, call: MacroCall) -> dict[str, Any]:
     """Exactly the profile's visible tools: the run's definitions, else the built-in ones.
 
-    Visibility is decided by :func:`evaluate_tool_policy` over the known TauriTavern tools
-    plus the run's own, so a custom tool is visible only when an allow pattern names it
-    (conservative mode) and never when a deny pattern does. The run's tools come first in
-    its order, then the visible known tools it did not define, in catalogue order.
+    Visibility is not decided here: it is the profile's ``tools.visible`` /
+    ``tools.approvalRequired``, which :func:`compiler.policy.tools.visible_tools` computed
+    once over the known tools plus the run's own when the compile bound the profile to this
+    run (:meth:`ResolvedAgentProfile.with_run_tools`). A run tool the profile was not bound
+    to is not offered. The run's tools come first in its order, then the visible known tools
+    it did not define, in catalogue order.
     """
     policy = a.profile.tools
     run_tools = {t.name: (t.description, t.parameters) for t in a.context.tools}
-    result = evaluate_tool_policy(
-        allow=policy.allow,
-        deny=policy.deny,
-        require_approval=policy.require_approval,
-        mode=policy.mode,
-        known=tuple(dict.fromkeys([*KNOWN_TOOLS, *run_tools])),
-    )
-    visible, approval = set(result.visible), set(result.approval_required)
+    visible, approval = set(policy.visible), set(policy.approval_required)
     definitions = {**{k: v for k, v in BUILTIN_TOOLS.items() if k in visible}, **run_tools}
     order = [*run_tools, *(k for k in KNOWN_TOOLS if k not in run_tools)]
     tools: list[ToolSpec] = [

@@ -9,6 +9,7 @@ from compiler.api import CompileResult
 from compiler.api import compile as compile_source
 from compiler.context._load import load_json_file
 from compiler.profile import add_profile_arguments, resolve_from_args
+from compiler.profile.registry import write_resolved_profile
 from compiler.tavern.assemble import load_preset_source
 
 
@@ -76,7 +77,7 @@ def compile_from_args(args: argparse.Namespace) -> CompileResult:
             args.character = str(card)
         elif isinstance(character, dict):
             args.character = character
-    return compile_source(
+    result = compile_source(
         Path(args.source),
         context=Path(args.context) if args.context else None,
         provider=args.provider,
@@ -84,8 +85,13 @@ def compile_from_args(args: argparse.Namespace) -> CompileResult:
         budget=args.budget,
         encoding=args.encoding,
         max_completion_tokens=args.max_completion_tokens,
-        profile=resolve_from_args(args),
+        profile=resolve_from_args(args, write=False),
         mode=args.mode,
         reserve=args.reserve,
         cache_stable=args.cache_stable or 0,
     )
+    if getattr(args, "run_dir", None) and result.profile is not None:
+        # the profile bound to this run: tools.visible includes the run's own tools, so a
+        # runtime building its gate from this file admits exactly what the model was offered
+        write_resolved_profile(args.run_dir, result.profile)
+    return result

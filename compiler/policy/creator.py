@@ -3,15 +3,20 @@
 A creator controls what the agent sees, which tools it has, its artifacts, plan strictness,
 approvals and budgets. A creator may not reach outside the workspace roots, set an MCP stdio
 command, override a provider or endpoint the platform disables, re-allow a tool the user
-denied, or turn the journal off. :func:`check_creator_profile` is the one enforcing function
-for the raw profile objects a preset or card embeds; each attempt is a ``ProfileError``
-``agent.creator_limit`` naming the file and the JSON path, before the profile is validated.
+denied, turn the journal off, or choose the permissive tool mode (which would offer every
+tool its allow list does not name; that widening is the user's choice alone).
+:func:`check_creator_profile` is the one enforcing function for the raw profile objects a
+preset or card embeds; each attempt is a ``ProfileError`` ``agent.creator_limit`` naming the
+file and the JSON path, before the profile is validated.
 
 Paths outside the workspace are refused for every layer by profile validation
 (``agent.profile_workspace_root_unknown``, ``workspace.path_invalid``). A user-denied tool
 cannot be re-allowed by construction (deny lists accumulate and the user layer comes after
 the creator's); :func:`reallow_warnings` makes a creator's explicit allow of such a tool
-visible as a warning instead of silently ignoring it.
+visible as a warning instead of silently ignoring it. Whatever the mode, no tool outside the
+user layer's own ``tools.allow`` is visible (see :mod:`compiler.profile.resolve`).
+Platform-disabled providers are compared case- and whitespace-insensitively
+(:class:`PlatformPolicy`).
 """
 
 from __future__ import annotations
@@ -27,21 +32,40 @@ ENDPOINT_KEYS = frozenset({"endpoint", "baseUrl", "baseURL", "apiUrl", "apiBase"
 _MCP_COMMAND_KEYS = frozenset({"command", "args", "stdio", "cwd", "env"})
 
 
+def normalize_provider(name: str) -> str:
+    """A provider name as the platform policy compares it: case-folded, without whitespace
+    (``' OpenRouter '`` -> ``openrouter``)."""
+    return "".join(name.split()).casefold()
+
+
 @dataclass(frozen=True)
 class PlatformPolicy:
-    """What the platform (not the creator) decides: providers it disables."""
+    """What the platform (not the creator) decides: providers it disables.
+
+    Provider names are normalised here, the one place (:func:`normalize_provider`): the set
+    holds normalised names, and :meth:`disables` normalises the name it is asked about.
+    """
 
     disabled_providers: frozenset[str] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        normalized = frozenset(normalize_provider(str(p)) for p in self.disabled_providers)
+        object.__setattr__(self, "disabled_providers", normalized)
+
+    def disables(self, provider: str) -> bool:
+        """True when the platform disables ``provider`` (compared case- and
+        whitespace-insensitively)."""
+        return normalize_provider(provider) in self.disabled_providers
 
     @classmethod
     def from_json(cls, data: Any) -> PlatformPolicy:
         providers = data.get("disabledProviders", []) if isinstance(data, Mapping) else None
-        if not isinstance(providers, list):
+        if not isinstance(providers, list) or not all(isinstance(p, str) for p in providers):
             raise ProfileError(
                 code="profile.invalid_value",
                 message='a platform policy is {"disabledProviders": [names]}',
             )
-        return cls(disabled_providers=frozenset(str(p) for p in providers))
+        return cls(disabled_providers=frozenset(providers))
 
 
 def _fail(message: str, path: str, file: str | None, hint: str | None = None) -> ProfileError:
@@ -82,6 +106,16 @@ def check_creator_profile(
             value is False or (isinstance(value, Mapping) and value.get("enabled") is False)
         ):
             raise _fail("a preset or character card cannot turn the journal off", sub, file)
+    tools = raw.get("tools")
+    mode = tools.get("mode") if isinstance(tools, Mapping) else None
+    if isinstance(mode, str) and mode.strip().lower() == "permissive":
+        raise _fail(
+            "a preset or character card cannot set tools.mode 'permissive'",
+            f"{path}.tools.mode",
+            file,
+            "list the tools the agent needs in tools.allow; only the user can choose the "
+            "permissive mode",
+        )
     model = raw.get("model")
     if isinstance(model, Mapping):
         for key in model:
@@ -93,7 +127,7 @@ def check_creator_profile(
                     "choose a connection the user configured (model.connectionRef)",
                 )
         source = model.get("source")
-        if isinstance(source, str) and source in platform.disabled_providers:
+        if isinstance(source, str) and platform.disables(source):
             raise _fail(
                 f"provider '{source}' is disabled by the platform",
                 f"{path}.model.source",
@@ -109,7 +143,7 @@ def reallow_warnings(
     file: str | None,
 ) -> list[Diagnostic]:
     """Warnings for a creator's exact ``allow`` entries that the user's deny overrides."""
-    from compiler.policy.tools import matches_any
+    from compiler.policy.tools import tool_matches_any
 
     return [
         Diagnostic(
@@ -121,5 +155,5 @@ def reallow_warnings(
             file=file,
         )
         for i, entry in enumerate(creator_allow)
-        if "*" not in entry and "?" not in entry and matches_any(user_deny, entry)
+        if "*" not in entry and "?" not in entry and tool_matches_any(user_deny, entry)
     ]

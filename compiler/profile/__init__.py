@@ -99,8 +99,9 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def resolve_from_args(args: argparse.Namespace) -> ResolvedAgentProfile:
-    """Resolve from the options :func:`add_profile_arguments` added; write ``--run-dir``."""
+def resolve_from_args(args: argparse.Namespace, *, write: bool = True) -> ResolvedAgentProfile:
+    """Resolve from the options :func:`add_profile_arguments` added; write ``--run-dir``
+    (unless ``write`` is false: a compile writes the profile bound to its run instead)."""
     resolved = resolve_profile(
         profile_id=getattr(args, "profile", None),
         preset=getattr(args, "preset", None),
@@ -114,7 +115,7 @@ def resolve_from_args(args: argparse.Namespace) -> ResolvedAgentProfile:
             else None
         ),
     )
-    if getattr(args, "run_dir", None):
+    if write and getattr(args, "run_dir", None):
         write_resolved_profile(args.run_dir, resolved)
     return resolved
 

@@ -6,8 +6,15 @@ Rules, applied to each layer's *explicitly set* fields:
 - lists are replaced by a later layer (``tools.allow``, ``context.include``, artifacts, ...),
   except ``tools.deny``, ``tools.requireApproval``, ``context.exclude`` and ``skills.deny``,
   which accumulate across layers, so no later layer can lift a deny;
+- the user layer's ``tools.allow`` (when it sets one) is also a ceiling: no tool outside it
+  is visible, whatever ``tools.mode`` or a later (run) layer's allow says
+  (:attr:`ResolvedToolPolicy.user_allow`);
 - ``model`` is a choice between two forms (``{mode, connectionRef, modelId}`` or
   ``{source, model}``): a layer that switches the form or the mode replaces it whole.
+
+Before merging, a tool name written as its provider alias (``workspace_write_file``) in
+``tools.allow``, ``deny``, ``requireApproval``, ``maxCallsPerTool`` or ``toolDescriptions`` is
+rewritten to the dotted name, with a warning (``agent.profile_tool_alias``).
 
 Every leaf of the merged profile records the layer and file that set it (its provenance).
 Rules that relate fields run once, on the merged profile; their diagnostics point at the file
@@ -18,13 +25,22 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, Field, field_serializer, field_validator
 
 from compiler.errors import Diagnostic, did_you_mean
-from compiler.policy.tools import KNOWN_TOOLS, RUNTIME_ONLY_TOOLS, evaluate_tool_policy
+from compiler.policy.tools import (
+    KNOWN_TOOLS,
+    RUNTIME_ONLY_TOOLS,
+    ToolPolicyResult,
+    canonical_tool_name,
+    tool_matches,
+    unmatched_allow_pattern,
+    visible_tools,
+)
 from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, DEFAULT_WRITER
 from compiler.profile.models import (
     WORKSPACE_ROOTS,
@@ -104,10 +120,19 @@ class ProvenanceEntry(_Model):
 
 
 class ResolvedToolPolicy(ToolPolicy):
-    """The merged tool policy plus its concrete outcome over the known tools."""
+    """The merged tool policy plus its concrete outcome.
+
+    ``visible`` and ``approval_required`` are computed by
+    :func:`compiler.policy.tools.visible_tools`: over the known tools for a profile alone,
+    over the known plus the run's own tools for a profile bound to a run
+    (:meth:`ResolvedAgentProfile.with_run_tools`, which a compile does). ``user_allow`` is the
+    user layer's own allow list (None when it sets none): nothing outside it is visible,
+    whatever ``mode`` or a later layer says.
+    """
 
     visible: list[str] = Field(default_factory=list)
     approval_required: list[str] = Field(default_factory=list)
+    user_allow: list[str] | None = None
 
 
 def _diagnostic_from_json(value: Any) -> Any:
@@ -147,6 +172,28 @@ class ResolvedAgentProfile(AgentProfile):
     def to_json(self) -> dict[str, Any]:
         """The camelCase JSON form."""
         return self.model_dump(mode="json", by_alias=True)
+
+    def with_run_tools(self, run_tools: Iterable[str]) -> ResolvedAgentProfile:
+        """This profile bound to a run: ``tools.visible`` and ``tools.approvalRequired``
+        recomputed over the known tools plus the run's own ``run_tools`` (by
+        :func:`~compiler.policy.tools.visible_tools`, from the policy, never from the lists
+        already here). An "allow pattern matches no known tool" warning is dropped when the
+        pattern matches one of the run's tools."""
+        names = list(dict.fromkeys(run_tools))
+        result = visible_tools(self.tools, names)
+        tools = self.tools.model_copy(
+            update={
+                "visible": list(result.visible),
+                "approval_required": list(result.approval_required),
+            }
+        )
+        warnings = [
+            w
+            for w in self.warnings
+            if (pattern := unmatched_allow_pattern(w)) is None
+            or not any(tool_matches(pattern, name) for name in names)
+        ]
+        return self.model_copy(update={"tools": tools, "warnings": warnings})
 
 
 # --------------------------------------------------------------------------- merging
@@ -218,6 +265,10 @@ class _Merger:
         else:
             self.sources[format_path(path)] = src
 
+    def set_source(self, path: str, src: _Source) -> None:
+        """Record ``src`` as the source of the leaf at ``path``."""
+        self.sources[path] = src
+
     def source_of(self, path: str) -> _Source | None:
         """The source of ``path``: itself, its nearest recorded ancestor, or a descendant."""
         tokens = _PATH_TOKEN.findall(path)
@@ -261,9 +312,16 @@ def merge_layers(
     merger = _Merger()
     builtin = _builtin_fragment()
     merger.add(builtin)
+    alias_warnings: list[Diagnostic] = []
+    user_allow: tuple[list[str], _Source] | None = None
     for fragment in fragments:
-        data = {k: v for k, v in fragment.data.items() if k != "id"}
+        data, found = _canonical_tool_names(fragment)
+        alias_warnings += found
+        data = {k: v for k, v in data.items() if k != "id"}
         merger.add(replace(fragment, data=data))
+        allow = data.get("tools", {}).get("allow")
+        if fragment.layer == "user" and isinstance(allow, list):
+            user_allow = (list(allow), _Source(fragment.layer, fragment.file, fragment.path))
     chosen = id_source or builtin
     merger.set("id", profile_id, _Source(chosen.layer, chosen.file, chosen.path))
 
@@ -280,7 +338,7 @@ def merge_layers(
     except ProfileValidationError as exc:
         raise ProfileValidationError([locate(d) for d in exc.diagnostics]) from None
 
-    errors, warnings, tools = _check(profile)
+    errors, warnings, tools = _check(profile, user_allow[0] if user_allow else None)
     if errors:
         raise ProfileValidationError([locate(d) for d in errors])
 
@@ -292,14 +350,75 @@ def merge_layers(
     data = profile.model_dump(mode="json", by_alias=True)
     data["tools"]["visible"] = list(tools.visible)
     data["tools"]["approvalRequired"] = list(tools.approval_required)
+    data["tools"]["userAllow"] = user_allow[0] if user_allow else None
+    if user_allow is not None:
+        merger.set_source("tools.userAllow", user_allow[1])
     data["enabled"] = flag
     _fill_defaults(merger, data, ())
     data["provenance"] = {
         key: {"layer": src.layer, "file": src.file} for key, src in sorted(merger.sources.items())
     }
     resolved = ResolvedAgentProfile.model_validate(data)
-    resolved.warnings = [locate(w) for w in warnings]
+    resolved.warnings = [*alias_warnings, *(locate(w) for w in warnings)]
     return resolved
+
+
+_TOOL_LISTS = ("allow", "deny", "requireApproval")
+_TOOL_MAPS = ("maxCallsPerTool", "toolDescriptions")
+
+
+def _canonical_tool_names(fragment: Fragment) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """The fragment's data with every provider alias of a known tool in its tool lists and
+    tool-keyed maps written as the dotted name, and a warning for each one.
+
+    The one place a profile's tool names are normalised; matching compares provider names
+    anyway (:func:`~compiler.policy.tools.tool_matches`), so this makes the resolved profile
+    say what it means and lets ``maxCallsPerTool`` / ``toolDescriptions`` keys (exact names)
+    reach their tool. Two keys for one tool in one map: the smaller budget, the dotted
+    name's description.
+    """
+    tools = fragment.data.get("tools")
+    if not isinstance(tools, dict):
+        return fragment.data, []
+    base = f"{fragment.path}.tools" if fragment.path else "tools"
+    warnings: list[Diagnostic] = []
+
+    def note(alias: str, name: str, at: str) -> None:
+        warnings.append(
+            Diagnostic(
+                code="agent.profile_tool_alias",
+                message=f"'{alias}' is the provider alias of '{name}' and is read as '{name}'",
+                severity="warning",
+                hint=f"write the dotted name '{name}'",
+                path=at,
+                file=fragment.file,
+            )
+        )
+
+    out = dict(tools)
+    for key in _TOOL_LISTS:
+        entries = tools.get(key)
+        if isinstance(entries, list):
+            out[key] = []
+            for index, entry in enumerate(entries):
+                name = canonical_tool_name(entry)
+                if name != entry:
+                    note(entry, name, f"{base}.{key}[{index}]")
+                out[key].append(name)
+    for key in _TOOL_MAPS:
+        entries = tools.get(key)
+        if isinstance(entries, dict):
+            mapped: dict[str, Any] = {}
+            for entry, value in entries.items():
+                name = canonical_tool_name(entry)
+                if name != entry:
+                    note(entry, name, format_path((key, entry), base))
+                if name not in mapped or (key == "toolDescriptions" and name == entry):
+                    mapped[name] = value
+                elif key == "maxCallsPerTool":
+                    mapped[name] = min(mapped[name], value)
+            out[key] = mapped
+    return {**fragment.data, "tools": out}, warnings
 
 
 def _fill_defaults(merger: _Merger, value: Any, path: tuple[str, ...]) -> None:
@@ -339,12 +458,14 @@ def normalize_workspace_path(path: str) -> str | None:
     return norm
 
 
-def _check(profile: AgentProfile) -> tuple[list[Diagnostic], list[Diagnostic], Any]:
+def _check(
+    profile: AgentProfile, user_allow: list[str] | None = None
+) -> tuple[list[Diagnostic], list[Diagnostic], ToolPolicyResult]:
     errors: list[Diagnostic] = []
     warnings: list[Diagnostic] = []
     errors += _check_workspace(profile)
     errors += _check_output(profile)
-    tool_errors, tool_warnings, result = _check_tools(profile)
+    tool_errors, tool_warnings, result = _check_tools(profile, user_allow)
     errors += tool_errors
     warnings += tool_warnings
     total = profile.context.total_context_budget
@@ -471,7 +592,9 @@ def _check_output(profile: AgentProfile) -> list[Diagnostic]:
     return errors
 
 
-def _check_tools(profile: AgentProfile) -> tuple[list[Diagnostic], list[Diagnostic], Any]:
+def _check_tools(
+    profile: AgentProfile, user_allow: list[str] | None
+) -> tuple[list[Diagnostic], list[Diagnostic], ToolPolicyResult]:
     tools = profile.tools
     errors: list[Diagnostic] = []
     for name in ("allow", "deny", "requireApproval"):
@@ -484,15 +607,15 @@ def _check_tools(profile: AgentProfile) -> tuple[list[Diagnostic], list[Diagnost
                         f"tools.{name}[{index}]",
                     )
                 )
-    result = evaluate_tool_policy(
-        allow=tools.allow, deny=tools.deny, require_approval=tools.require_approval, mode=tools.mode
-    )
+    result = visible_tools(tools, ceiling=user_allow)
     warnings = list(result.warnings)
     if not result.visible:
+        ceiling = " (within the user's tools.allow)" if user_allow is not None else ""
         errors.append(
             _err(
                 "agent.profile_tools_empty",
-                "no tool is visible: tools.allow matches no known tool that is not denied",
+                f"no tool is visible: tools.allow matches no known tool{ceiling} that is not "
+                "denied",
                 "tools.allow",
             )
         )
