@@ -14,6 +14,7 @@ from compiler.fit import (
     BudgetLedger,
     CategoryBudgets,
     Summarizer,
+    SummaryCache,
     fit,
     floor_tokens,
     total_budget,
@@ -116,6 +117,7 @@ def compile(
     cache_stable: bool | int = False,
     summarizer: Summarizer | None = None,
     summaries: dict[str, str] | None = None,
+    summary_cache: SummaryCache | None = None,
 ) -> CompileResult:
     """Compile a template (or a SillyTavern preset ``.json``) into a provider request.
 
@@ -132,8 +134,10 @@ def compile(
     ``max_completion_tokens``); the profile's category budgets apply too. ``cache_stable``
     (True, or a step in messages) moves history cut points in steps so successive turns
     keep a byte-identical prefix. ``summarizer`` is a callable ``(SummaryRequest) -> str |
-    None`` (e.g. an LLM) tried before the built-in extractive one; ``summaries`` maps a
-    component id or kind (``"ChatHistory"``) to a precomputed summary.
+    None`` (e.g. an LLM) tried before the built-in extractive one; its results are kept in
+    ``summary_cache`` (a :class:`SummaryCache` the caller owns and reuses across turns; None:
+    only for this compile). ``summaries`` maps a component id or kind (``"ChatHistory"``) to
+    a precomputed summary.
     """
     preset = load_preset_source(source)
     ctx = load_context(context)
@@ -180,6 +184,7 @@ def compile(
             summarizer=summarizer,
             cache_stable=_step(cache_stable),
             summaries=summaries,
+            summary_cache=summary_cache,
         )
         options = {"max_completion_tokens": max_completion_tokens}
         request = dialect.lower(fitted.frame, model, **options)

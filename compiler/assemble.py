@@ -10,7 +10,7 @@ import functools
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from compiler.context.run import RunContext
 from compiler.context.tools import BUILTIN_TOOLS
@@ -44,6 +44,8 @@ class Assembler:
         self._group = 0
         #: agent-mode policies apply; a legacy preset compile turns this off
         self.enforce_resources = True
+        #: ``legacy`` (a preset compiled as plain SillyTavern): no agent components at all
+        self.mode: Literal["agent", "legacy"] = "agent"
         self.resources = VisibleResourcePolicy(
             include=tuple(profile.context.include),
             exclude=tuple(profile.context.exclude),
@@ -98,7 +100,9 @@ class Assembler:
     @property
     def workspace(self) -> Workspace:
         if self._workspace is None:
-            self._workspace = self.context.open_workspace()
+            self._workspace = self.context.open_workspace(
+                visible=lambda path: self.visible(file_resource(path))
+            )
         return self._workspace
 
     def add_template(self, bound: BoundTemplate, role: Role = "system") -> None:
@@ -125,7 +129,10 @@ class Assembler:
     def add_text(
         self, text: str, *, role: Role, source: str, resource: str, metadata: dict[str, Any]
     ) -> None:
-        """Append one inline text that is data (not template text) as its own message."""
+        """Append one inline text that is data (not template text) as its own message; its
+        ``resource`` is checked like a macro's (``policy.resource_hidden``)."""
+        if self.enforce_resources:
+            self.resources.require(resource, what=f"'{source}'", where=source)
         self._group += 1
         self._add(
             Component(
@@ -166,12 +173,14 @@ class Assembler:
     def _expand(self, call: MacroCall, role: Role) -> Component:
         expander = _EXPANDERS[call.kind]
         resource = resource_of(call)
-        if resource is not None:
-            self.require(resource, call)
-        if call.kind == ComponentKind.WORKSPACE_FILE and self.enforce_resources:
-            real = self.workspace.real_relpath(str(call.args["path"]))
-            self.require(file_resource(real), call)
-        fields = expander(self, call)
+        if resource is not None and call.kind != ComponentKind.WORKSPACE_FILE:
+            self.require(resource, call)  # workspace reads check themselves (Workspace.read)
+        try:
+            fields = expander(self, call)
+        except PolicyError as exc:
+            if exc.file is None and exc.span is None:
+                exc.file = _where(call.span.file, call.span.line, call.span.column)
+            raise
         args = call.args
         strategy = args.get("strategy")
         base: dict[str, Any] = {
@@ -243,9 +252,22 @@ def _system_prompt(a: Assembler, call: MacroCall) -> dict[str, Any]:
     }
 
 
+#: How many of the newest messages ``chat.history.tail`` shows when the profile does not say
+#: (``context.historyTailMessages``).
+DEFAULT_TAIL_MESSAGES = 20
+
+
 def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
+    source = list(a.context.messages)
+    window = a.resources.window("chat.history") if a.enforce_resources else None
+    if window == "tail":
+        # only the tail is visible: offer only it, and no summary of the hidden head
+        size = a.profile.context.history_tail_messages or DEFAULT_TAIL_MESSAGES
+        source = source[-size:] if size < len(source) else source
+        while source and source[0].role == "tool":  # a result whose call is not shown
+            source = source[1:]
     messages: list[Message] = []
-    for m in a.context.messages:
+    for m in source:
         msg: Message = {"role": m.role, "content": m.content}
         if m.name:
             msg["name"] = m.name
@@ -254,13 +276,15 @@ def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
         if m.tool_call_id:
             msg["toolCallId"] = m.tool_call_id
         messages.append(msg)
+    meta: dict[str, Any] = {"window": window}
+    if window is None:
+        meta |= _summary_meta(a, ComponentKind.CHAT_HISTORY)
     return {
         "messages": messages,
         "resource": "chat.history",
         "content_ref": "context:chat",
         "role": "user",
-        "metadata": _summary_meta(a, ComponentKind.CHAT_HISTORY)
-        | ({"window": a.resources.window("chat.history")} if a.enforce_resources else {}),
+        "metadata": meta,
     }
 
 
@@ -273,14 +297,18 @@ SUMMARY_FILES: dict[ComponentKind, str] = {
 
 def _summary_meta(a: Assembler, kind: ComponentKind) -> dict[str, Any]:
     """``{"summary": text}`` when the run has a precomputed summary for ``kind``: the run
-    context's ``summaries[kind]`` first, else the workspace file of :data:`SUMMARY_FILES`
-    (when the resource policy shows it). The fit stage uses it before any summarizer."""
+    context's ``summaries[kind]`` first, else (agent mode only) the workspace file of
+    :data:`SUMMARY_FILES`, read like every workspace file through :meth:`Workspace.read`
+    (a hidden, linked-away or unreadable summary file is no summary). The fit stage uses it
+    before any summarizer."""
     text = a.context.summaries.get(kind.value)
     path = SUMMARY_FILES.get(kind)
-    if text is None and path is not None and a.visible(file_resource(path)):
+    if text is None and path is not None and a.mode == "agent":
         try:
             text = a.workspace.read(path)
-        except ContextError:
+        except (ContextError, PolicyError) as exc:
+            if exc.code != "workspace.file_not_found":
+                a.journal.emit("context_summary_skipped", "warn", file=path, code=exc.code)
             text = None
     return {"summary": text} if text and text.strip() else {}
 
@@ -325,7 +353,7 @@ def _file(a: Assembler, call: MacroCall) -> dict[str, Any]:
 
 
 def _tree(a: Assembler, call: MacroCall) -> dict[str, Any]:
-    files = [f for f in a.workspace.tree() if a.visible(file_resource(f))]
+    files = a.workspace.tree()  # only what the policy shows
     return {"inline_content": "\n".join(files), "resource": "workspace"}
 
 

@@ -81,7 +81,7 @@ def test_budget_drops_oldest_history_and_never_exceeds() -> None:
     assert total <= budget
     assert cut.ledger.total_tokens == total
     summary, *kept = cut.request["messages"][1:]
-    assert summary["role"] == "system" and "chat.search" in summary["content"]
+    assert summary["role"] == "system" and "older messages" in summary["content"]
     assert kept == full.request["messages"][-len(kept) :]  # the newest survive, in order
     assert 0 < len(kept) < 50
     assert total >= 0.95 * budget

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -85,6 +86,8 @@ class RunContext(_Model):
     persona: Persona | None = None
     character: dict[str, Any] | str | None = None
     world_info: list[dict[str, Any]] | str = Field(default_factory=list)
+    #: admit workspace files with more than one hard link (off: they can reach outside)
+    allow_workspace_hardlinks: bool = False
 
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", json_schema_extra=None
@@ -178,12 +181,13 @@ class RunContext(_Model):
     def file(self) -> str:
         return self._file
 
-    def open_workspace(self) -> Workspace:
-        """The workspace this run names (an empty inline one when none is given)."""
+    def open_workspace(self, visible: Callable[[str], bool] | None = None) -> Workspace:
+        """The workspace this run names (an empty inline one when none is given), seen
+        through ``visible`` (a predicate over workspace paths; see :class:`Workspace`)."""
         if self.workspace is None:
-            return Workspace(files={})
+            return Workspace(files={}, visible=visible)
         if isinstance(self.workspace, InlineWorkspace):
-            return Workspace(files=self.workspace.files)
+            return Workspace(files=self.workspace.files, visible=visible)
         directory = (self._base_dir / self.workspace).resolve()
         if not directory.is_dir():
             raise ContextError(
@@ -192,7 +196,11 @@ class RunContext(_Model):
                 file=self._file,
                 path="workspace",
             )
-        return Workspace(directory=directory)
+        return Workspace(
+            directory=directory,
+            visible=visible,
+            allow_hardlinks=self.allow_workspace_hardlinks,
+        )
 
 
 def load_context(

@@ -3,7 +3,12 @@
 from compiler.fit.allocator import FitResult, effective_strategy, fit, floor_tokens
 from compiler.fit.budgets import CategoryBudgets, TotalBudget, model_window, total_budget
 from compiler.fit.ledger import AppliedBudget, BudgetLedger, CategoryTotal, LedgerEntry
-from compiler.fit.summarize import ExtractiveSummarizer, Summarizer, SummaryRequest
+from compiler.fit.summarize import (
+    ExtractiveSummarizer,
+    Summarizer,
+    SummaryCache,
+    SummaryRequest,
+)
 from compiler.fit.truncate import truncate_text
 
 __all__ = [
@@ -15,6 +20,7 @@ __all__ = [
     "FitResult",
     "LedgerEntry",
     "Summarizer",
+    "SummaryCache",
     "SummaryRequest",
     "TotalBudget",
     "effective_strategy",

@@ -46,7 +46,7 @@ from compiler.errors import BudgetError
 from compiler.fit.budgets import CATEGORIES, CATEGORY_OF, CategoryBudgets, TotalBudget
 from compiler.fit.history import MIN_SUMMARY, fit_history, min_present
 from compiler.fit.ledger import Action, AppliedBudget, BudgetLedger, CategoryTotal, LedgerEntry
-from compiler.fit.summarize import Summarizer, SummaryChain, SummaryRequest
+from compiler.fit.summarize import Summarizer, SummaryCache, SummaryChain, SummaryRequest
 from compiler.fit.truncate import Mode, truncate_text
 from compiler.frame import Component, ComponentKind, ContextFrame, Message, Strategy
 from compiler.journal import Journal
@@ -165,6 +165,17 @@ class _Allocator:
             for i, c in enumerate(frame.components)
         ]
         self.pools: dict[str, int | None] = dict(self.budgets)
+        #: the name the model sees for chat.search, when the request offers it
+        self.search_tool = next(
+            (
+                tool["alias"]
+                for c in frame.components
+                if c.kind == ComponentKind.TOOL_DEFINITIONS
+                for tool in c.tools or ()
+                if tool["name"] == "chat.search"
+            ),
+            None,
+        )
         self.total_left: int | None = None
 
     # -- costs -------------------------------------------------------------------------
@@ -337,6 +348,8 @@ class _Allocator:
             self.fail(item, f"{comp.id} is required and nothing of it fits", limit)
 
     def precomputed(self, comp: Component) -> str | None:
+        if comp.metadata.get("window") == "tail":
+            return None  # a summary of the whole chat would show its hidden head
         value = comp.metadata.get("summary")
         if isinstance(value, str) and value.strip():
             return value
@@ -358,6 +371,7 @@ class _Allocator:
             chain=self.chain,
             component_id=comp.id,
             precomputed=self.precomputed(comp),
+            search_tool=self.search_tool,
         )
         item.used, item.summary_tokens = fitted.used, fitted.summary_tokens
         item.counted_all = fitted.counted_all
@@ -371,7 +385,7 @@ class _Allocator:
         item.action = "summarized" if fitted.summarizer not in (None, "note") else "truncated"
         extra = {
             None: "",
-            "note": "; a note says chat.search can read them",
+            "note": "; a note says they were left out",
         }.get(fitted.summarizer, f"; a {fitted.summarizer} summary stands in their place")
         what = "the oldest message" if fitted.cut == 1 else f"the {fitted.cut} oldest messages"
         item.reason = f"cut {what} to fit the budget{extra}"
@@ -644,11 +658,13 @@ def fit(
     summarizer: Summarizer | None = None,
     cache_stable: int = 0,
     summaries: Mapping[str, str] | None = None,
+    summary_cache: SummaryCache | None = None,
 ) -> FitResult:
     """Fit ``frame`` into its budgets (see the module docstring); None: no total budget.
 
     ``cache_stable`` is the history cut step in messages (0: off). ``summaries`` maps a
-    component id or kind to a precomputed summary.
+    component id or kind to a precomputed summary. ``summary_cache`` holds the results of
+    ``summarizer`` across compiles (the caller's; None: a fresh one for this fit).
     """
     total = (
         budget
@@ -663,7 +679,11 @@ def fit(
         total=total,
         budgets=budgets or CategoryBudgets(),
         journal=journal,
-        chain=SummaryChain(counter, user=summarizer),
+        chain=SummaryChain(
+            counter,
+            user=summarizer,
+            user_cache=summary_cache if summary_cache is not None else SummaryCache(),
+        ),
         cache_stable=max(0, cache_stable),
         summaries=summaries or {},
     )

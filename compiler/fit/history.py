@@ -6,8 +6,8 @@ result. The walk goes newest first and stops at the first unit that does not fit
 the kept messages (and the one that did not fit) are counted: a 10,000-message chat at a 16k
 budget is never tokenized whole.
 
-In place of what was cut, a system message says how many messages were left out and that
-the ``chat.search`` tool can read them, followed by a summary (see
+In place of what was cut, a system message says how many messages were left out and, when
+the request offers the ``chat.search`` tool, that it can read them; then a summary (see
 :mod:`compiler.fit.summarize`) when the budget leaves room for one.
 
 Cache-stable mode (``step`` > 0): the number of messages cut is rounded up to a multiple of
@@ -31,11 +31,13 @@ MAX_RESERVE = 1024  # at most this many tokens are set aside for a history summa
 MIN_SUMMARY = 8  # below this much room for a body the summary is the note alone
 
 
-def note(cut: int) -> str:
-    """The text that stands where ``cut`` messages were left out."""
+def note(cut: int, search_tool: str | None = None) -> str:
+    """The text that stands where ``cut`` messages were left out; it points at the chat
+    search tool only when the request offers one (``search_tool``, the name the model sees)."""
+    where = f"; the {search_tool} tool can read them" if search_tool else ""
     return (
         f"[Earlier conversation: {cut} older messages are not shown here (cut to fit the "
-        "context budget); the chat.search tool can read them.]"
+        f"context budget){where}.]"
     )
 
 
@@ -123,6 +125,7 @@ def fit_history(
     chain: SummaryChain,
     component_id: str,
     precomputed: str | None,
+    search_tool: str | None = None,
 ) -> HistoryFit:
     """Fit one history into ``limit`` tokens (everything it keeps, summary included), its
     messages into ``message_limit`` (the history budget) and its summary into
@@ -138,7 +141,9 @@ def fit_history(
     if summarize:
         # a tenth of the limit, at least room for the note (unless that is over a quarter)
         base = limit if limit is not None else cap or 0
-        floor = dialect.message_tokens({"role": SUMMARY_ROLE, "content": note(n)}, counter)
+        floor = dialect.message_tokens(
+            {"role": SUMMARY_ROLE, "content": note(n, search_tool)}, counter
+        )
         wanted = max(base // 10, floor if floor <= base // 4 else 0)
         reserve = min_present(summary_limit, min(MAX_RESERVE, wanted)) or 0
     # the summary counts against the summary budget, so only a total limit loses the room
@@ -161,7 +166,14 @@ def fit_history(
             target = min_present(target, limit - walk.used)
         for _ in range(4):
             made = _summary(
-                messages[: walk.start], target, dialect, counter, chain, component_id, precomputed
+                messages[: walk.start],
+                target,
+                dialect,
+                counter,
+                chain,
+                component_id,
+                precomputed,
+                search_tool,
             )
             if made is None:
                 summary, summary_cost, which = None, 0, None
@@ -197,13 +209,14 @@ def _summary(
     chain: SummaryChain,
     component_id: str,
     precomputed: str | None,
+    search_tool: str | None,
 ) -> tuple[Message, int, str] | None:
     """The system message standing for ``cut``, its cost and its summarizer, within
     ``target`` tokens (None: no limit)."""
     if not cut:
         return None
     frame_cost = dialect.message_tokens({"role": SUMMARY_ROLE, "content": ""}, counter)
-    head = note(len(cut))
+    head = note(len(cut), search_tool)
     room = None if target is None else target - frame_cost - counter.count(head) - 1
     if room is not None and room < 0:
         if target is not None and target - frame_cost >= counter.count(head):

@@ -10,8 +10,14 @@ Order of preference for a component's summary (:class:`SummaryChain`):
    reads an evenly spaced sample of at most ``picks`` messages or sentences, never the whole
    of a long cut history).
 
-Whatever a summarizer returns is cut to the target (token-exact, head kept). Results are
-cached per process by (summarizer, content hash, target tokens).
+Whatever a summarizer returns is cut to the target (token-exact, head kept).
+
+Caches never key on object identity. The extractive summarizer is the compiler's own pure
+function, so its results are shared per process (:data:`CACHE`, by encoding, sample hash and
+target). A caller's callable is the caller's: its results live in a :class:`SummaryCache`
+the caller owns and passes in (``compile(summary_cache=...)``), else in a fresh one per
+compile, keyed by content hash, target and the callable's own ``cache_key`` attribute when
+it has one (give each summarizer sharing a cache a distinct ``cache_key``).
 """
 
 from __future__ import annotations
@@ -158,6 +164,8 @@ class SummaryChain:
 
     counter: TokenCounter
     user: Summarizer | None = None
+    #: results of ``user``: the caller's cache, or one for this chain alone
+    user_cache: SummaryCache = field(default_factory=SummaryCache)
     cache: SummaryCache = field(default_factory=lambda: CACHE)
 
     def summarize(
@@ -173,8 +181,10 @@ class SummaryChain:
         enc = self.counter.encoding_name
         if self.user is not None:
             user = self.user
-            key = (f"user:{id(user)}:{enc}", content_key(request), target)
-            out = self.cache.get_or_make(key, lambda: user(request))
+            tag = getattr(user, "cache_key", None)
+            name = tag if isinstance(tag, str) else ""
+            key = (f"user:{name}:{enc}", content_key(request), target)
+            out = self.user_cache.get_or_make(key, lambda: user(request))
             if out and out.strip():
                 text = truncate_text(out.strip(), target, self.counter)
                 if text:

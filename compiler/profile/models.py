@@ -252,6 +252,8 @@ class ContextPolicy(_Model):
     skill_budget_tokens: NonNegative | None = None
     world_info_budget_tokens: NonNegative | None = None
     summary_budget_tokens: NonNegative | None = None
+    #: the newest messages a profile that grants only ``chat.history.tail`` shows (default 20)
+    history_tail_messages: Positive | None = None
     include: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=lambda: ["*"])
     exclude: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
 

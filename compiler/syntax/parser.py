@@ -7,6 +7,7 @@ an exact position and a hint; no lark type escapes this module.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Protocol
 
 from lark import Token, Tree
@@ -39,22 +40,41 @@ _TERMINAL_WORDS = {
 }
 
 
-def parse(source: str, name: str = "<string>") -> Template:
-    """Parse template text. Raises TemplateError (one syntax diagnostic) on bad syntax."""
+def parse(source: str, name: str = "<string>", *, skip: Sequence[tuple[int, int]] = ()) -> Template:
+    """Parse template text. Raises TemplateError (one syntax diagnostic) on bad syntax.
+
+    ``skip`` holds ``(start, end)`` ranges of ``source`` that are not part of the template
+    (SillyTavern ``{{// comments}}``, removed before anything else): they are neither text
+    nor macros, and every position still refers to ``source``.
+    """
     index = LineIndex(source, name)
+    text, hole = _masked(source, skip)
     try:
-        tree = parser().parse(source)
+        tree = parser().parse(text)
     except LarkError as exc:
-        raise TemplateError([_syntax_diagnostic(exc, source, index)]) from None
-    return _Builder(source, index).template(tree)
+        raise TemplateError([_syntax_diagnostic(exc, text, index)]) from None
+    return _Builder(text, index, hole).template(tree)
+
+
+def _masked(source: str, skip: Sequence[tuple[int, int]]) -> tuple[str, str]:
+    """``source`` with each skipped range overwritten by a noncharacter absent from it
+    (same length, so offsets hold), and that character ("" when nothing is skipped)."""
+    if not skip:
+        return source, ""
+    hole = next(chr(c) for c in range(0xFDD0, 0xFDF0) if chr(c) not in source)
+    chars = list(source)
+    for start, end in skip:
+        chars[start:end] = hole * (end - start)
+    return "".join(chars), hole
 
 
 class _Builder:
     """Turns the lark tree into AST nodes; string escapes are checked here."""
 
-    def __init__(self, source: str, index: LineIndex) -> None:
+    def __init__(self, source: str, index: LineIndex, hole: str = "") -> None:
         self.source = source
         self.index = index
+        self.hole = hole
         self.errors: list[Diagnostic] = []
 
     def template(self, tree: Tree[Token]) -> Template:
@@ -64,6 +84,8 @@ class _Builder:
                 nodes.append(self.macro(child))
                 continue
             value = OPEN if child.type == "ESCAPED_OPEN" else str(child)
+            if self.hole:
+                value = value.replace(self.hole, "")
             span = self.index.span(child.start_pos or 0, child.end_pos or 0)
             last = nodes[-1] if nodes else None
             if isinstance(last, Text):  # an escape splits text tokens; join them again
@@ -73,7 +95,7 @@ class _Builder:
                 nodes.append(Text(value, span))
         if self.errors:
             raise TemplateError(self.errors)
-        return Template(name=self.index.name, source=self.source, nodes=tuple(nodes))
+        return Template(name=self.index.name, source=self.index.source, nodes=tuple(nodes))
 
     def macro(self, tree: Tree[Token]) -> Macro:
         children = tree.children
@@ -131,7 +153,8 @@ class _Builder:
                     )
                 i += 2
                 continue
-            out.append(ch)
+            if ch != self.hole:
+                out.append(ch)
             i += 1
         return "".join(out)
 

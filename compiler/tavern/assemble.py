@@ -43,8 +43,10 @@ from compiler.frame import Component, ComponentKind, ContextFrame, Message
 from compiler.macros import BoundTemplate, MacroCall, bind
 from compiler.profile import ResolvedAgentProfile
 from compiler.syntax import parse
-from compiler.syntax.ast import Text
+from compiler.syntax.ast import Template, Text
+from compiler.syntax.parser import OPEN
 from compiler.tavern.injections import apply_injections
+from compiler.tavern.macros import comment_spans, substitute
 from compiler.tavern.preset import (
     AGENT_MARKERS,
     PresetPrompt,
@@ -95,7 +97,7 @@ def check_preset(preset: TavernPreset) -> list[Diagnostic]:
         if prompt.is_marker or not prompt.content:
             continue
         try:
-            bound = bind(parse(prompt.content, preset.where(prompt)))
+            bound = bind(_parse_entry(prompt.content, preset.where(prompt)))
         except TemplateError as exc:
             out.extend(exc.diagnostics)
             continue
@@ -132,6 +134,7 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: Mode) -
             hint="add a prompt with identifier 'agentSystemPrompt' (role system, marker), "
             "or compile with --mode legacy",
         )
+    assembler.mode = mode
     prompts = ordered_prompts(preset)
     if mode == "legacy":
         prompts = [p for p in prompts if p.identifier not in AGENT_MARKERS]
@@ -173,10 +176,16 @@ def _bind_entry(
         text = ""
     name = preset.where(prompt)
     try:
-        return bind(parse(text, name))
+        return bind(_parse_entry(text, name))
     except TemplateError as exc:
         errors.extend(exc.diagnostics)
         return None
+
+
+def _parse_entry(text: str, name: str) -> Template:
+    """An entry's text parsed as SillyTavern reads it: ``{{// comments}}`` are gone before
+    anything else, so a macro inside one is neither expanded nor checked."""
+    return parse(text, name, skip=comment_spans(text))
 
 
 def _plain_text(
@@ -196,17 +205,33 @@ def _plain_text(
     for item in bound.items:
         if isinstance(item, Text):
             parts.append(item.value)
+            raw = raw or _makes_macro(bound, item)
         elif mode == "agent":
             parts.append(bound.template.source[item.span.start : item.span.end])
             raw = True
     return "".join(parts), raw
 
 
-def _substituted(bound: BoundTemplate, fill: Callable[[str], str]) -> BoundTemplate:
+def _makes_macro(bound: BoundTemplate, item: Text) -> bool:
+    """Whether SillyTavern's own macros (``{{noop}}``, ``{{trim}}``, comments, ...) turn
+    this text into one holding more ``<<agent.`` openers than the author escaped: a macro
+    the compiler never saw, which must not reach the request."""
+    written = bound.template.source[item.span.start : item.span.end].count("\\" + OPEN)
+    return substitute(item.value, {}).count(OPEN) > written
+
+
+def _substituted(
+    bound: BoundTemplate, fill: Callable[[str], str], flagged: set[str]
+) -> BoundTemplate:
+    """``bound`` with SillyTavern macros filled in its text; a filled text that now holds a
+    macro the parser never saw (:func:`_makes_macro`) is added to ``flagged``."""
     items: list[Text | MacroCall] = []
     for item in bound.items:
         if isinstance(item, Text):
-            items.append(Text(fill(item.value), item.span))
+            text = fill(item.value)
+            if _makes_macro(bound, item):
+                flagged.add(text)
+            items.append(Text(text, item.span))
         else:
             items.append(item)
     return dataclasses.replace(bound, items=tuple(items))
@@ -233,30 +258,60 @@ def _add_entry(
     card = assembler.context.card
     field = OVERRIDES.get(prompt.identifier)
     override = str(getattr(card, field)) if card is not None and field else ""
-    bound = _substituted(entry.bound, assembler.fill)
+    flagged: set[str] = set()
+    bound = _substituted(entry.bound, assembler.fill, flagged)
     card_file = ""
-    if override and not prompt.forbid_overrides and card is not None:
-        # the card's text, with the entry itself (macros included) where {{original}} stands
-        card_file = f"{card.origin}#{field}"
-        span = Span(0, len(override), 1, 1, 1, 1, card_file)
-        parts = _ORIGINAL.split(override, maxsplit=1)
-        items: list[Text | MacroCall] = [Text(assembler.fill(parts[0]), span)]
-        if len(parts) > 1:
-            items.extend(bound.items)
-            items.append(Text(assembler.fill(parts[1]), span))
-        bound = dataclasses.replace(bound, items=tuple(items))
+    if override and not prompt.forbid_overrides and card is not None and field:
+        if assembler.visible(CARD_RESOURCE):
+            # the card's text, with the entry itself (macros included) where {{original}} is
+            card_file = f"{card.origin}#{field}"
+            bound = _overridden(assembler, bound, override, card_file, flagged)
+        else:  # a hidden card does not get to replace the preset's entry either
+            assembler.journal.emit(
+                "card_override_skipped",
+                "warn",
+                entry=prompt.identifier,
+                field=field,
+                reason="resource_hidden",
+                resource=CARD_RESOURCE,
+            )
     assembler.add_template(bound, prompt.role)
     for comp in assembler.components[start:]:
         comp.metadata.setdefault("entry", prompt.identifier)
         if comp.kind == ComponentKind.PRESET_GUIDE:
             from_card = bool(card_file) and comp.source.startswith(card_file + ":")
             comp.metadata["origin"] = "card" if from_card else "preset"
+            if comp.inline_content in flagged:
+                comp.metadata["unmaterialized"] = True
         if comp.kind == ComponentKind.CHAT_HISTORY and injections:
             _inject(comp, injections, unmaterialized)
         if prompt.is_marker and comp.inline_content and comp.kind in _FORMATTED_KINDS:
             comp.inline_content = _formatted(
                 assembler, preset, prompt.identifier, comp.inline_content
             )
+
+
+#: The resource a card's override text belongs to.
+CARD_RESOURCE = "character.instructions"
+
+
+def _overridden(
+    assembler: Assembler, bound: BoundTemplate, text: str, card_file: str, flagged: set[str]
+) -> BoundTemplate:
+    """The card's override ``text`` in place of the entry, the entry's own items (macros
+    included) where the first ``{{original}}`` stands. The card's text is data: a macro
+    written in it stays text, but one that SillyTavern's macros assemble is flagged."""
+    span = Span(0, len(text), 1, 1, 1, 1, card_file)
+    parts = _ORIGINAL.split(text, maxsplit=1)
+    filled = [assembler.fill(part) for part in parts]
+    for part, done in zip(parts, filled, strict=True):
+        if substitute(part, {}).count(OPEN) > part.count(OPEN):
+            flagged.add(done)
+    items: list[Text | MacroCall] = [Text(filled[0], span)]
+    if len(parts) > 1:
+        items.extend(bound.items)
+        items.append(Text(filled[1], span))
+    return dataclasses.replace(bound, items=tuple(items))
 
 
 _FORMATTED_KINDS = frozenset({ComponentKind.CHARACTER_CARD, ComponentKind.WORLD_INFO})
@@ -305,6 +360,15 @@ def check_markers(request: dict[str, Any], frame: ContextFrame) -> None:
     compiler could not materialize survived fitting (and so is in ``request``). Data (chat,
     files, tool results) and escaped literal text are never flagged."""
     for comp in frame.components:
+        if comp.metadata.get("unmaterialized"):
+            text = (comp.inline_content or "").strip()
+            raise PolicyError(
+                code="agent.prompt_marker_unmaterialized",
+                message=f"SillyTavern macros assemble an <<agent.*>> macro that was never "
+                f"expanded: {text[:80]!r}",
+                hint="write the macro directly in the entry (or \\<<agent. for the literal text)",
+                file=comp.source,
+            )
         for message in comp.messages or ():
             if message.get("origin") == "unmaterialized":
                 text = str(message.get("content") or "").strip()

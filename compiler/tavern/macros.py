@@ -43,6 +43,13 @@ _NAME = re.compile(r"\{\{([A-Za-z0-9_-]+)\}\}")
 _VALID_NAME = re.compile(r"[A-Za-z0-9_-]+")
 
 
+def comment_spans(text: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` ranges of the ``{{// comments}}`` in ``text`` (removed first)."""
+    if "{{//" not in text:
+        return []
+    return [m.span() for m in _COMMENT.finditer(text)]
+
+
 def substitute(text: str, values: Mapping[str, str]) -> str:
     """``text`` with SillyTavern macros replaced (see the module docstring)."""
     if "{{" not in text:

@@ -13,7 +13,7 @@ import compiler
 from compiler.cli import main
 from compiler.errors import BudgetError
 from compiler.fit import CategoryBudgets, SummaryRequest, fit, model_window, truncate_text
-from compiler.fit.summarize import CACHE
+from compiler.fit.summarize import CACHE, SummaryCache
 from compiler.frame import Component, ComponentKind, ContextFrame, Message
 from compiler.journal import Journal
 from compiler.lower.openai_chat import DIALECT
@@ -145,7 +145,9 @@ def test_a_history_budget_alone_still_notes_what_was_cut() -> None:
     entry = result.ledger.entry("h")
     assert entry.tokens_used - entry.summary_tokens <= 300 and entry.summary_tokens > 0
     out = result.frame.components[0].messages
-    assert out is not None and "chat.search" in (out[0]["content"] or "")
+    # no tool definitions in the frame: the note names no tool (issue 8, item 13)
+    assert out is not None and "older messages are not shown" in (out[0]["content"] or "")
+    assert "chat.search" not in (out[0]["content"] or "")
     assert result.ledger.categories["summary"].used == entry.summary_tokens
     (event,) = [e for e in journal.events if e.type == "context_component_skipped"]
     assert event.payload["reason"] == "budget" and event.payload["messagesDropped"] > 0
@@ -178,7 +180,16 @@ def test_history_keeps_newest_whole_units_and_notes_chat_search() -> None:
         "System.<<agent.chat.history>>", context={"chat": chat(400)}, budget=1500
     )
     messages = result.request["messages"]
-    assert messages[1]["role"] == "system" and "chat.search" in messages[1]["content"]
+    # the request offers no tools, so the note names none (issue 8, item 13)
+    assert messages[1]["role"] == "system" and "older messages" in messages[1]["content"]
+    assert "chat.search" not in messages[1]["content"]
+    with_tools = compiler.compile(
+        "System.<<agent.tools.available>><<agent.chat.history>>",
+        context={"chat": chat(400)},
+        budget=2500,
+    )
+    note = with_tools.request["messages"][1]["content"]
+    assert "the chat_search tool can read them" in note
     assert messages[-1]["content"].startswith("Turn 399.")
     assert "- user: Turn 0." in messages[1]["content"]  # the extractive summary
     assert 0.95 * 1500 <= exact(result) <= 1500
@@ -199,10 +210,16 @@ def test_precomputed_and_callable_summaries() -> None:
         calls.append(request)
         return f"LLM summary of {len(request.messages)} messages"
 
-    first = compiler.compile("S.<<agent.chat.history>>", context=ctx, budget=1500, summarizer=llm)
+    # the callable's results live in a cache the caller owns (issue 8, item 16)
+    owned = SummaryCache()
+    first = compiler.compile(
+        "S.<<agent.chat.history>>", context=ctx, budget=1500, summarizer=llm, summary_cache=owned
+    )
     assert "LLM summary of" in first.request["messages"][1]["content"]
     made = len(calls)
-    again = compiler.compile("S.<<agent.chat.history>>", context=ctx, budget=1500, summarizer=llm)
+    again = compiler.compile(
+        "S.<<agent.chat.history>>", context=ctx, budget=1500, summarizer=llm, summary_cache=owned
+    )
     assert again.request == first.request
     assert len(calls) == made  # cached by (content hash, target)
 

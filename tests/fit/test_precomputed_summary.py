@@ -18,7 +18,7 @@ def test_workspace_summary_is_used_for_the_cut_history() -> None:
     ws = {"files": {"summaries/chat.md": "WS-SUMMARY: the party met the goddess."}}
     text = history_text({"chat": CHAT, "workspace": ws})
     assert "WS-SUMMARY: the party met the goddess." in text
-    assert "chat.search" in text
+    assert "older messages are not shown" in text  # no tool offered: none named
 
 
 def test_run_context_summary_wins_over_the_workspace() -> None:

@@ -11,6 +11,7 @@ import pytest
 import compiler
 from compiler.cli import main
 from compiler.errors import APCError
+from compiler.fit import SummaryCache, SummaryRequest
 from compiler.profile import resolve_profile
 
 SECRETS = ("SECRET-OUTSIDE", "SECRET-PRIVATE", "SECRET-PERSIST", "SECRET-ROOTLINK", "SECRET-SKILL")
@@ -132,3 +133,319 @@ def test_data_is_not_a_macro_and_not_a_leak(run: Path) -> None:
     (run / "ws" / "output" / "main.md").write_text("draft says <<agent.plan>> literally")
     result = compiler.compile('<<agent.file "output/main.md">>', context=run / "run.json")
     assert result.request["messages"][0]["content"] == "draft says <<agent.plan>> literally"
+
+
+# -- issue 8: hidden content reaching the request ------------------------------------------
+
+
+def _preset(tmp_path: Path, *prompts: dict[str, Any]) -> Path:
+    ids = [p["identifier"] for p in prompts]
+    data = {
+        "prompts": list(prompts),
+        "prompt_order": [
+            {"character_id": 100001, "order": [{"identifier": i, "enabled": True} for i in ids]}
+        ],
+    }
+    path = tmp_path / "preset.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+CARD_WITH_OVERRIDES = {
+    "spec": "chara_card_v2",
+    "spec_version": "2.0",
+    "data": {
+        "name": "Sera",
+        "system_prompt": "CARD-SYSTEM-PROMPT {{original}}",
+        "post_history_instructions": "CARD-PHI",
+    },
+}
+
+
+@pytest.mark.parametrize("mode", ["agent", "legacy"])
+def test_hidden_card_instructions_do_not_override_the_preset(tmp_path: Path, mode: str) -> None:
+    path = _preset(
+        tmp_path,
+        {"identifier": "agentSystemPrompt", "marker": True},
+        {"identifier": "main", "content": "PRESET-MAIN"},
+        {"identifier": "chatHistory", "marker": True},
+        {"identifier": "jailbreak", "content": "PRESET-JB"},
+    )
+    ctx = {"character": CARD_WITH_OVERRIDES, "chat": [{"role": "user", "content": "hi"}]}
+    hidden = resolve_profile(run={"context": {"exclude": ["character.instructions"]}})
+    result = compiler.compile(path, context=ctx, profile=hidden, mode=mode)  # type: ignore[arg-type]
+    body = json.dumps(result.request)
+    assert "CARD-SYSTEM-PROMPT" not in body and "CARD-PHI" not in body
+    assert "PRESET-MAIN" in body and "PRESET-JB" in body
+    skipped = [e.payload for e in result.events if e.type == "card_override_skipped"]
+    assert {p["field"] for p in skipped} == {"system_prompt", "post_history_instructions"}
+    # visible: the card's overrides apply as before
+    shown = compiler.compile(path, context=ctx, mode=mode)  # type: ignore[arg-type]
+    assert "CARD-SYSTEM-PROMPT PRESET-MAIN" in json.dumps(shown.request)
+
+
+def _summary_link_run(tmp_path: Path, target: str) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "scratch" / "private").mkdir(parents=True)
+    (ws / "summaries").mkdir()
+    (ws / "scratch" / "private" / "plan.md").write_text("SECRET-PRIVATE summary")
+    (ws / "summaries" / target).symlink_to(ws / "scratch" / "private" / "plan.md")
+    chat = [{"role": "user", "content": f"message {i} " + "word " * 40} for i in range(60)]
+    ctx = {"workspace": "ws", "chat": chat, "toolResults": []}
+    (tmp_path / "run.json").write_text(json.dumps(ctx))
+    return tmp_path / "run.json"
+
+
+@pytest.mark.parametrize("budget", [None, 400])
+def test_a_summary_file_linked_into_a_hidden_folder_is_not_read(
+    tmp_path: Path, budget: int | None
+) -> None:
+    run_file = _summary_link_run(tmp_path, "chat.md")
+    profile = resolve_profile(run={"context": {"exclude": ["workspace.scratch.private"]}})
+    result = compiler.compile(
+        "S.<<agent.chat.history>>", context=run_file, profile=profile, budget=budget
+    )
+    frame = result.frame.model_dump_json()
+    assert "SECRET-PRIVATE" not in frame and "SECRET-PRIVATE" not in json.dumps(result.request)
+    history = next(c for c in result.frame.components if c.kind == "ChatHistory")
+    assert "summary" not in history.metadata
+    assert any(e.type == "context_summary_skipped" for e in result.events)
+
+
+def test_every_workspace_read_checks_the_real_path(tmp_path: Path) -> None:
+    run_file = _summary_link_run(tmp_path, "chat.md")
+    (tmp_path / "ws" / "output").mkdir()
+    (tmp_path / "ws" / "output" / "pub.md").symlink_to(
+        tmp_path / "ws" / "scratch" / "private" / "plan.md"
+    )
+    # a link from one visible root into a hidden folder of another root leaves its root
+    profile = resolve_profile(run={"context": {"exclude": ["workspace.scratch.private"]}})
+    for path in ("summaries/chat.md", "output/pub.md"):
+        with pytest.raises(APCError) as info:
+            compiler.compile(f'<<agent.file "{path}">>', context=run_file, profile=profile)
+        assert info.value.code in ("policy.resource_hidden", "workspace.path_denied")
+        assert "SECRET" not in str(info.value)
+
+
+def test_the_history_tail_grant_shows_only_a_window_and_no_summary(tmp_path: Path) -> None:
+    chat = [{"role": "user", "content": f"OLD-{i}"} for i in range(100)]
+    ctx = {"chat": chat, "summaries": {"ChatHistory": "SUMMARY-OF-ALL"}}
+    tail = resolve_profile(
+        run={"context": {"include": ["chat.history.tail"], "historyTailMessages": 5}}
+    )
+    result = compiler.compile("<<agent.chat.history>>", context=ctx, profile=tail, budget=2000)
+    texts = [m["content"] for m in result.request["messages"]]
+    assert texts == [f"OLD-{i}" for i in range(95, 100)]
+    # with a small budget the visible tail is cut, never summarized from the hidden head
+    small = compiler.compile("<<agent.chat.history>>", context=ctx, profile=tail, budget=25)
+    body = json.dumps(small.request)
+    assert "SUMMARY-OF-ALL" not in body and "OLD-94" not in body
+    default = resolve_profile(run={"context": {"include": ["chat.history.tail"]}})
+    result = compiler.compile("<<agent.chat.history>>", context=ctx, profile=default)
+    assert len(result.request["messages"]) == 20  # DEFAULT_TAIL_MESSAGES
+    full = compiler.compile("<<agent.chat.history>>", context=ctx)
+    assert len(full.request["messages"]) == 100
+
+
+def test_the_tail_window_never_starts_with_an_orphan_tool_result() -> None:
+    chat: list[dict[str, Any]] = [{"role": "user", "content": f"m{i}"} for i in range(10)]
+    chat += [
+        {"role": "assistant", "toolCalls": [{"id": "c1", "name": "dice.roll", "arguments": {}}]},
+        {"role": "tool", "toolCallId": "c1", "content": "17"},
+        {"role": "assistant", "content": "You rolled 17."},
+    ]
+    tail = resolve_profile(
+        run={"context": {"include": ["chat.history.tail"], "historyTailMessages": 2}}
+    )
+    result = compiler.compile("<<agent.chat.history>>", context={"chat": chat}, profile=tail)
+    assert [m["content"] for m in result.request["messages"]] == ["You rolled 17."]
+
+
+def test_a_hard_link_in_the_workspace_is_refused_unless_allowed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("SECRET-OUTSIDE")
+    (tmp_path / "ws" / "output").mkdir(parents=True)
+    link = tmp_path / "ws" / "output" / "notes.md"
+    try:
+        link.hardlink_to(outside)
+    except OSError:
+        pytest.skip("hard links are not supported here")
+    ctx: dict[str, Any] = {"workspace": "ws"}
+    (tmp_path / "run.json").write_text(json.dumps(ctx))
+    with pytest.raises(APCError) as info:
+        compiler.compile('<<agent.file "output/notes.md">>', context=tmp_path / "run.json")
+    assert info.value.code == "workspace.path_denied"
+    assert info.value.details["reason"] == "hardlink"
+    tree = compiler.compile("Files:<<agent.workspace.tree>>", context=tmp_path / "run.json")
+    assert "notes.md" not in json.dumps(tree.request)
+    ctx["allowWorkspaceHardlinks"] = True
+    (tmp_path / "run.json").write_text(json.dumps(ctx))
+    ok = compiler.compile('<<agent.file "output/notes.md">>', context=tmp_path / "run.json")
+    assert "SECRET-OUTSIDE" in json.dumps(ok.request)
+
+
+def test_names_with_control_characters_are_not_workspace_paths(tmp_path: Path) -> None:
+    scratch = tmp_path / "ws" / "scratch"
+    scratch.mkdir(parents=True)
+    (scratch / "evil\nname.md").write_text("SECRET-NEWLINE")
+    (scratch / "tab\tname.md").write_text("SECRET-TAB")
+    (scratch / "ok.md").write_text("fine")
+    (tmp_path / "run.json").write_text(json.dumps({"workspace": "ws"}))
+    profile = resolve_profile(run={"context": {"exclude": ["workspace.scratch.*"]}})
+    tree = compiler.compile("<<agent.workspace.tree>>", context=tmp_path / "run.json")
+    assert "name.md" not in json.dumps(tree.request) and "scratch/ok.md" in json.dumps(tree.request)
+    for name in ("scratch/evil\\nname.md", "scratch/tab\\tname.md"):
+        with pytest.raises(APCError) as info:
+            compiler.compile(
+                f'<<agent.file "{name}">>', context=tmp_path / "run.json", profile=profile
+            )
+        assert info.value.code == "workspace.path_denied"
+        assert info.value.details["reason"] == "control_character"
+    with pytest.raises(APCError) as inline:
+        compiler.compile(
+            "<<agent.workspace.tree>>",
+            context={"workspace": {"files": {"scratch/a\nb.md": "x"}}},
+        )
+    assert inline.value.code in ("workspace.path_denied", "context.invalid_context")
+
+
+def test_the_task_is_a_resource_like_any_other(tmp_path: Path) -> None:
+    path = _preset(
+        tmp_path,
+        {"identifier": "agentSystemPrompt", "marker": True},
+        {"identifier": "agentTask", "marker": True},
+    )
+    ctx = {"task": "SECRET-TASK"}
+    hidden = resolve_profile(run={"context": {"exclude": ["agent.task"]}})
+    with pytest.raises(APCError) as info:
+        compiler.compile(path, context=ctx, profile=hidden, mode="agent")
+    assert info.value.code == "policy.resource_hidden"
+    assert "SECRET-TASK" not in str(info.value)
+    shown = compiler.compile(path, context=ctx, mode="agent")
+    assert "SECRET-TASK" in json.dumps(shown.request)
+
+
+# -- issue 8: presets ----------------------------------------------------------------------
+
+
+def test_a_macro_inside_a_sillytavern_comment_is_never_expanded(tmp_path: Path) -> None:
+    path = _preset(
+        tmp_path,
+        {"identifier": "agentSystemPrompt", "marker": True},
+        {"identifier": "main", "content": "A{{// <<agent.plan>> and <<agent.fiel>> }}B"},
+    )
+    result = compiler.compile(path, context={"plan": "SECRET-PLAN"}, mode="agent")
+    assert "SECRET-PLAN" not in json.dumps(result.request)
+    assert "AB" in [m["content"] for m in result.request["messages"]]
+    assert not [c for c in result.frame.components if c.kind == "Plan"]
+    assert main(["check", str(path)]) == 0  # a commented-out typo is not an error either
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "<{{noop}}<agent.plan>>",
+        "<{{// hidden }}<agent.plan>>",
+        "<\n{{trim}}\n<agent.plan>>",
+        "<<{{noop}}agent.plan>>",
+    ],
+)
+@pytest.mark.parametrize("mode", ["agent", "legacy"])
+def test_sillytavern_macros_cannot_assemble_an_unexpanded_marker(
+    tmp_path: Path, content: str, mode: str
+) -> None:
+    path = _preset(
+        tmp_path,
+        {"identifier": "agentSystemPrompt", "marker": True},
+        {"identifier": "main", "content": content},
+    )
+    with pytest.raises(APCError) as info:
+        compiler.compile(path, context={"plan": "p"}, mode=mode)  # type: ignore[arg-type]
+    assert info.value.code == "agent.prompt_marker_unmaterialized"
+    # the same through an in-chat injection and a card override
+    inj = _preset(
+        tmp_path,
+        {"identifier": "agentSystemPrompt", "marker": True},
+        {"identifier": "chatHistory", "marker": True},
+        {"identifier": "n", "content": content, "injection_position": 1, "injection_depth": 0},
+    )
+    with pytest.raises(APCError) as info:
+        compiler.compile(inj, context={"chat": [{"role": "user", "content": "hi"}]}, mode=mode)  # type: ignore[arg-type]
+    assert info.value.code == "agent.prompt_marker_unmaterialized"
+
+
+def test_written_literals_and_data_are_not_flagged(tmp_path: Path) -> None:
+    path = _preset(
+        tmp_path,
+        {"identifier": "agentSystemPrompt", "marker": True},
+        {"identifier": "main", "content": r"Keep \<<agent.plan>> {{char}}"},
+        {"identifier": "chatHistory", "marker": True},
+    )
+    ctx = {
+        "character": {"name": "<<agent.plan>>"},
+        "chat": [{"role": "user", "content": "<{{noop}}<agent.plan>>"}],
+    }
+    result = compiler.compile(path, context=ctx, mode="agent")
+    texts = [m["content"] for m in result.request["messages"]]
+    assert texts[1] == "Keep <<agent.plan>> <<agent.plan>>"
+    assert texts[-1] == "<{{noop}}<agent.plan>>"  # chat is data: never substituted
+
+
+def test_legacy_mode_names_no_tool_and_reads_no_workspace_summary(tmp_path: Path) -> None:
+    (tmp_path / "ws" / "summaries").mkdir(parents=True)
+    (tmp_path / "ws" / "summaries" / "chat.md").write_text("WORKSPACE-SUMMARY")
+    chat = [{"role": "user", "content": f"message {i} " + "word " * 30} for i in range(80)]
+    (tmp_path / "run.json").write_text(json.dumps({"workspace": "ws", "chat": chat}))
+    path = _preset(
+        tmp_path,
+        {"identifier": "main", "content": "Be nice."},
+        {"identifier": "chatHistory", "marker": True},
+    )
+    result = compiler.compile(path, context=tmp_path / "run.json", mode="legacy", budget=600)
+    body = json.dumps(result.request)
+    assert "older messages are not shown" in body
+    assert "chat.search" not in body and "chat_search" not in body and "tools" not in result.request
+    assert "WORKSPACE-SUMMARY" not in body
+
+
+# -- issue 8: caches keyed by identity -------------------------------------------------------
+
+
+def test_a_new_summarizer_never_receives_an_old_ones_summary() -> None:
+    chat = [{"role": "user", "content": f"Turn {i}. " + "word " * 30} for i in range(200)]
+    ctx = {"chat": chat}
+    seen: list[str] = []
+    for tenant in ("tenant-A", "tenant-B", "tenant-C"):
+
+        def summarize(request: SummaryRequest, tenant: str = tenant) -> str:
+            return f"SUMMARY BY {tenant}"
+
+        result = compiler.compile(
+            "S.<<agent.chat.history>>", context=ctx, budget=1500, summarizer=summarize
+        )
+        seen.append(result.request["messages"][1]["content"])
+        del summarize  # its id() may now be reused by the next tenant's function
+    for tenant, text in zip(("tenant-A", "tenant-B", "tenant-C"), seen, strict=True):
+        assert f"SUMMARY BY {tenant}" in text
+
+
+def test_a_caller_owned_cache_keeps_summarizers_apart_by_cache_key() -> None:
+    chat = [{"role": "user", "content": f"Turn {i}. " + "word " * 30} for i in range(200)]
+    cache = SummaryCache()
+
+    class Tenant:
+        def __init__(self, name: str) -> None:
+            self.cache_key = name
+
+        def __call__(self, request: SummaryRequest) -> str:
+            return f"SUMMARY BY {self.cache_key}"
+
+    for name in ("one", "two"):
+        result = compiler.compile(
+            "S.<<agent.chat.history>>",
+            context={"chat": chat},
+            budget=1500,
+            summarizer=Tenant(name),
+            summary_cache=cache,
+        )
+        assert f"SUMMARY BY {name}" in result.request["messages"][1]["content"]
