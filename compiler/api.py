@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from compiler.assemble import Assembler
+from compiler.context.inputs import decode_text, read_bytes, sanitize, surrogate_warning
 from compiler.context.run import RunContext, load_context
-from compiler.errors import APCError, Diagnostic
+from compiler.errors import APCError, Diagnostic, InternalError
 from compiler.fit import (
     BudgetLedger,
     CategoryBudgets,
@@ -26,6 +28,7 @@ from compiler.macros import BoundTemplate, bind
 from compiler.policy.tools import ToolGate
 from compiler.profile import ResolvedAgentProfile, resolve_profile
 from compiler.syntax import parse
+from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 from compiler.tavern.assemble import (
     Mode,
     assemble_preset,
@@ -64,16 +67,17 @@ class CompileResult:
         return ToolGate(self.profile, tools=self.tools)
 
 
+MAX_TEMPLATE_FILE_BYTES = 4 * MAX_TEMPLATE_CHARS
+"""The largest template file read (UTF-8 takes at most 4 bytes a character)."""
+
+
 def read_source(source: Source) -> tuple[str, str]:
     """(text, name): a Path, or a str naming an existing file, is read; else it is the text."""
     if isinstance(source, Path) or _names_file(source):
         path = Path(source)
-        try:  # bytes as written: CRLF kept, a UTF-8 BOM dropped
-            return path.read_bytes().decode("utf-8-sig"), str(path)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise APCError(
-                code="template.unreadable", message=f"cannot read template: {exc}", file=str(path)
-            ) from None
+        # bytes as written: CRLF kept, a UTF-8 BOM dropped; a regular file within the limit
+        data = read_bytes(path, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
+        return decode_text(data, str(path), code="template.unreadable"), str(path)
     return str(source), "<string>"
 
 
@@ -99,7 +103,12 @@ def _step(cache_stable: bool | int) -> int:
 def check(source: Source) -> BoundTemplate:
     """Parse and bind a template; raises TemplateError with every error of the file."""
     text, name = read_source(source)
-    return bind(parse(text, name))
+    text, repaired = sanitize(text)  # only a str from Python can hold them
+    bound = bind(parse(text, name))
+    if repaired:
+        warning = surrogate_warning(repaired, name)
+        bound = dataclasses.replace(bound, warnings=(warning, *bound.warnings))
+    return bound
 
 
 def compile(
@@ -200,7 +209,12 @@ def compile(
     ledger = fitted.ledger
     if counted != ledger.total_tokens or (budget is not None and counted > budget):
         # the allocator's promise, checked on the request itself
-        raise AssertionError(f"internal: request has {counted} tokens, ledger {ledger}")
+        raise InternalError(
+            code="internal.count_mismatch",
+            message=f"the request has {counted} tokens, but the ledger promised "
+            f"{ledger.total_tokens} within a budget of {budget}",
+            hint="this is a bug in agent-prompt-compiler; please report it with the inputs",
+        )
     journal.emit(
         "context_assembled",
         components=len(fitted.frame.components),

@@ -7,11 +7,11 @@ typed Component; content that arrives as data is never parsed for macros again.
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Callable
 from typing import Any, Literal
 
+from compiler.context.inputs import parse_json
 from compiler.context.run import RunContext
 from compiler.context.tools import BUILTIN_TOOLS
 from compiler.context.workspace import Workspace, safe_relpath
@@ -332,10 +332,10 @@ def _tool_call(raw: dict[str, Any]) -> ToolCall:
         raise bad("needs a non-empty 'name'")
     arguments = fn.get("arguments", {})
     if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments or "{}")
-        except json.JSONDecodeError:
-            raise bad("arguments are not JSON") from None
+        try:  # the strict reader: no NaN, no huge integers, bounded nesting
+            arguments = parse_json(arguments or "{}", "chat", what="tool-call arguments")
+        except ContextError as exc:
+            raise bad(f"arguments are not valid JSON: {exc.message}") from None
     if not isinstance(arguments, dict):
         raise bad("arguments must be a JSON object")
     return {"id": call_id, "name": name, "arguments": arguments}

@@ -11,7 +11,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from compiler.errors import APCError
+from compiler.errors import APCError, Diagnostic
 from compiler.render import print_diagnostics
 
 COMMAND_MODULES = (
@@ -46,6 +46,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)
     except APCError as exc:
         print_diagnostics(exc.diagnostics, fmt=getattr(args, "format", "text"))
+        return 1
+    except RecursionError:  # input nested deeper than a reader could check: still coded
+        print_diagnostics(
+            [
+                Diagnostic(
+                    code="context.too_deep",
+                    message="an input is nested too deeply to process",
+                    hint="flatten the JSON input (tool-call arguments, profile layers)",
+                )
+            ],
+            fmt=getattr(args, "format", "text"),
+        )
         return 1
     except KeyboardInterrupt:
         return 130

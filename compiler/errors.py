@@ -13,7 +13,8 @@ Exception tree::
     ├── PolicyError               a policy rejection (policy.*, tool.*, workspace.*, agent.*)
     ├── BudgetError               the frame cannot fit (context.budget_exceeded)
     ├── TokenizerError            unknown model or encoding, rank file problems (tokenizer.*)
-    └── LoweringError             the frame cannot be expressed for a provider (lower.*)
+    ├── LoweringError             the frame cannot be expressed for a provider (lower.*)
+    └── InternalError             the compiler broke one of its own promises (internal.*): a bug
 """
 
 from __future__ import annotations
@@ -144,6 +145,11 @@ class TokenizerError(APCError):
 
 class LoweringError(APCError):
     """The fitted frame cannot be expressed as a valid request for the provider."""
+
+
+class InternalError(APCError):
+    """An invariant of the compiler itself failed (``internal.*``): a bug to report, never
+    the input's fault; nothing is written."""
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:

@@ -166,3 +166,168 @@ def test_missing_card_file_is_the_contexts_error(
     assert "context.file_not_found" in capsys.readouterr().err
     assert main(["compile", str(EXAMPLES / "template.txt"), "--context", str(tmp_path)]) == 2
     assert "not a file" in capsys.readouterr().err
+
+
+# -- issue 9: every bad input is a coded error, never a traceback --------------------------
+
+RESULT = '{"toolResults": [{"callId": "a", "tool": "t", "arguments": {"x": %s}}]}'
+BAD_JSON = {
+    "huge integer": '{"chat": [], "x": ' + "9" * 5000 + "}",
+    "NaN": RESULT % "NaN",
+    "Infinity": RESULT % "-Infinity",
+    "overflowing float": RESULT % "1e999",
+    "deep nesting": '{"chat": ' + "[" * 100_000 + "]" * 100_000 + "}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_JSON))
+def test_hostile_json_in_the_run_context_is_a_coded_error(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "t.txt").write_text("Hi <<agent.tool_results>>")
+    (tmp_path / "run.json").write_text(BAD_JSON[name])
+    out = tmp_path / "out.json"
+    args = ["compile", str(tmp_path / "t.txt"), "--context", str(tmp_path / "run.json")]
+    assert main([*args, "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "error[context.invalid_json]" in err and "Traceback" not in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("where", ["profile", "preset", "platform"])
+def test_deeply_nested_layers_are_coded_errors(
+    tmp_path: Path, where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "t.txt").write_text("Hi")
+    (tmp_path / "bad.json").write_text(deep)
+    option = {"profile": "--run", "preset": "--preset", "platform": "--platform"}[where]
+    assert main(["compile", str(tmp_path / "t.txt"), option, str(tmp_path / "bad.json")]) == 1
+    err = capsys.readouterr().err
+    assert "error[context.invalid_json]" in err and "nested too deeply" in err
+
+
+def test_tool_call_arguments_are_read_strictly() -> None:
+    for arguments in ('{"x": NaN}', "[" * 100_000, '{"n": ' + "1" * 5000 + "}"):
+        chat = [
+            {"role": "assistant", "toolCalls": [{"id": "c", "name": "t", "arguments": arguments}]},
+            {"role": "tool", "toolCallId": "c", "content": "ok"},
+        ]
+        assert code_of("<<agent.chat.history>>", {"chat": chat}) == "context.invalid_context"
+
+
+def test_non_finite_numbers_from_python_objects_are_refused() -> None:
+    ctx = {"toolResults": [{"callId": "a", "tool": "t", "arguments": {"x": float("nan")}}]}
+    assert code_of("Hi <<agent.tool_results>>", ctx) == "context.invalid_json"
+
+
+def test_a_huge_integer_argument_in_a_template_is_a_diagnostic() -> None:
+    with pytest.raises(APCError) as info:
+        compiler.compile("<<agent.plan budget=" + "9" * 5000 + ">>", context={"plan": "p"})
+    assert info.value.code == "template.bad_argument"
+    assert "too large" in info.value.message
+
+
+def test_a_lorebook_with_a_negative_scan_depth_is_refused(tmp_path: Path) -> None:
+    book = {"entries": [{"id": 0, "keys": ["x"], "content": "c"}], "scan_depth": -2}
+    (tmp_path / "book.json").write_text(json.dumps(book))
+    ctx = {"worldInfo": str(tmp_path / "book.json"), "chat": [{"role": "user", "content": "x"}]}
+    assert code_of("<<agent.world.activated>>", ctx) == "context.invalid_world"
+
+
+def test_lone_surrogates_become_replacement_characters_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "t.txt").write_text("Chat: <<agent.chat.history>>")
+    (tmp_path / "run.json").write_text('{"chat": [{"role": "user", "content": "cut \\ud83d"}]}')
+    (tmp_path / "c.jsonl").write_text(
+        '{"user_name": "A", "character_name": "B"}\n'
+        '{"name": "A", "is_user": true, "mes": "emoji \\ud83d\\ude00 and half \\udc00"}\n'
+    )
+    (tmp_path / "run2.json").write_text('{"chat": "c.jsonl"}')
+    for run in ("run.json", "run2.json"):
+        args = ["compile", str(tmp_path / "t.txt"), "--context", str(tmp_path / run)]
+        assert main(args) == 0
+        captured = capsys.readouterr()
+        assert "warning[context.lone_surrogate]" in captured.err
+        assert "\ufffd" in json.loads(captured.out)["messages"][1]["content"]
+    result = compiler.compile(
+        "Chat: <<agent.chat.history>>", context={"chat": [{"role": "user", "content": "a\ud800"}]}
+    )
+    assert result.request["messages"][1]["content"] == "a\ufffd"
+    assert [w.code for w in result.warnings] == ["context.lone_surrogate"]
+    assert json.dumps(result.request, ensure_ascii=False).encode("utf-8")
+    paired = compiler.compile(
+        "Chat: <<agent.chat.history>>", context={"chat": [{"role": "user", "content": "😀"}]}
+    )
+    assert paired.warnings == [] and "😀" in paired.request["messages"][1]["content"]
+
+
+def test_unreadable_skills_and_workspace_files_are_coded(tmp_path: Path) -> None:
+    (tmp_path / "skills" / "latin").mkdir(parents=True)
+    (tmp_path / "skills" / "latin" / "SKILL.md").write_bytes(b"caf\xe9")
+    ws = tmp_path / "ws" / "summaries"
+    ws.mkdir(parents=True)
+    (ws / "loop.md").symlink_to(ws / "loop.md")
+    (ws / "chat.md").symlink_to(ws / "chat.md")
+    (tmp_path / "run.json").write_text(
+        json.dumps(
+            {"skills": "skills", "workspace": "ws", "chat": [{"role": "user", "content": "x"}]}
+        )
+    )
+    run = tmp_path / "run.json"
+    with pytest.raises(APCError) as info:
+        compiler.compile('<<agent.skill "latin">>', context=run)
+    assert info.value.code == "context.invalid_skill"
+    with pytest.raises(APCError) as info:
+        compiler.compile('<<agent.file "summaries/loop.md">>', context=run)
+    assert info.value.code == "workspace.path_denied"
+    # a looping summaries/chat.md no longer breaks every history compile
+    ok = compiler.compile("S <<agent.chat.history>>", context=run, budget=30)
+    assert ok.request["messages"][-1]["content"] == "x"
+    with pytest.raises(APCError) as info:
+        compiler.compile('<<agent.file "output/' + "n" * 300 + '.md">>', context=run)
+    assert info.value.code in ("workspace.file_unreadable", "workspace.file_not_found")
+
+
+def test_inputs_must_be_regular_files_within_limits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from compiler.syntax.parser import MAX_TEMPLATE_CHARS
+
+    fifo = tmp_path / "run.json"
+    os.mkfifo(fifo)  # reading it would block forever
+    (tmp_path / "t.txt").write_text("Hi")
+    assert main(["compile", str(tmp_path / "t.txt"), "--context", str(fifo)]) == 2
+    assert "not a file" in capsys.readouterr().err
+    with pytest.raises(APCError) as info:
+        compiler.compile(tmp_path / "t.txt", context=fifo)
+    assert info.value.code == "context.file_unreadable"
+    big = tmp_path / "big.txt"
+    big.write_text("<<agent.plan>>" * (MAX_TEMPLATE_CHARS // 14 + 1))
+    with pytest.raises(APCError) as info:
+        compiler.compile(big)
+    assert info.value.code == "template.too_large"
+    preset = {
+        "prompts": [
+            {"identifier": f"p{i}", "content": "x" * (MAX_TEMPLATE_CHARS // 2)} for i in range(3)
+        ]
+    }
+    (tmp_path / "p.json").write_text(json.dumps(preset))
+    with pytest.raises(APCError) as info:
+        compiler.compile(tmp_path / "p.json")
+    assert info.value.code == "template.too_large"
+
+
+def test_a_broken_card_has_one_code_through_every_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "card.json").write_text('{"spec": "chara_card_v2", "data": 3}')
+    (tmp_path / "run.json").write_text('{"character": "card.json"}')
+    (tmp_path / "t.txt").write_text("Hi")
+    with pytest.raises(APCError) as info:
+        compiler.compile(tmp_path / "t.txt", context=tmp_path / "run.json")
+    api_code = info.value.code
+    assert main(["compile", str(tmp_path / "t.txt"), "--context", str(tmp_path / "run.json")]) == 1
+    assert f"error[{api_code}]" in capsys.readouterr().err
+    assert api_code == "context.invalid_card"

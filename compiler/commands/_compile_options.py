@@ -7,7 +7,7 @@ from pathlib import Path
 
 from compiler.api import CompileResult
 from compiler.api import compile as compile_source
-from compiler.context._load import load_json_file
+from compiler.context.inputs import load_json_file
 from compiler.profile import add_profile_arguments, resolve_from_args
 from compiler.profile.registry import write_resolved_profile
 from compiler.tavern.assemble import load_preset_source

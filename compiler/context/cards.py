@@ -44,7 +44,7 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compiler.context._load import (
+from compiler.context.inputs import (
     INLINE,
     PathLike,
     decode_text,

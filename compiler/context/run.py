@@ -11,14 +11,25 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic.alias_generators import to_camel
 
-from compiler.context._load import INLINE, load_json_file, resolve, validate
 from compiler.context.cards import CharacterCard, read_card
 from compiler.context.chat import ChatMessage, read_chat
+from compiler.context.inputs import (
+    INLINE,
+    decode_text,
+    load_json_file,
+    read_bytes,
+    resolve,
+    sanitize,
+    surrogate_warning,
+    validate,
+)
 from compiler.context.workspace import Workspace
 from compiler.context.world import WorldEntry, activate, read_lorebook
 from compiler.errors import ContextError, Diagnostic
 
 SKILL_NAME_RE = re.compile(r"[a-z0-9_-]{1,128}")
+MAX_SKILL_BYTES = 1024 * 1024
+"""The largest ``SKILL.md`` read (``context.file_too_large`` above it)."""
 
 
 class _Model(BaseModel):
@@ -120,7 +131,8 @@ class RunContext(_Model):
         :func:`compiler.context.world.activate`).
         """
         if isinstance(self.chat, str):
-            self.chat = [_message_in(m) for m in read_chat(self.chat, self._base_dir)]
+            read = read_chat(self.chat, self._base_dir, warnings=self._warnings)
+            self.chat = [_message_in(m) for m in read]
         if isinstance(self.character, str):
             self._character_path = resolve(self.character, self._base_dir)
             card = read_card(self._character_path)
@@ -158,8 +170,13 @@ class RunContext(_Model):
                 return self.skills[name]
         else:
             path = resolve(self.skills, self._base_dir) / name / "SKILL.md"
-            if path.is_file():
-                return path.read_bytes().decode("utf-8-sig")
+            try:
+                data = read_bytes(path, limit=MAX_SKILL_BYTES, what="skill")
+            except ContextError as exc:
+                if exc.code != "context.file_not_found":
+                    raise
+            else:
+                return decode_text(data, str(path), code="context.invalid_skill")
         raise ContextError(
             code="context.skill_not_found",
             message=f"skill '{name}' is not in the run context",
@@ -212,12 +229,15 @@ def load_context(
     if isinstance(value, RunContext):
         return value
     file = INLINE
+    warnings: list[Diagnostic] = []
     if isinstance(value, str | Path):
         path = Path(value)
-        data = load_json_file(path)
+        data = load_json_file(path, warnings=warnings, what="run context")
         file, base_dir = str(path), path.resolve().parent
-    else:
-        data = value
+    else:  # a caller's objects: lone surrogates can only come in this way, or from JSON
+        data, repaired = sanitize(value)
+        if repaired:
+            warnings.append(surrogate_warning(repaired, file))
     if not isinstance(data, dict):
         raise ContextError(
             code="context.invalid_context",
@@ -229,6 +249,7 @@ def load_context(
     )
     ctx._base_dir = base_dir or Path.cwd()
     ctx._file = file
+    ctx._warnings.extend(warnings)
     ctx.load_inputs()
     return ctx
 

@@ -64,7 +64,7 @@ import regex
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from compiler.context._load import (
+from compiler.context.inputs import (
     INLINE,
     PathLike,
     expect_object,
@@ -144,8 +144,8 @@ class Lorebook(BaseModel):
 
     name: str = ""
     description: str = ""
-    scan_depth: int | None = None
-    token_budget: int | None = None
+    scan_depth: int | None = Field(default=None, ge=0)
+    token_budget: int | None = Field(default=None, ge=0)
     recursive_scanning: bool | None = None
     entries: list[WorldEntry] = Field(default_factory=list)
     extensions: dict[str, Any] = Field(default_factory=dict)
@@ -232,8 +232,8 @@ class _BookHeader(BaseModel):
 
     name: str = ""
     description: str = ""
-    scan_depth: int | None = None
-    token_budget: int | None = None
+    scan_depth: int | None = Field(default=None, ge=0)
+    token_budget: int | None = Field(default=None, ge=0)
     recursive_scanning: bool | None = None
     extensions: dict[str, Any] = Field(default_factory=dict)
 

@@ -15,7 +15,6 @@ PNG cards carry base64 JSON in ``tEXt`` (also ``zTXt``/``iTXt``) chunks; ``ccv3`
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,8 @@ from typing import Any
 from pydantic import Field
 
 from compiler.context.cards import read_card_json
-from compiler.errors import ContextError, ProfileError
+from compiler.context.inputs import load_json_file
+from compiler.errors import ProfileError
 from compiler.policy.creator import PlatformPolicy, check_creator_profile
 from compiler.profile.models import (
     AgentProfile,
@@ -70,48 +70,18 @@ class EmbeddedSchema:
 
 
 def load_json(path: str | Path) -> Any:
-    """Parse a JSON file; a missing or malformed file is a :class:`ProfileError`."""
-    file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise ProfileError(
-            code="profile.file_not_found", message=f"no such file: {file}", file=file
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError(
-            code="profile.file_unreadable", message=f"cannot read {file}: {exc}", file=file
-        ) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ProfileError(
-            code="profile.invalid_json",
-            message=f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-            file=file,
-        ) from None
+    """Parse a JSON file through the one input reader (:mod:`compiler.context.inputs`): a
+    missing, unreadable, oversized or malformed file is a ``context.*`` error, whichever
+    stage reads it."""
+    return load_json_file(Path(path), what="profile layer")
 
 
 def read_card(path: str | Path) -> Any:
     """A character card's JSON, from a ``.json`` file, a PNG (``ccv3`` before ``chara``) or a
-    ``.charx``, read by :func:`compiler.context.cards.read_card_json` (with its size limits:
-    ``context.card_too_large``)."""
-    file = str(path)
-    try:
-        card, _ = read_card_json(path)  # one card reader for the project
-    except ContextError as exc:
-        if exc.code == "context.card_too_large":  # a bomb keeps its own code
-            raise
-        if exc.code == "context.file_not_found":
-            raise ProfileError(
-                code="profile.file_not_found", message=f"no such file: {file}", file=file
-            ) from None
-        code = "profile.card_invalid"
-        if exc.code == "context.file_unreadable":
-            code = "profile.file_unreadable"
-        elif exc.code == "context.invalid_json" and exc.file == file:  # not in a PNG/CHARX
-            code = "profile.invalid_json"
-        raise ProfileError(code=code, message=exc.message, file=file) from None
+    ``.charx``, read by :func:`compiler.context.cards.read_card_json`, the one card reader:
+    its errors (``context.invalid_card``, ``context.card_too_large``, ...) are the same
+    through every path."""
+    card, _ = read_card_json(path)
     return card
 
 

@@ -19,6 +19,11 @@ from compiler.syntax.grammar import parser
 from compiler.syntax.positions import LineIndex
 
 OPEN = "<<agent."
+MAX_INT_DIGITS = 18
+"""The most digits of an integer argument (budgets and priorities fit in far fewer)."""
+MAX_TEMPLATE_CHARS = 2 * 1024 * 1024
+"""The longest template text parsed (``template.too_large`` above it): parsing keeps the
+whole tree in memory, about 100 bytes per character of macro-dense text."""
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 _OPEN_RE = re.compile(r"(?<!\\)<<agent\.")
 _WORD_RE = re.compile(r"[A-Za-z0-9_]+|>>|.", re.S)
@@ -47,6 +52,8 @@ def parse(source: str, name: str = "<string>", *, skip: Sequence[tuple[int, int]
     (SillyTavern ``{{// comments}}``, removed before anything else): they are neither text
     nor macros, and every position still refers to ``source``.
     """
+    if len(source) > MAX_TEMPLATE_CHARS:
+        raise TemplateError([too_large(len(source), name)])
     index = LineIndex(source, name)
     text, hole = _masked(source, skip)
     try:
@@ -54,6 +61,16 @@ def parse(source: str, name: str = "<string>", *, skip: Sequence[tuple[int, int]
     except LarkError as exc:
         raise TemplateError([_syntax_diagnostic(exc, text, index)]) from None
     return _Builder(text, index, hole).template(tree)
+
+
+def too_large(size: int, name: str) -> Diagnostic:
+    """The ``template.too_large`` error for ``size`` characters of template text."""
+    return Diagnostic(
+        code="template.too_large",
+        message=f"{size} characters of template text; the limit is {MAX_TEMPLATE_CHARS}",
+        file=name,
+        hint="split the template, or move long text into workspace files",
+    )
 
 
 def _masked(source: str, skip: Sequence[tuple[int, int]]) -> tuple[str, str]:
@@ -127,6 +144,18 @@ class _Builder:
         if tok.type == "STRING":
             return self.unescape(text, tok.start_pos or 0), "string"
         if tok.type == "INT":
+            if len(text.lstrip("-")) > MAX_INT_DIGITS:
+                start = tok.start_pos or 0
+                self.errors.append(
+                    Diagnostic(
+                        code="template.bad_argument",
+                        message=f"integer of {len(text)} digits is too large "
+                        f"(at most {MAX_INT_DIGITS} digits)",
+                        span=self.index.span(start, tok.end_pos or start),
+                        source_line=self.index.line_text(start),
+                    )
+                )
+                return 0, "int"
             return int(text), "int"
         if text in ("true", "false"):
             return text == "true", "bool"

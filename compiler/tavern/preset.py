@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compiler.context._load import (
+from compiler.context.inputs import (
     INLINE,
     PathLike,
     expect_object,
@@ -29,7 +29,8 @@ from compiler.context._load import (
     type_name,
     validate,
 )
-from compiler.errors import ContextError
+from compiler.errors import ContextError, TemplateError
+from compiler.syntax.parser import MAX_TEMPLATE_CHARS, too_large
 
 _CODE = "context.invalid_preset"
 
@@ -171,6 +172,9 @@ def parse_preset(data: Any, *, file: str, path: str = "") -> TavernPreset:
             path=join_path(path, "prompts"),
         )
     prompts = [_prompt(raw, i, file, path) for i, raw in enumerate(raw_prompts)]
+    size = sum(len(p.content or "") for p in prompts)
+    if size > MAX_TEMPLATE_CHARS:  # every entry is template text: one limit for all of it
+        raise TemplateError([too_large(size, file)])
     seen: dict[str, int] = {}
     for p in prompts:
         if p.identifier in seen:

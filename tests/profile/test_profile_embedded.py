@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from profile_helpers import make_png
 
-from compiler.errors import ProfileError
+from compiler.errors import ContextError, ProfileError
 from compiler.profile import resolve_profile
 from compiler.profile.embedded import (
     read_card,
@@ -115,31 +115,32 @@ def test_png_card_compressed_text_chunk(tmp_path: Path) -> None:
 def test_png_without_card_or_broken(tmp_path: Path) -> None:
     bare = tmp_path / "bare.png"
     bare.write_bytes(make_png({}))
-    with pytest.raises(ProfileError) as info:
+    # one card reader, one vocabulary: the same codes as the run context's card (issue 9)
+    with pytest.raises(ContextError) as info:
         read_card(bare)
-    assert info.value.code == "profile.card_invalid"
+    assert info.value.code == "context.invalid_card"
     truncated = tmp_path / "truncated.png"
     truncated.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\x10tEXtabc")
-    with pytest.raises(ProfileError) as info2:
+    with pytest.raises(ContextError) as info2:
         read_card(truncated)
-    assert info2.value.code == "profile.card_invalid"
+    assert info2.value.code == "context.invalid_card"
     junk = tmp_path / "junk.png"
     junk.write_bytes(make_png({"chara": b"%%% not base64 json"}))
-    with pytest.raises(ProfileError) as info3:
+    with pytest.raises(ContextError) as info3:
         read_card(junk)
-    assert info3.value.code == "profile.card_invalid"
+    assert info3.value.code == "context.invalid_card"
     assert "chara" in info3.value.message
 
 
 def test_missing_and_invalid_files(tmp_path: Path) -> None:
-    with pytest.raises(ProfileError) as info:
+    with pytest.raises(ContextError) as info:
         resolve_profile(preset=tmp_path / "nope.json")
-    assert info.value.code == "profile.file_not_found"
+    assert info.value.code == "context.file_not_found"
     bad = tmp_path / "bad.json"
     bad.write_text("{ nope", encoding="utf-8")
-    with pytest.raises(ProfileError) as info2:
+    with pytest.raises(ContextError) as info2:
         resolve_profile(user=bad)
-    assert info2.value.code == "profile.invalid_json"
+    assert info2.value.code == "context.invalid_json"
     assert info2.value.file == str(bad)
 
 

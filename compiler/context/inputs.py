@@ -1,0 +1,346 @@
+"""The one way the input readers read files and JSON, and turn errors into diagnostics.
+
+Every reader turns a broken input into a :class:`~compiler.errors.ContextError` that names the
+file and the JSON path inside it; no ``json``, ``pydantic`` or ``OSError`` escapes.
+
+Files (:func:`read_bytes`): only regular files are read (a named pipe, device or directory is
+``context.file_unreadable``, found without blocking), and only up to a size limit checked
+before the file is read whole (``context.file_too_large``; :data:`MAX_INPUT_BYTES` unless the
+reader passes its own).
+
+JSON (:func:`parse_json`) is strict where Python's ``json`` is lenient: ``NaN``,
+``Infinity`` and numbers that overflow to them are refused (they would make the request
+invalid JSON), integers are at most :data:`MAX_INT_DIGITS` digits, and nesting deeper than Python's
+parser goes is refused; each is ``context.invalid_json``. A lone UTF-16 surrogate
+(``"\\ud83d"``, what a chat cut mid-emoji holds) cannot be encoded in the request: it is
+replaced with U+FFFD, and the reader reports a ``context.lone_surrogate`` warning.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import stat
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from compiler.errors import ContextError, Diagnostic, Span, did_you_mean
+
+PathLike = str | os.PathLike[str]
+M = TypeVar("M", bound=BaseModel)
+INLINE = "<inline>"
+
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+"""The largest JSON input file (run context, chat, preset, lorebook, profile layer)."""
+MAX_INT_DIGITS = 100
+"""The most digits an integer in JSON input may have (no count or budget needs more)."""
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def join_path(prefix: str, *parts: str | int) -> str:
+    """``join_path("data", "entries", 3, "keys")`` -> ``data.entries[3].keys``."""
+    out = prefix
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif out:
+            out += f".{part}"
+        else:
+            out = part
+    return out
+
+
+def read_bytes(path: Path, *, limit: int = MAX_INPUT_BYTES, what: str = "input") -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them; a missing,
+    unreadable, irregular or too large file is a ContextError."""
+
+    def fail(code: str, message: str) -> ContextError:
+        return ContextError(code=code, message=message, file=str(path))
+
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError:
+        raise fail("context.file_not_found", f"file not found: {path}") from None
+    except OSError as exc:
+        raise fail(
+            "context.file_unreadable", f"cannot read {path}: {exc.strerror or exc}"
+        ) from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if stat.S_ISDIR(info.st_mode):
+            raise fail("context.file_unreadable", f"expected a file, found a directory: {path}")
+        if not stat.S_ISREG(info.st_mode):
+            raise fail("context.file_unreadable", f"{path} is not a regular file")
+        if info.st_size > limit:
+            raise too_large(path, limit, what)
+        try:
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise fail("context.file_unreadable", f"cannot read {path}: {exc.strerror}") from None
+    if len(data) > limit:  # the file grew while we read it
+        raise too_large(path, limit, what)
+    return data
+
+
+def too_large(path: PathLike, limit: int, what: str = "input") -> ContextError:
+    """``context.file_too_large`` for ``path`` over ``limit`` bytes."""
+    return ContextError(
+        code="context.file_too_large",
+        message=f"{what} {path} is over the limit of {_size(limit)}",
+        file=str(path),
+    )
+
+
+def _size(n: int) -> str:
+    return f"{n // (1024 * 1024)} MiB" if n >= 1024 * 1024 else f"{n} bytes"
+
+
+def decode_text(data: bytes, file: str, *, code: str = "context.invalid_json") -> str:
+    """UTF-8 text (a leading BOM is dropped); anything else is ``code``."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ContextError(
+            code=code,
+            message=f"not UTF-8 text (bad byte at offset {exc.start})",
+            file=file,
+        ) from None
+
+
+def parse_json(
+    text: str,
+    file: str,
+    *,
+    line_offset: int = 0,
+    what: str = "JSON",
+    warnings: list[Diagnostic] | None = None,
+) -> Any:
+    """Parse JSON text strictly (see the module docstring); a syntax error becomes
+    ``context.invalid_json`` with line and column. Lone surrogates are replaced and reported
+    in ``warnings`` (when given).
+
+    ``line_offset`` shifts reported lines, for one line of a JSONL file.
+    """
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_int=_int, parse_float=_float)
+    except json.JSONDecodeError as exc:
+        line = exc.lineno + line_offset
+        span = Span(exc.pos, exc.pos + 1, line, exc.colno, line, exc.colno + 1, file)
+        raise ContextError(
+            code="context.invalid_json",
+            message=f"invalid {what} at line {line}, column {exc.colno}: {exc.msg}",
+            file=file,
+            span=span,
+        ) from None
+    except _Refused as exc:
+        raise ContextError(
+            code="context.invalid_json", message=f"invalid {what}: {exc}", file=file
+        ) from None
+    except RecursionError:
+        raise ContextError(
+            code="context.invalid_json", message=f"{what} is nested too deeply", file=file
+        ) from None
+    if _SURROGATE_ESCAPE.search(text):
+        value, count = sanitize(value, file)
+        if count and warnings is not None:
+            warnings.append(surrogate_warning(count, file))
+    return value
+
+
+class _Refused(ValueError):
+    """A JSON value that parses but that the compiler refuses."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _Refused(f"{name} is not a JSON number")
+
+
+def _int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Refused(f"an integer of {len(digits)} digits (at most {MAX_INT_DIGITS})")
+    return int(digits)
+
+
+def _float(digits: str) -> float:
+    value = float(digits)
+    if not math.isfinite(value):
+        raise _Refused(f"the number {digits[:40]} is out of range")
+    return value
+
+
+def sanitize(value: Any, file: str = INLINE) -> tuple[Any, int]:
+    """``value`` (parsed JSON or a caller's objects) with every lone surrogate in its strings
+    (keys included) replaced by U+FFFD, and how many strings changed; a NaN or infinite
+    float is ``context.invalid_json`` (it would make the request invalid JSON)."""
+    count = 0
+
+    def walk(node: Any) -> Any:
+        nonlocal count
+        if isinstance(node, str):
+            if _SURROGATE.search(node):
+                count += 1
+                return _SURROGATE.sub("\ufffd", node)
+            return node
+        if isinstance(node, dict):
+            return {walk(k): walk(v) for k, v in node.items()}
+        if isinstance(node, list | tuple):
+            return [walk(item) for item in node]
+        if isinstance(node, float) and not math.isfinite(node):
+            raise ContextError(
+                code="context.invalid_json", message=f"{node} is not a JSON number", file=file
+            )
+        return node
+
+    try:
+        return walk(value), count
+    except RecursionError:
+        raise ContextError(
+            code="context.invalid_json", message="input is nested too deeply", file=file
+        ) from None
+
+
+def surrogate_warning(count: int, file: str) -> Diagnostic:
+    """The ``context.lone_surrogate`` warning for ``count`` repaired strings of ``file``."""
+    return Diagnostic(
+        code="context.lone_surrogate",
+        message=f"{count} text value(s) held a lone UTF-16 surrogate (text cut mid-character); "
+        "replaced with U+FFFD",
+        severity="warning",
+        file=file,
+    )
+
+
+def load_json_file(
+    path: Path, *, warnings: list[Diagnostic] | None = None, what: str = "input"
+) -> Any:
+    """Read and parse one JSON file (see :func:`read_bytes` and :func:`parse_json`)."""
+    data = read_bytes(path, what=what)
+    return parse_json(decode_text(data, str(path)), str(path), warnings=warnings)
+
+
+def resolve(value: PathLike, base_dir: PathLike | None) -> Path:
+    """``value`` as a path, relative to ``base_dir`` when it is not absolute."""
+    path = Path(value)
+    if base_dir is not None and not path.is_absolute():
+        path = Path(base_dir) / path
+    return path
+
+
+def expect_object(value: Any, *, code: str, file: str, path: str, what: str) -> dict[str, Any]:
+    """``value`` as a JSON object, or a ContextError naming where it was expected."""
+    if not isinstance(value, dict):
+        raise ContextError(
+            code=code,
+            message=f"{what} must be a JSON object, found {type_name(value)}",
+            file=file,
+            path=path or None,
+        )
+    return value
+
+
+def type_name(value: Any) -> str:
+    """The JSON name of a Python value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def from_validation(
+    exc: ValidationError,
+    *,
+    code: str,
+    file: str,
+    prefix: str,
+    what: str,
+    known: Iterable[str] = (),
+    data: Any = None,
+) -> ContextError:
+    """The first pydantic error as a ContextError with the JSON path of the bad value.
+
+    An ``extra_forbidden`` error becomes ``context.unknown_field`` with a did-you-mean hint
+    drawn from ``known``. With ``data`` (the validated input), pydantic's union and
+    validator tags (``uid.int``) are cut from the path: it stops where the input does.
+    """
+    err = exc.errors(include_url=False)[0]
+    loc = _real_loc(list(err["loc"]), data)
+    path = join_path(prefix, *loc)
+    field = str(loc[-1]) if loc else ""
+    if err["type"] == "extra_forbidden":
+        return ContextError(
+            code="context.unknown_field",
+            message=f"unknown field '{field}' in {what}",
+            hint=did_you_mean(field, list(known)),
+            file=file,
+            path=path,
+        )
+    msg = str(err["msg"])
+    if err["type"] == "missing":
+        msg = "required field is missing"
+    else:
+        found = err.get("input")
+        if (found is None or isinstance(found, str | int | float | bool)) and len(
+            repr(found)
+        ) <= 60:
+            msg += f" (found {json.dumps(found)})"
+    names = [p for p in loc if isinstance(p, str)]
+    where = f"{what} field '{names[-1]}'" if names else what
+    return ContextError(code=code, message=f"{where}: {msg}", file=file, path=path or None)
+
+
+def _real_loc(loc: list[str | int], data: Any) -> list[str | int]:
+    """The part of a pydantic ``loc`` that names keys and indices of ``data``."""
+    if data is None:
+        return [p for p in loc if not (isinstance(p, str) and p.startswith("function-"))]
+    out: list[str | int] = []
+    node = data
+    for part in loc:
+        if isinstance(node, Mapping) and isinstance(part, str):
+            out.append(part)
+            if part not in node:
+                break
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            out.append(part)
+            node = node[part]
+        elif isinstance(part, str) and (part.startswith("function-") or "[" in part):
+            continue
+        else:
+            break
+    return out
+
+
+def validate(
+    model: type[M],
+    data: Mapping[str, Any],
+    *,
+    code: str,
+    file: str,
+    prefix: str,
+    what: str,
+) -> M:
+    """``model.model_validate(data)`` with the error converted by :func:`from_validation`."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        known = [f.alias or name for name, f in model.model_fields.items()]
+        raise from_validation(
+            exc, code=code, file=file, prefix=prefix, what=what, known=known, data=data
+        ) from None
