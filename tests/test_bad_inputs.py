@@ -331,3 +331,20 @@ def test_a_broken_card_has_one_code_through_every_path(
     assert main(["compile", str(tmp_path / "t.txt"), "--context", str(tmp_path / "run.json")]) == 1
     assert f"error[{api_code}]" in capsys.readouterr().err
     assert api_code == "context.invalid_card"
+
+
+def test_one_converter_gives_did_you_mean_from_the_object_at_the_path() -> None:
+    ctx = {"toolResults": [{"callId": "a", "tol": "dice.roll"}]}
+    with pytest.raises(APCError) as info:
+        compiler.compile("Hi", context=ctx)
+    assert info.value.code == "context.unknown_field"
+    assert info.value.path == "toolResults[0].tol"
+    assert info.value.hint == "did you mean 'tool'?"
+    with pytest.raises(APCError) as top:
+        compiler.compile("Hi", context={"tols": []})
+    assert top.value.hint == "did you mean 'tools'?"
+    with pytest.raises(APCError) as profile:
+        resolve_profile(run={"tools": {"alow": []}})
+    assert profile.value.code == "profile.unknown_field" and profile.value.hint == (
+        "did you mean 'allow'?"
+    )

@@ -23,13 +23,14 @@ import math
 import os
 import re
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from compiler.errors import ContextError, Diagnostic, Span, did_you_mean
+from compiler.errors import ContextError, Diagnostic, Span
+from compiler.validation import Codes, diagnostics_from
 
 PathLike = str | os.PathLike[str]
 M = TypeVar("M", bound=BaseModel)
@@ -263,70 +264,6 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def from_validation(
-    exc: ValidationError,
-    *,
-    code: str,
-    file: str,
-    prefix: str,
-    what: str,
-    known: Iterable[str] = (),
-    data: Any = None,
-) -> ContextError:
-    """The first pydantic error as a ContextError with the JSON path of the bad value.
-
-    An ``extra_forbidden`` error becomes ``context.unknown_field`` with a did-you-mean hint
-    drawn from ``known``. With ``data`` (the validated input), pydantic's union and
-    validator tags (``uid.int``) are cut from the path: it stops where the input does.
-    """
-    err = exc.errors(include_url=False)[0]
-    loc = _real_loc(list(err["loc"]), data)
-    path = join_path(prefix, *loc)
-    field = str(loc[-1]) if loc else ""
-    if err["type"] == "extra_forbidden":
-        return ContextError(
-            code="context.unknown_field",
-            message=f"unknown field '{field}' in {what}",
-            hint=did_you_mean(field, list(known)),
-            file=file,
-            path=path,
-        )
-    msg = str(err["msg"])
-    if err["type"] == "missing":
-        msg = "required field is missing"
-    else:
-        found = err.get("input")
-        if (found is None or isinstance(found, str | int | float | bool)) and len(
-            repr(found)
-        ) <= 60:
-            msg += f" (found {json.dumps(found)})"
-    names = [p for p in loc if isinstance(p, str)]
-    where = f"{what} field '{names[-1]}'" if names else what
-    return ContextError(code=code, message=f"{where}: {msg}", file=file, path=path or None)
-
-
-def _real_loc(loc: list[str | int], data: Any) -> list[str | int]:
-    """The part of a pydantic ``loc`` that names keys and indices of ``data``."""
-    if data is None:
-        return [p for p in loc if not (isinstance(p, str) and p.startswith("function-"))]
-    out: list[str | int] = []
-    node = data
-    for part in loc:
-        if isinstance(node, Mapping) and isinstance(part, str):
-            out.append(part)
-            if part not in node:
-                break
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            out.append(part)
-            node = node[part]
-        elif isinstance(part, str) and (part.startswith("function-") or "[" in part):
-            continue
-        else:
-            break
-    return out
-
-
 def validate(
     model: type[M],
     data: Mapping[str, Any],
@@ -336,11 +273,19 @@ def validate(
     prefix: str,
     what: str,
 ) -> M:
-    """``model.model_validate(data)`` with the error converted by :func:`from_validation`."""
+    """``model.model_validate(data)``; the first error becomes a ContextError with ``code``
+    (``context.unknown_field`` for an unknown field, with a did-you-mean), converted by the
+    one converter, :func:`compiler.validation.diagnostics_from`."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        known = [f.alias or name for name, f in model.model_fields.items()]
-        raise from_validation(
-            exc, code=code, file=file, prefix=prefix, what=what, known=known, data=data
+        codes = Codes(unknown="context.unknown_field", missing=code, invalid=code)
+        found = diagnostics_from(
+            exc, model, codes=codes, data=data, prefix=prefix, file=file, what=what
+        )
+        # a misspelt field is also a missing one: the unknown field (with its did-you-mean)
+        # says what to fix
+        first = next((d for d in found if d.code == codes.unknown), found[0])
+        raise ContextError(
+            code=first.code, message=first.message, hint=first.hint, file=file, path=first.path
         ) from None

@@ -12,9 +12,7 @@ a JSON path (``agent.profiles[0].tools.alow``), a stable code and a did-you-mean
 from __future__ import annotations
 
 import re
-import types
-import typing
-from typing import Annotated, Any, Literal, TypeVar, Union
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -31,6 +29,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from compiler.errors import Diagnostic, ProfileError, did_you_mean
+from compiler.validation import Codes, diagnostics_from, format_path
 
 __all__ = [
     "DEFAULT_PROFILE_ID",
@@ -524,61 +523,6 @@ class ProfileValidationError(ProfileError):
         return list(self._diagnostics)
 
 
-def format_path(parts: typing.Iterable[str | int], prefix: str = "") -> str:
-    """``("profiles", 0, "tools", "alow")`` -> ``profiles[0].tools.alow``; dotted keys quoted."""
-    out = prefix
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
-            out += f"[{part!r}]".replace("'", '"')
-        else:
-            out += f".{part}" if out else part
-    return out
-
-
-def _expand(tp: Any) -> list[Any]:
-    """The concrete types behind ``Annotated``, ``Optional`` and unions."""
-    origin = typing.get_origin(tp)
-    if origin is Annotated:
-        return _expand(typing.get_args(tp)[0])
-    if origin is Union or origin is types.UnionType:
-        return [t for arg in typing.get_args(tp) for t in _expand(arg)]
-    return [tp]
-
-
-def _field_names(model: type[BaseModel]) -> dict[str, str]:
-    """Alias and attribute name -> attribute name."""
-    out: dict[str, str] = {}
-    for name, info in model.model_fields.items():
-        out[name] = name
-        out[info.alias or name] = name
-    return out
-
-
-def _candidates(root: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
-    """The camelCase field names of the model(s) found at ``loc`` below ``root``."""
-    current: list[Any] = [root]
-    for part in loc:
-        following: list[Any] = []
-        for tp in (t for c in current for t in _expand(c)):
-            origin = typing.get_origin(tp)
-            if isinstance(part, int) and origin is list:
-                following.append(typing.get_args(tp)[0])
-            elif isinstance(part, str) and origin is dict:
-                following.append(typing.get_args(tp)[1])
-            elif isinstance(part, str) and isinstance(tp, type) and issubclass(tp, BaseModel):
-                name = _field_names(tp).get(part)
-                if name is not None:
-                    following.append(tp.model_fields[name].annotation)
-        current = following
-    names: list[str] = []
-    for tp in (t for c in current for t in _expand(c)):
-        if isinstance(tp, type) and issubclass(tp, BaseModel):
-            names += [info.alias or n for n, info in tp.model_fields.items()]
-    return names
-
-
 _M = TypeVar("_M", bound=BaseModel)
 
 
@@ -599,37 +543,12 @@ def validate_model(
         return model.model_validate(data, context={"partial": partial})
     except ValidationError as exc:
         raise ProfileValidationError(
-            [_diagnostic(model, err, path_prefix, file) for err in exc.errors()]
+            diagnostics_from(exc, model, codes=_CODES, data=data, prefix=path_prefix, file=file)
         ) from None
 
 
-def _diagnostic(model: type[BaseModel], err: Any, prefix: str, file: str | None) -> Diagnostic:
-    loc: tuple[str | int, ...] = tuple(
-        p for p in err["loc"] if isinstance(p, int) or not p.startswith(("function-", "literal["))
-    )
-    path = format_path(loc, prefix) or prefix or None
-    kind: str = err["type"]
-    ctx = err.get("ctx") or {}
-    hint: str | None = ctx.get("hint") if isinstance(ctx, dict) else None
-    if kind == "extra_forbidden":
-        field = str(loc[-1]) if loc else "?"
-        return Diagnostic(
-            code="profile.unknown_field",
-            message=f"unknown field '{field}'",
-            hint=did_you_mean(field, _candidates(model, loc[:-1])),
-            path=path,
-            file=file,
-        )
-    if kind == "missing":
-        field = str(loc[-1]) if loc else "?"
-        return Diagnostic(
-            code="profile.missing_field",
-            message=f"missing required field '{field}'",
-            path=path,
-            file=file,
-        )
-    code = kind if "." in kind else "profile.invalid_value"
-    message = str(err["msg"])
-    if code == "profile.invalid_value" and "." not in kind:
-        message = f"{message} (got {err.get('input')!r})"
-    return Diagnostic(code=code, message=message, hint=hint, path=path, file=file)
+_CODES = Codes(
+    unknown="profile.unknown_field",
+    missing="profile.missing_field",
+    invalid="profile.invalid_value",
+)

@@ -1,0 +1,172 @@
+"""The one conversion of pydantic validation errors into diagnostics.
+
+Every reader (run context, chat, cards, lorebooks, presets) and the profile schema validate
+with pydantic; :func:`diagnostics_from` turns a ``ValidationError`` into diagnostics that name
+the JSON path of the bad value (as the input spells it: aliases, indices, no pydantic union
+or validator tags) and, for an unknown field, a did-you-mean drawn from the fields of the
+object *at that path* (so ``toolResults[0].tol`` suggests ``tool``, not a top-level field).
+Which codes the diagnostics carry is the caller's: each error family owns its codes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Union
+
+from pydantic import BaseModel, ValidationError
+
+from compiler.errors import Diagnostic, did_you_mean
+
+__all__ = ["Codes", "diagnostics_from", "field_candidates", "format_path"]
+
+
+@dataclass(frozen=True)
+class Codes:
+    """The codes of one error family: an unknown field, a missing one, a bad value."""
+
+    unknown: str
+    missing: str
+    invalid: str
+
+
+def format_path(parts: Iterable[str | int], prefix: str = "") -> str:
+    """``("profiles", 0, "tools", "alow")`` -> ``profiles[0].tools.alow``; odd keys quoted."""
+    out = prefix
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
+            out += f"[{part!r}]".replace("'", '"')
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+def _expand(tp: Any) -> list[Any]:
+    """The concrete types behind ``Annotated``, ``Optional`` and unions."""
+    origin = typing.get_origin(tp)
+    if origin is Annotated:
+        return _expand(typing.get_args(tp)[0])
+    if origin is Union or origin is types.UnionType:
+        return [t for arg in typing.get_args(tp) for t in _expand(arg)]
+    return [tp]
+
+
+def _field_names(model: type[BaseModel]) -> dict[str, str]:
+    """Alias and attribute name -> attribute name."""
+    out: dict[str, str] = {}
+    for name, info in model.model_fields.items():
+        out[name] = name
+        out[info.alias or name] = name
+    return out
+
+
+def field_candidates(root: type[BaseModel], loc: Iterable[str | int]) -> list[str]:
+    """The field names (as the input spells them) of the model(s) found at ``loc``."""
+    current: list[Any] = [root]
+    for part in loc:
+        following: list[Any] = []
+        for tp in (t for c in current for t in _expand(c)):
+            origin = typing.get_origin(tp)
+            if isinstance(part, int) and origin is list:
+                following.append(typing.get_args(tp)[0])
+            elif isinstance(part, str) and origin is dict:
+                following.append(typing.get_args(tp)[1])
+            elif isinstance(part, str) and isinstance(tp, type) and issubclass(tp, BaseModel):
+                name = _field_names(tp).get(part)
+                if name is not None:
+                    following.append(tp.model_fields[name].annotation)
+        current = following
+    names: list[str] = []
+    for tp in (t for c in current for t in _expand(c)):
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            names += [info.alias or n for n, info in tp.model_fields.items()]
+    return names
+
+
+def _is_tag(part: str | int) -> bool:
+    return isinstance(part, str) and part.startswith(("function-", "literal["))
+
+
+def _real_loc(loc: list[str | int], data: Any) -> list[str | int]:
+    """The part of a pydantic ``loc`` that names keys and indices of ``data`` (None: the
+    loc without pydantic's tags)."""
+    if data is None:
+        return [p for p in loc if not _is_tag(p)]
+    out: list[str | int] = []
+    node = data
+    for part in loc:
+        if isinstance(node, Mapping) and isinstance(part, str):
+            out.append(part)
+            if part not in node:
+                break
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            out.append(part)
+            node = node[part]
+        elif _is_tag(part) or (isinstance(part, str) and "[" in part):
+            continue
+        else:
+            break
+    return out
+
+
+def diagnostics_from(
+    exc: ValidationError,
+    model: type[BaseModel],
+    *,
+    codes: Codes,
+    data: Any = None,
+    prefix: str = "",
+    file: str | None = None,
+    what: str = "",
+) -> list[Diagnostic]:
+    """Every error of ``exc`` (from validating ``data`` as ``model``) as a diagnostic.
+
+    ``prefix`` is where ``data`` sits in ``file``; ``what`` names the object in messages
+    (``run context``). A custom error type with a dot (``profile.invalid_value``) is its own
+    code; its ``ctx["hint"]`` becomes the hint.
+    """
+    out: list[Diagnostic] = []
+    for err in exc.errors(include_url=False):
+        loc = _real_loc(list(err["loc"]), data)
+        path = format_path(loc, prefix) or prefix or None
+        kind: str = err["type"]
+        field = str(loc[-1]) if loc and isinstance(loc[-1], str) else ""
+        where = f" in {what}" if what else ""
+        ctx = err.get("ctx") or {}
+        hint = ctx.get("hint") if isinstance(ctx, dict) else None
+        if kind == "extra_forbidden":
+            candidates = field_candidates(model, loc[:-1])
+            out.append(
+                Diagnostic(
+                    code=codes.unknown,
+                    message=f"unknown field '{field}'{where}",
+                    hint=did_you_mean(field, candidates),
+                    path=path,
+                    file=file,
+                )
+            )
+            continue
+        if kind == "missing":
+            message = f"missing required field '{field}'{where}"
+            out.append(Diagnostic(code=codes.missing, message=message, path=path, file=file))
+            continue
+        message = str(err["msg"])
+        found = err.get("input")
+        if (
+            "." not in kind
+            and (found is None or isinstance(found, str | int | float | bool))
+            and len(repr(found)) <= 60
+        ):
+            message += f" (found {json.dumps(found)})"
+        if field:
+            message = f"{what + ' ' if what else ''}field '{field}': {message}"
+        code = kind if "." in kind else codes.invalid
+        out.append(Diagnostic(code=code, message=message, hint=hint, path=path, file=file))
+    return out
