@@ -26,7 +26,7 @@ from compiler.journal import Event, Journal
 from compiler.lower.base import ModelRequest, get_dialect, layout
 from compiler.macros import BoundTemplate, bind
 from compiler.policy.tools import ToolGate
-from compiler.profile import ResolvedAgentProfile, resolve_profile
+from compiler.profile import ProfileLayers, ResolvedAgentProfile
 from compiler.syntax import parse
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 from compiler.tavern.assemble import (
@@ -120,7 +120,7 @@ def compile(
     budget: int | None = None,
     encoding: str | None = None,
     max_completion_tokens: int | None = None,
-    profile: ResolvedAgentProfile | str | None = None,
+    profile: ResolvedAgentProfile | ProfileLayers | str | None = None,
     mode: Mode | None = None,
     reserve: int | None = None,
     cache_stable: bool | int = False,
@@ -135,8 +135,9 @@ def compile(
     ``legacy``; None means ``agent`` when the resolved profile's agent schema is enabled,
     else ``legacy``. ``mode`` does nothing for a template.
 
-    ``profile`` is a resolved profile, or a profile id / None (default-writer) resolved with
-    the layers the inputs carry: the preset's agent schema and the run's character card.
+    ``profile`` is a resolved profile; or :class:`ProfileLayers`, or a profile id / None
+    (default-writer), resolved with the layers the inputs carry (the preset's agent schema
+    and the run's character card, already parsed: no input is read twice).
 
     Budgets (:mod:`compiler.fit`): the total is ``budget`` when given, else the smaller of
     the profile's totalContextBudget and the model's window minus ``reserve`` (default:
@@ -152,12 +153,13 @@ def compile(
     ctx = load_context(context)
     if isinstance(profile, ResolvedAgentProfile):
         resolved = profile
-    else:
-        resolved = resolve_profile(
-            profile_id=profile,
-            preset=Path(source) if preset is not None else None,
-            character=ctx.character_source(),
-        )
+    else:  # every input is read once: the layers get the preset and card already parsed
+        layers = profile if isinstance(profile, ProfileLayers) else ProfileLayers(profile)
+        resolved = dataclasses.replace(
+            layers,
+            preset=layers.preset or (preset.layer_source() if preset is not None else None),
+            character=layers.character or ctx.character_source(),
+        ).resolve()
     # the one computation of tool visibility for this run: known tools plus the run's own
     resolved = resolved.with_run_tools(t.name for t in ctx.tools)
     total = total_budget(

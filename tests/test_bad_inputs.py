@@ -348,3 +348,43 @@ def test_one_converter_gives_did_you_mean_from_the_object_at_the_path() -> None:
     assert profile.value.code == "profile.unknown_field" and profile.value.hint == (
         "did you mean 'allow'?"
     )
+
+
+def test_each_input_is_read_once_per_compile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    card = {
+        "spec": "chara_card_v2",
+        "spec_version": "2.0",
+        "data": {"name": "Sera", "extensions": {"agent": {"enabled": True}}},
+    }
+    preset = {
+        "prompts": [
+            {"identifier": "agentSystemPrompt", "marker": True},
+            {"identifier": "main", "content": "Be {{char}}."},
+            {"identifier": "chatHistory", "marker": True},
+        ],
+        "agent": {"enabled": True},
+    }
+    (tmp_path / "card.json").write_text(json.dumps(card))
+    (tmp_path / "preset.json").write_text(json.dumps(preset))
+    (tmp_path / "run.json").write_text(
+        json.dumps({"character": "card.json", "chat": [{"role": "user", "content": "hi"}]})
+    )
+    opened: list[str] = []
+    real_open = os.open
+
+    def spy(path: Any, *args: Any, **kwargs: Any) -> int:
+        opened.append(os.path.basename(os.fspath(path)))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", spy)
+    args = ["compile", str(tmp_path / "preset.json"), "--context", str(tmp_path / "run.json")]
+    assert main(args) == 0, capsys.readouterr().err
+    assert "Be Sera." in capsys.readouterr().out
+    for name in ("preset.json", "run.json", "card.json"):
+        assert opened.count(name) == 1, (name, opened)
+    opened.clear()
+    compiler.compile(tmp_path / "preset.json", context=tmp_path / "run.json")
+    for name in ("preset.json", "run.json", "card.json"):
+        assert opened.count(name) == 1, (name, opened)

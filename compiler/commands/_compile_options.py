@@ -7,10 +7,8 @@ from pathlib import Path
 
 from compiler.api import CompileResult
 from compiler.api import compile as compile_source
-from compiler.context.inputs import load_json_file
-from compiler.profile import add_profile_arguments, resolve_from_args
+from compiler.profile import add_profile_arguments, layers_from_args
 from compiler.profile.registry import write_resolved_profile
-from compiler.tavern.assemble import load_preset_source
 
 
 def add_compile_arguments(p: argparse.ArgumentParser) -> None:
@@ -63,20 +61,9 @@ def usage_problem(args: argparse.Namespace) -> str | None:
 
 
 def compile_from_args(args: argparse.Namespace) -> CompileResult:
-    """Compile as the options say; the compiled preset and the run's card are profile layers
-    unless --preset / --character name others."""
-    if args.preset is None and load_preset_source(Path(args.source)) is not None:
-        args.preset = args.source
-    if args.character is None and args.context:
-        raw = load_json_file(Path(args.context))
-        character = raw.get("character") if isinstance(raw, dict) else None
-        card = (
-            Path(args.context).resolve().parent / character if isinstance(character, str) else None
-        )
-        if card is not None and card.is_file():  # a missing card is the context's error
-            args.character = str(card)
-        elif isinstance(character, dict):
-            args.character = character
+    """Compile as the options say. The profile layers are the options' (--profile, --user,
+    --run, ...); the compiled preset and the run's card are layers too unless --preset /
+    --character name others. Each input is read once, by the compile."""
     result = compile_source(
         Path(args.source),
         context=Path(args.context) if args.context else None,
@@ -85,7 +72,7 @@ def compile_from_args(args: argparse.Namespace) -> CompileResult:
         budget=args.budget,
         encoding=args.encoding,
         max_completion_tokens=args.max_completion_tokens,
-        profile=resolve_from_args(args, write=False),
+        profile=layers_from_args(args),
         mode=args.mode,
         reserve=args.reserve,
         cache_stable=args.cache_stable or 0,

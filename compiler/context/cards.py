@@ -37,10 +37,9 @@ import re
 import struct
 import zipfile
 import zlib
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -50,6 +49,7 @@ from compiler.context.inputs import (
     decode_text,
     expect_object,
     join_path,
+    open_input,
     parse_json,
     validate,
 )
@@ -345,28 +345,9 @@ def _charx_card_json(fh: IO[bytes], file: str) -> tuple[Any, str]:
     return parse_json(decode_text(raw, label), label), label
 
 
-@contextmanager
-def _card_file(path: Path) -> Iterator[IO[bytes]]:
-    """``path`` open for reading; a missing or unreadable file is a ContextError."""
-    try:
-        with path.open("rb") as fh:
-            yield fh
-    except FileNotFoundError:
-        raise ContextError(
-            code="context.file_not_found", message=f"file not found: {path}", file=str(path)
-        ) from None
-    except IsADirectoryError:
-        raise ContextError(
-            code="context.file_unreadable",
-            message=f"expected a file, found a directory: {path}",
-            file=str(path),
-        ) from None
-    except OSError as exc:
-        raise ContextError(
-            code="context.file_unreadable",
-            message=f"cannot read {path}: {exc.strerror or exc}",
-            file=str(path),
-        ) from None
+def _card_file(path: Path) -> BinaryIO:
+    """``path`` open for reading, if it is a regular file (a pipe never blocks the read)."""
+    return open_input(path)
 
 
 def _read_bounded(fh: IO[bytes], head: bytes, file: str) -> bytes:

@@ -24,8 +24,9 @@ import os
 import re
 import stat
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -46,6 +47,15 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+@dataclass(frozen=True)
+class Parsed:
+    """An input already read and parsed (JSON), with the file it came from: what one stage
+    passes on so that the next does not read the file again."""
+
+    data: Any
+    file: str
+
+
 def join_path(prefix: str, *parts: str | int) -> str:
     """``join_path("data", "entries", 3, "keys")`` -> ``data.entries[3].keys``."""
     out = prefix
@@ -59,9 +69,9 @@ def join_path(prefix: str, *parts: str | int) -> str:
     return out
 
 
-def read_bytes(path: Path, *, limit: int = MAX_INPUT_BYTES, what: str = "input") -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` of them; a missing,
-    unreadable, irregular or too large file is a ContextError."""
+def open_input(path: Path) -> BinaryIO:
+    """``path`` open for binary reading, if it is a regular file (checked on the opened
+    descriptor, without blocking on a pipe); else a ContextError."""
 
     def fail(code: str, message: str) -> ContextError:
         return ContextError(code=code, message=message, file=str(path))
@@ -71,21 +81,31 @@ def read_bytes(path: Path, *, limit: int = MAX_INPUT_BYTES, what: str = "input")
     except FileNotFoundError:
         raise fail("context.file_not_found", f"file not found: {path}") from None
     except OSError as exc:
-        raise fail(
-            "context.file_unreadable", f"cannot read {path}: {exc.strerror or exc}"
-        ) from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if stat.S_ISDIR(info.st_mode):
-            raise fail("context.file_unreadable", f"expected a file, found a directory: {path}")
-        if not stat.S_ISREG(info.st_mode):
-            raise fail("context.file_unreadable", f"{path} is not a regular file")
-        if info.st_size > limit:
+        why = exc.strerror or str(exc)
+        raise fail("context.file_unreadable", f"cannot read {path}: {why}") from None
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISREG(mode):
+        return os.fdopen(fd, "rb")
+    os.close(fd)
+    if stat.S_ISDIR(mode):
+        raise fail("context.file_unreadable", f"expected a file, found a directory: {path}")
+    raise fail("context.file_unreadable", f"{path} is not a regular file")
+
+
+def read_bytes(path: Path, *, limit: int = MAX_INPUT_BYTES, what: str = "input") -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them; a missing,
+    unreadable, irregular or too large file is a ContextError."""
+    with open_input(path) as handle:
+        if os.fstat(handle.fileno()).st_size > limit:
             raise too_large(path, limit, what)
         try:
             data = handle.read(limit + 1)
         except OSError as exc:
-            raise fail("context.file_unreadable", f"cannot read {path}: {exc.strerror}") from None
+            raise ContextError(
+                code="context.file_unreadable",
+                message=f"cannot read {path}: {exc.strerror}",
+                file=str(path),
+            ) from None
     if len(data) > limit:  # the file grew while we read it
         raise too_large(path, limit, what)
     return data

@@ -11,10 +11,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic.alias_generators import to_camel
 
-from compiler.context.cards import CharacterCard, read_card
+from compiler.context.cards import CharacterCard, parse_card, read_card, read_card_json
 from compiler.context.chat import ChatMessage, read_chat
 from compiler.context.inputs import (
     INLINE,
+    Parsed,
     decode_text,
     load_json_file,
     read_bytes,
@@ -108,6 +109,7 @@ class RunContext(_Model):
     _file: str = INLINE
     _card: CharacterCard | None = None
     _character_path: Path | None = None
+    _card_json: Parsed | None = None
     _warnings: list[Diagnostic] = PrivateAttr(default_factory=list)
 
     @property
@@ -135,8 +137,10 @@ class RunContext(_Model):
             self.chat = [_message_in(m) for m in read]
         if isinstance(self.character, str):
             self._character_path = resolve(self.character, self._base_dir)
-            card = read_card(self._character_path)
+            raw, label = read_card_json(self._character_path)  # read once, parsed once
+            card = parse_card(raw, file=label)
             self._card = card
+            self._card_json = Parsed(raw, str(self._character_path))
             self.character = card.model_dump(
                 mode="json", exclude={"character_book", "extra", "origin"}
             )
@@ -184,11 +188,14 @@ class RunContext(_Model):
             path="skills",
         )
 
-    def character_source(self) -> Path | dict[str, Any] | None:
-        """The character card as given (its file, or the inline card), for profile layers."""
-        if self._character_path is not None:
-            return self._character_path
-        return self.character if isinstance(self.character, dict) else None
+    def character_source(self) -> Parsed | None:
+        """The character card's JSON as read (from its file, or inline), for profile layers:
+        the card file is not read again."""
+        if self._card_json is not None:
+            return self._card_json
+        if isinstance(self.character, dict):
+            return Parsed(self.character, f"{self._file}#character")
+        return None
 
     @property
     def base_dir(self) -> Path:

@@ -19,11 +19,13 @@ user fragment (``--user``), the run fragment (``--run``).
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
+from compiler.context.inputs import Parsed
 from compiler.errors import ProfileError, did_you_mean
 from compiler.policy.creator import PlatformPolicy, reallow_warnings
 from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, DEFAULT_WRITER, default_writer
@@ -61,6 +63,7 @@ __all__ = [
     "AgentSchema",
     "Fragment",
     "ProfileFragment",
+    "ProfileLayers",
     "ProfileRegistry",
     "ProfileValidationError",
     "ProvenanceEntry",
@@ -68,12 +71,14 @@ __all__ = [
     "ResolvedToolPolicy",
     "add_profile_arguments",
     "default_writer",
+    "layers_from_args",
     "resolve_from_args",
     "resolve_profile",
     "write_resolved_profile",
 ]
 
-Source = str | Path | dict[str, Any] | None
+Source = str | Path | dict[str, Any] | Parsed | None
+"""A layer: a path, parsed JSON, or parsed JSON with its file (:class:`Parsed`)."""
 
 
 def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,23 +104,51 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def resolve_from_args(args: argparse.Namespace, *, write: bool = True) -> ResolvedAgentProfile:
-    """Resolve from the options :func:`add_profile_arguments` added; write ``--run-dir``
-    (unless ``write`` is false: a compile writes the profile bound to its run instead)."""
-    resolved = resolve_profile(
+@dataclass(frozen=True)
+class ProfileLayers:
+    """The profile layers a caller names (see :func:`resolve_profile`). ``compile()`` takes
+    them and adds the preset and the card it has already read, unless ``preset`` /
+    ``character`` name others, so that no input is read twice."""
+
+    profile_id: str | None = None
+    preset: Source = None
+    character: Source = None
+    user: Source | BaseModel = None
+    run: Source | BaseModel = None
+    data_root: str | Path | None = None
+    platform: PlatformPolicy | None = None
+
+    def resolve(self) -> ResolvedAgentProfile:
+        """:func:`resolve_profile` of these layers."""
+        return resolve_profile(
+            profile_id=self.profile_id,
+            preset=self.preset,
+            character=self.character,
+            user=self.user,
+            run=self.run,
+            data_root=self.data_root,
+            platform=self.platform,
+        )
+
+
+def layers_from_args(args: argparse.Namespace) -> ProfileLayers:
+    """The layers named by the options :func:`add_profile_arguments` added."""
+    platform = getattr(args, "platform", None)
+    return ProfileLayers(
         profile_id=getattr(args, "profile", None),
         preset=getattr(args, "preset", None),
         character=getattr(args, "character", None),
         user=getattr(args, "user", None),
         run=getattr(args, "run", None),
         data_root=Path(args.data_root) if getattr(args, "data_root", None) else None,
-        platform=(
-            PlatformPolicy.from_json(load_json(args.platform))
-            if getattr(args, "platform", None)
-            else None
-        ),
+        platform=PlatformPolicy.from_json(load_json(platform)) if platform else None,
     )
-    if write and getattr(args, "run_dir", None):
+
+
+def resolve_from_args(args: argparse.Namespace) -> ResolvedAgentProfile:
+    """Resolve from the options :func:`add_profile_arguments` added; write ``--run-dir``."""
+    resolved = layers_from_args(args).resolve()
+    if getattr(args, "run_dir", None):
         write_resolved_profile(args.run_dir, resolved)
     return resolved
 
@@ -123,6 +156,8 @@ def resolve_from_args(args: argparse.Namespace, *, write: bool = True) -> Resolv
 def _preset_schema(preset: Source, platform: PlatformPolicy | None) -> EmbeddedSchema | None:
     if preset is None:
         return None
+    if isinstance(preset, Parsed):
+        return schema_from_preset(preset.data, preset.file, platform)
     if isinstance(preset, dict):
         return schema_from_preset(preset, "<preset>", platform)
     return schema_from_preset(load_json(preset), str(preset), platform)
@@ -131,6 +166,8 @@ def _preset_schema(preset: Source, platform: PlatformPolicy | None) -> EmbeddedS
 def _character_schema(character: Source, platform: PlatformPolicy | None) -> EmbeddedSchema | None:
     if character is None:
         return None
+    if isinstance(character, Parsed):
+        return schema_from_card(character.data, character.file, platform)
     if isinstance(character, dict):
         return schema_from_card(character, "<character>", platform)
     return schema_from_card(read_card(character), str(character), platform)
@@ -142,6 +179,9 @@ def _fragment(source: Source | BaseModel, layer: Layer) -> tuple[Fragment, str |
         return None
     if isinstance(source, BaseModel):
         frag = fragment_from_model(source, layer, file=f"<{layer}>")
+    elif isinstance(source, Parsed):
+        model = validate_model(ProfileFragment, source.data, file=source.file, partial=True)
+        frag = fragment_from_model(model, layer, file=source.file)
     else:
         file = f"<{layer}>" if isinstance(source, dict) else str(source)
         data = source if isinstance(source, dict) else load_json(source)

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from compiler.context.inputs import (
     INLINE,
+    Parsed,
     PathLike,
     expect_object,
     join_path,
@@ -131,6 +132,10 @@ class TavernPreset(BaseModel):
     def prompt(self, identifier: str) -> PresetPrompt | None:
         """The ``prompts[]`` entry with this identifier, if any."""
         return next((p for p in self.prompts if p.identifier == identifier), None)
+
+    def layer_source(self) -> Parsed:
+        """What profile resolution reads of this preset (its agent schema), as parsed."""
+        return Parsed({"agent": self.agent, "extensions": self.extensions}, self.source)
 
     def where(self, prompt: PresetPrompt, field: str = "content") -> str:
         """``FILE#prompts[3].content``: where a prompt's field is, for diagnostics."""
