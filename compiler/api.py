@@ -25,6 +25,7 @@ from compiler.frame import ContextFrame, ToolSpec
 from compiler.journal import Event, Journal
 from compiler.lower.base import ModelRequest, get_dialect, layout
 from compiler.macros import BoundTemplate, bind
+from compiler.markers import check_markers
 from compiler.policy.tools import ToolGate
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
 from compiler.syntax import parse
@@ -32,7 +33,6 @@ from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 from compiler.tavern.assemble import (
     Mode,
     assemble_preset,
-    check_markers,
     default_mode,
     load_preset_source,
 )
@@ -200,8 +200,7 @@ def compile(
         options = {"max_completion_tokens": max_completion_tokens}
         request = dialect.lower(fitted.frame, model, **options)
         dialect.check(request)
-        if preset is not None:
-            check_markers(request, fitted.frame)
+        check_markers(fitted.frame)  # no <<agent.*>> that was never expanded is sent
     except APCError as exc:
         if not journal.events or journal.events[-1].type != "context_assembly_failed":
             journal.emit("context_assembly_failed", "error", code=exc.code, message=exc.message)
@@ -223,7 +222,12 @@ def compile(
         totalTokens=counted,
         budget=budget,
     )
-    warnings = [*resolved.warnings, *ctx.warnings, *(bound.warnings if bound is not None else ())]
+    warnings = [
+        *resolved.warnings,
+        *ctx.warnings,
+        *assembler.warnings,
+        *(bound.warnings if bound is not None else ()),
+    ]
     _, offered = layout(fitted.frame)
     return CompileResult(
         request, fitted.frame, ledger, journal.events, warnings, profile=resolved, tools=offered

@@ -12,13 +12,14 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from compiler.context.inputs import parse_json
-from compiler.context.run import RunContext
+from compiler.context.run import ChatMessageIn, RunContext
 from compiler.context.tools import BUILTIN_TOOLS
 from compiler.context.workspace import Workspace, safe_relpath
-from compiler.errors import ContextError, PolicyError
+from compiler.errors import ContextError, Diagnostic, PolicyError
 from compiler.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolCall, ToolSpec
 from compiler.journal import Journal
 from compiler.macros import BoundTemplate, MacroCall
+from compiler.markers import ALLOWANCE, OPEN, openers
 from compiler.policy.resources import VisibleResourcePolicy
 from compiler.policy.tools import (
     KNOWN_TOOLS,
@@ -27,7 +28,7 @@ from compiler.policy.tools import (
 )
 from compiler.profile import ResolvedAgentProfile
 from compiler.syntax.ast import Text
-from compiler.tavern.macros import card_values, substitute
+from compiler.tavern.macros import card_values, inert, substitute
 
 
 class Assembler:
@@ -40,6 +41,8 @@ class Assembler:
         self.journal = journal
         self.profile = profile
         self.components: list[Component] = []
+        #: warnings found while assembling (world info regex keys), for the compile result
+        self.warnings: list[Diagnostic] = []
         self._workspace: Workspace | None = None
         self._group = 0
         #: agent-mode policies apply; a legacy preset compile turns this off
@@ -97,6 +100,39 @@ class Assembler:
                 )
         return out
 
+    def filled(self, text: str) -> tuple[str, int]:
+        """:meth:`fill`, and how many ``<<agent.`` openers the filled-in values brought (data,
+        not macros: :mod:`compiler.markers`); openers formed at a seam are not counted."""
+        out = self.fill(text)
+        if OPEN not in out:
+            return out, 0
+        inert = {k: v.replace(OPEN, "\ufffe") for k, v in self.macro_values.items()}
+        return out, max(0, openers(out) - openers(substitute(text, inert)))
+
+    def visible_chat(self) -> tuple[list[ChatMessageIn], str | None]:
+        """The chat messages the profile shows, and the window (``"tail"`` or None): all of
+        them, the newest ``context.historyTailMessages`` when only ``chat.history.tail`` is
+        granted (never starting with a tool result whose call is cut), or none."""
+        messages = list(self.context.messages)
+        if not self.enforce_resources:
+            return messages, None
+        if not self.resources.is_visible("chat.history"):
+            return [], None
+        window = self.resources.window("chat.history")
+        if window == "tail":
+            size = self.profile.context.history_tail_messages or DEFAULT_TAIL_MESSAGES
+            messages = messages[-size:] if size < len(messages) else messages
+            while messages and messages[0].role == "tool":
+                messages = messages[1:]
+        return messages, window
+
+    @functools.cached_property
+    def world_entries(self) -> list[dict[str, Any]]:
+        """The activated world info, activated by the visible chat only (see
+        :meth:`RunContext.activated_world`)."""
+        chat, _ = self.visible_chat()
+        return self.context.activated_world([m.content or "" for m in chat], self.warnings)
+
     @property
     def workspace(self) -> Workspace:
         if self._workspace is None:
@@ -118,6 +154,7 @@ class Assembler:
                         role=role,
                         group=self._group,
                         inline_content=item.value,
+                        metadata={ALLOWANCE: item.literal_opens},
                     )
                 )
                 continue
@@ -143,7 +180,7 @@ class Assembler:
                 role=role,
                 group=self._group,
                 inline_content=text,
-                metadata=metadata,
+                metadata={ALLOWANCE: openers(text), **metadata},  # data: its openers are its own
             )
         )
 
@@ -258,14 +295,8 @@ DEFAULT_TAIL_MESSAGES = 20
 
 
 def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
-    source = list(a.context.messages)
-    window = a.resources.window("chat.history") if a.enforce_resources else None
-    if window == "tail":
-        # only the tail is visible: offer only it, and no summary of the hidden head
-        size = a.profile.context.history_tail_messages or DEFAULT_TAIL_MESSAGES
-        source = source[-size:] if size < len(source) else source
-        while source and source[0].role == "tool":  # a result whose call is not shown
-            source = source[1:]
+    # only the tail may be visible: then only it is offered, and no summary of the head
+    source, window = a.visible_chat()
     messages: list[Message] = []
     for m in source:
         msg: Message = {"role": m.role, "content": m.content}
@@ -444,26 +475,35 @@ def _world(a: Assembler, call: MacroCall) -> dict[str, Any]:
     position = call.args.get("position")
     entries = [
         e
-        for e in (a.context.world_info if isinstance(a.context.world_info, list) else [])
+        for e in a.world_entries
         if position is None or str(e.get("position", "before")) == position
     ]
     text = "\n".join(str(e.get("content", "")) for e in entries if e.get("content"))
-    # creator content: SillyTavern fills {{char}}/{{user}} in world entries, cards, persona
-    return {"inline_content": a.fill(text), "resource": "world.activated"}
+    return _creator_text(a, text, "world.activated")
+
+
+def _creator_text(a: Assembler, text: str, resource: str) -> dict[str, Any]:
+    """Creator content (world entries, card fields, the persona), with SillyTavern's
+    {{char}}/{{user}} filled as SillyTavern does; only the openers of the raw text are its
+    own (:mod:`compiler.markers`)."""
+    content, from_values = a.filled(text)
+    return {
+        "inline_content": content,
+        "resource": resource,
+        "metadata": {ALLOWANCE: openers(inert(text)) + from_values},
+    }
 
 
 def _character(a: Assembler, call: MacroCall) -> dict[str, Any]:
     field = str(call.args.get("field", "description"))
     card = a.context.character if isinstance(a.context.character, dict) else {}
     data = card.get("data", card) if isinstance(card.get("data"), dict) else card
-    text = a.fill(str(data.get(field) or ""))
-    return {"inline_content": text, "resource": "character.instructions"}
+    return _creator_text(a, str(data.get(field) or ""), "character.instructions")
 
 
 def _user(a: Assembler, call: MacroCall) -> dict[str, Any]:
     persona = a.context.persona
-    text = a.fill(persona.description) if persona else ""
-    return {"inline_content": text, "resource": "user.profile"}
+    return _creator_text(a, persona.description if persona else "", "user.profile")
 
 
 _EXPANDERS: dict[ComponentKind, Callable[[Assembler, MacroCall], dict[str, Any]]] = {

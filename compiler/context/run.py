@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +26,7 @@ from compiler.context.inputs import (
     validate,
 )
 from compiler.context.workspace import Workspace
-from compiler.context.world import WorldEntry, activate, read_lorebook
+from compiler.context.world import Lorebook, WorldEntry, activate, read_lorebook
 from compiler.errors import ContextError, Diagnostic
 
 SKILL_NAME_RE = re.compile(r"[a-z0-9_-]{1,128}")
@@ -110,6 +111,8 @@ class RunContext(_Model):
     _card: CharacterCard | None = None
     _character_path: Path | None = None
     _card_json: Parsed | None = None
+    _lorebook: Lorebook | None = None
+    _lorebook_file: str = INLINE
     _warnings: list[Diagnostic] = PrivateAttr(default_factory=list)
 
     @property
@@ -147,14 +150,24 @@ class RunContext(_Model):
         elif isinstance(self.character, dict):  # a broken inline card is an error too
             self._card = read_card(self.character, origin=self._file, json_path="character")
         if isinstance(self.world_info, str):
-            world_path = resolve(self.world_info, self._base_dir)
-            book = read_lorebook(world_path)
-            texts = [m.content or "" for m in self.messages]
-            depth = book.scan_depth if book.scan_depth is not None else 4
-            found: list[Diagnostic] = []
-            entries = activate(book, texts, depth, warnings=found)
-            self.world_info = [_entry_out(e) for e in entries]
-            self._warnings += [dataclasses.replace(w, file=str(world_path)) for w in found]
+            self._lorebook_file = str(resolve(self.world_info, self._base_dir))
+            self._lorebook = read_lorebook(Path(self._lorebook_file))
+
+    def activated_world(
+        self, visible_chat: list[str], warnings: list[Diagnostic]
+    ) -> list[dict[str, Any]]:
+        """The world info entries: as the run gives them (already activated), or those the
+        run's lorebook activates against ``visible_chat`` (oldest first), the messages the
+        profile shows: a hidden message never activates an entry. Skipped regex keys are
+        reported in ``warnings``."""
+        if self._lorebook is None:
+            return self.world_info if isinstance(self.world_info, list) else []
+        book = self._lorebook
+        depth = book.scan_depth if book.scan_depth is not None else 4
+        found: list[Diagnostic] = []
+        entries = activate(book, visible_chat, depth, warnings=found)
+        warnings += [dataclasses.replace(w, file=self._lorebook_file) for w in found]
+        return [_entry_out(e) for e in entries]
 
     @property
     def warnings(self) -> list[Diagnostic]:
@@ -173,9 +186,17 @@ class RunContext(_Model):
             if name in self.skills:
                 return self.skills[name]
         else:
-            path = resolve(self.skills, self._base_dir) / name / "SKILL.md"
+            root = resolve(self.skills, self._base_dir)
+            path = root / name / "SKILL.md"
+            real = Path(os.path.realpath(path))
+            if path.exists() and not real.is_relative_to(Path(os.path.realpath(root))):
+                raise ContextError(
+                    code="context.invalid_skill",
+                    message=f"skill '{name}' links outside the skills directory",
+                    file=str(path),
+                )
             try:
-                data = read_bytes(path, limit=MAX_SKILL_BYTES, what="skill")
+                data = read_bytes(real, limit=MAX_SKILL_BYTES, what="skill")
             except ContextError as exc:
                 if exc.code != "context.file_not_found":
                     raise

@@ -39,7 +39,9 @@ MAX_FILE_BYTES = 8 * 1024 * 1024
 
 _DRIVE_RE = re.compile(r"^[A-Za-z]:")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIR_FLAGS = getattr(os, "O_DIRECTORY", 0)
+_OPEN_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
 
 
 def _deny(path: str, why: str, reason: str) -> PolicyError:
@@ -132,16 +134,16 @@ class Workspace:
             if real in self._files:
                 return self._files[real]
             raise ContextError(code="workspace.file_not_found", message=f"no workspace file {real}")
-        target = self.directory.resolve() / real
         try:
-            fd = os.open(target, _OPEN_FLAGS)
+            fd = _open_beneath(self.directory.resolve(), real)
         except FileNotFoundError:
             raise ContextError(
                 code="workspace.file_not_found", message=f"no workspace file {real}"
             ) from None
         except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise _deny(path, "a symlink loop", "symlink") from None
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                why = "a symlink appeared on the checked path (or loops)"
+                raise _deny(path, why, "symlink") from None
             raise _unreadable(real, exc.strerror or str(exc)) from None
         with os.fdopen(fd, "rb") as handle:
             info = os.fstat(handle.fileno())
@@ -194,6 +196,24 @@ class Workspace:
         if info.st_nlink > 1 and not self.allow_hardlinks:
             return False
         return self._visible(rel)
+
+
+def _open_beneath(base: Path, real: str) -> int:
+    """Open ``base/real`` (a checked real path: no symlinks on it) one component at a time,
+    never following a symlink, so that a link swapped in after the check cannot redirect the
+    read (ELOOP / ENOTDIR if one did). Falls back to one open where ``dir_fd`` is missing."""
+    if os.open not in os.supports_dir_fd:
+        return os.open(base / real, _OPEN_FLAGS)
+    parts = real.split("/")
+    fd = os.open(base, os.O_RDONLY | _DIR_FLAGS)
+    try:
+        for part in parts[:-1]:
+            child = os.open(part, os.O_RDONLY | _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        return os.open(parts[-1], _OPEN_FLAGS, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def _listable(name: str) -> bool:

@@ -420,6 +420,13 @@ REGEX_MAX_SIZE = 10_000
 """The largest regex key compiled, in pattern items with counted repeats multiplied out
 (the ``regex`` package copies ``X{n}`` n times: ``/a{1000000000}/`` would take gigabytes);
 a longer pattern text is allowed its own length. Larger is ``world.regex_too_complex``."""
+REGEX_MAX_LENGTH = 32_768
+"""The longest regex key compiled, in characters (compiling one this long takes ~0.2 s);
+longer is ``world.regex_too_complex``."""
+SCAN_BYTES_BUDGET = 256 * 1024 * 1024
+"""How many characters of scan buffer the plain keys of one :func:`activate` may search
+together (a deterministic bound: a few hundred milliseconds); past it, the remaining keyword
+entries do not activate (``world.scan_budget``, one warning)."""
 
 _REGEX_KEY = re.compile(r"^/([\w\W]+?)/([gimsuy]*)$")
 _UNESCAPED_SLASH = re.compile(r"(^|[^\\])/")
@@ -506,7 +513,9 @@ _TOO_COMPLEX = _TooComplex()
 def _compile_key(pattern: str, flags: int) -> regex.Pattern[str] | _TooComplex | None:
     """The compiled pattern; None if it does not compile (it is then plain text, as in
     SillyTavern); too complex if over :data:`REGEX_MAX_SIZE`."""
-    if _pattern_size(pattern) > max(REGEX_MAX_SIZE, len(pattern)):
+    if len(pattern) > REGEX_MAX_LENGTH or _pattern_size(pattern) > max(
+        REGEX_MAX_SIZE, len(pattern)
+    ):
         return _TOO_COMPLEX
     try:
         return regex.compile(pattern, flags, cache_pattern=False)
@@ -536,6 +545,8 @@ class _Scanner:
         self._regex_left = REGEX_SCAN_BUDGET
         self._skipped: set[str] = set()  # regex keys that timed out or are too complex
         self._budget_spent = False
+        self._scanned = 0  # characters of scan buffer searched by plain keys
+        self._scan_spent = False
 
     def haystack(self, entry: WorldEntry) -> str:
         depth = entry.scan_depth if entry.scan_depth is not None else self.scan_depth
@@ -563,6 +574,9 @@ class _Scanner:
             found = self._search(entry, key, form, haystack)
             if found is not None:
                 return found
+        self._scanned += len(haystack)
+        if self._scanned > SCAN_BYTES_BUDGET:
+            return self._out_of_scan_budget(entry, key)
         needle = key if self._case(entry) else key.lower()
         whole = entry.match_whole_words if entry.match_whole_words is not None else self.whole_words
         if whole and len(needle.split()) == 1:
@@ -589,8 +603,9 @@ class _Scanner:
                     "world.regex_too_complex",
                     entry,
                     key,
-                    f"is larger than {REGEX_MAX_SIZE} items once its counted repeats are "
-                    "multiplied out and was skipped (no match)",
+                    f"is longer than {REGEX_MAX_LENGTH} characters, or larger than "
+                    f"{REGEX_MAX_SIZE} items once its counted repeats are multiplied out, "
+                    "and was skipped (no match)",
                 )
                 return False
             left = start + self._regex_left - time.perf_counter()
@@ -611,6 +626,19 @@ class _Scanner:
         finally:
             self._regex_left -= time.perf_counter() - start
 
+    def _out_of_scan_budget(self, entry: WorldEntry, key: str) -> bool:
+        if not self._scan_spent:
+            self._scan_spent = True
+            self._warn(
+                "world.scan_budget",
+                entry,
+                key,
+                f"is skipped: keys searched {SCAN_BYTES_BUDGET // (1024 * 1024)} MiB of "
+                "scan buffer in this scan, so this and every later key do not match",
+                hint="lower the lorebook's scan depth or its number of keys",
+            )
+        return False
+
     def _out_of_budget(self, entry: WorldEntry, key: str) -> bool:
         if not self._budget_spent:
             self._budget_spent = True
@@ -623,7 +651,9 @@ class _Scanner:
             )
         return False
 
-    def _warn(self, code: str, entry: WorldEntry, key: str, what: str) -> None:
+    def _warn(
+        self, code: str, entry: WorldEntry, key: str, what: str, hint: str | None = None
+    ) -> None:
         shown = key if len(key) <= 80 else key[:77] + "..."
         name = f" ({entry.comment})" if entry.comment else ""
         self.warnings.append(
@@ -631,7 +661,8 @@ class _Scanner:
                 code=code,
                 message=f"world info entry {entry.uid!r}{name}: regex key {shown!r} {what}",
                 severity="warning",
-                hint="nested or counted repeats such as (a|aa)+ or a{100000} can take "
+                hint=hint
+                or "nested or counted repeats such as (a|aa)+ or a{100000} can take "
                 "exponential time or huge memory: simplify the pattern or use a plain key",
             )
         )

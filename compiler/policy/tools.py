@@ -118,9 +118,11 @@ def tool_matches(pattern: str, tool: str) -> bool:
 
     ``.`` and ``_`` are the same character here: the provider alias is the name the model
     calls, so ``workspace_write_file`` and ``workspace_*`` cover ``workspace.write_file``.
+    Patterns are lowercase; a run's tool name is compared lowercased, so ``mcp.*`` also
+    covers a run tool named ``Mcp.Exec``.
     Every dotted match is also a match here (the provider form only adds matches).
     """
-    return matches(to_provider_name(pattern), to_provider_name(tool))
+    return matches(to_provider_name(pattern), to_provider_name(tool).lower())
 
 
 def tool_matches_any(patterns: Iterable[str], tool: str) -> bool:

@@ -13,10 +13,16 @@ ArgKind = Literal["string", "int", "bool", "ident"]
 
 @dataclass(frozen=True, slots=True)
 class Text:
-    """Literal text, already unescaped (``\\<<agent.`` became ``<<agent.``)."""
+    """Literal text, already unescaped (``\\<<agent.`` became ``<<agent.``).
+
+    ``literal_opens`` counts the escapes: the ``<<agent.`` openers in ``value`` that the
+    author wrote as literal text. Any other opener in what is finally sent is a macro that
+    was never expanded (see :mod:`compiler.markers`).
+    """
 
     value: str
     span: Span
+    literal_opens: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ an exact position and a hint; no lark type escapes this module.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from typing import Protocol
@@ -78,7 +79,8 @@ def _masked(source: str, skip: Sequence[tuple[int, int]]) -> tuple[str, str]:
     (same length, so offsets hold), and that character ("" when nothing is skipped)."""
     if not skip:
         return source, ""
-    hole = next(chr(c) for c in range(0xFDD0, 0xFDF0) if chr(c) not in source)
+    candidates = itertools.chain(range(0xFDD0, 0xFDF0), range(0xF0000, 0xFFFFE))
+    hole = next(chr(c) for c in candidates if chr(c) not in source)  # 65k+ to choose from
     chars = list(source)
     for start, end in skip:
         chars[start:end] = hole * (end - start)
@@ -100,16 +102,17 @@ class _Builder:
             if isinstance(child, Tree):
                 nodes.append(self.macro(child))
                 continue
-            value = OPEN if child.type == "ESCAPED_OPEN" else str(child)
+            escaped = int(child.type == "ESCAPED_OPEN")
+            value = OPEN if escaped else str(child)
             if self.hole:
                 value = value.replace(self.hole, "")
             span = self.index.span(child.start_pos or 0, child.end_pos or 0)
             last = nodes[-1] if nodes else None
             if isinstance(last, Text):  # an escape splits text tokens; join them again
                 span = self.index.span(last.span.start, span.end)
-                nodes[-1] = Text(last.value + value, span)
+                nodes[-1] = Text(last.value + value, span, last.literal_opens + escaped)
             else:
-                nodes.append(Text(value, span))
+                nodes.append(Text(value, span, escaped))
         if self.errors:
             raise TemplateError(self.errors)
         return Template(name=self.index.name, source=self.index.source, nodes=tuple(nodes))

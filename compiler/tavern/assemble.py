@@ -24,7 +24,8 @@ Mode ``legacy`` drops the three Agent entries and every ``<<agent.*>>`` macro. M
 
 Preset-authored text is tagged ``metadata.origin = "preset"``; injected chat messages carry
 ``origin: "injection"``. A macro that cannot be materialized (inside an in-chat injection,
-in agent mode) marks its message ``origin: "unmaterialized"``, and :func:`check_markers`
+in agent mode) marks its message ``origin: "unmaterialized"``, and
+:func:`compiler.markers.check_markers`
 refuses a request that still carries such a message after fitting. Data (chat, files, tool
 results) and escaped literal text are never flagged.
 """
@@ -39,14 +40,14 @@ from typing import Any, Literal
 
 from compiler.assemble import Assembler
 from compiler.errors import Diagnostic, PolicyError, Span, TemplateError
-from compiler.frame import Component, ComponentKind, ContextFrame, Message
+from compiler.frame import Component, ComponentKind, Message
 from compiler.macros import BoundTemplate, MacroCall, bind
+from compiler.markers import ALLOWANCE, allowance, openers
 from compiler.profile import ResolvedAgentProfile
 from compiler.syntax import parse
 from compiler.syntax.ast import Template, Text
-from compiler.syntax.parser import OPEN
 from compiler.tavern.injections import apply_injections
-from compiler.tavern.macros import comment_spans, substitute
+from compiler.tavern.macros import comment_spans, inert
 from compiler.tavern.preset import (
     AGENT_MARKERS,
     PresetPrompt,
@@ -146,9 +147,10 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: Mode) -
         if prompt.in_chat:
             plain = _plain_text(preset, prompt, mode, errors)
             if plain is not None:
-                content = assembler.fill(plain[0])
+                text, raw, allowed = plain
+                content, from_values = assembler.filled(text)
                 injections.append(prompt.model_copy(update={"content": content}))
-                if plain[1]:
+                if raw or openers(content) > allowed + from_values:  # or one ST assembled
                     unmaterialized.append(content)
             continue
         if prompt.identifier == "agentTask":
@@ -190,11 +192,12 @@ def _parse_entry(text: str, name: str) -> Template:
 
 def _plain_text(
     preset: TavernPreset, prompt: PresetPrompt, mode: Mode, errors: list[Diagnostic]
-) -> tuple[str, bool] | None:
-    """An in-chat injection's text, and whether a macro in it stayed unmaterialized.
+) -> tuple[str, bool, int] | None:
+    """An in-chat injection's text, whether a macro in it stayed unmaterialized, and how
+    many ``<<agent.`` openers its author escaped (:mod:`compiler.markers`).
 
     A macro cannot expand inside a single injected message: legacy mode drops it; agent mode
-    keeps it as written, and :func:`check_markers` refuses the request if it gets there.
+    keeps it as written, and :func:`compiler.markers.check_markers` refuses the request.
     Escaped text (``\\<<agent.``) is literal by the author's choice, never a leak.
     """
     bound = _bind_entry(preset, prompt, errors)
@@ -202,36 +205,25 @@ def _plain_text(
         return None
     parts: list[str] = []
     raw = False
+    allowed = 0
     for item in bound.items:
         if isinstance(item, Text):
             parts.append(item.value)
-            raw = raw or _makes_macro(bound, item)
+            allowed += item.literal_opens
         elif mode == "agent":
             parts.append(bound.template.source[item.span.start : item.span.end])
             raw = True
-    return "".join(parts), raw
+    return "".join(parts), raw, allowed
 
 
-def _makes_macro(bound: BoundTemplate, item: Text) -> bool:
-    """Whether SillyTavern's own macros (``{{noop}}``, ``{{trim}}``, comments, ...) turn
-    this text into one holding more ``<<agent.`` openers than the author escaped: a macro
-    the compiler never saw, which must not reach the request."""
-    written = bound.template.source[item.span.start : item.span.end].count("\\" + OPEN)
-    return substitute(item.value, {}).count(OPEN) > written
-
-
-def _substituted(
-    bound: BoundTemplate, fill: Callable[[str], str], flagged: set[str]
-) -> BoundTemplate:
-    """``bound`` with SillyTavern macros filled in its text; a filled text that now holds a
-    macro the parser never saw (:func:`_makes_macro`) is added to ``flagged``."""
+def _substituted(bound: BoundTemplate, filled: Callable[[str], tuple[str, int]]) -> BoundTemplate:
+    """``bound`` with SillyTavern macros filled in its text; its literal openers are the
+    escapes it held plus those the filled-in values brought (:mod:`compiler.markers`)."""
     items: list[Text | MacroCall] = []
     for item in bound.items:
         if isinstance(item, Text):
-            text = fill(item.value)
-            if _makes_macro(bound, item):
-                flagged.add(text)
-            items.append(Text(text, item.span))
+            text, from_values = filled(item.value)
+            items.append(Text(text, item.span, item.literal_opens + from_values))
         else:
             items.append(item)
     return dataclasses.replace(bound, items=tuple(items))
@@ -258,14 +250,13 @@ def _add_entry(
     card = assembler.context.card
     field = OVERRIDES.get(prompt.identifier)
     override = str(getattr(card, field)) if card is not None and field else ""
-    flagged: set[str] = set()
-    bound = _substituted(entry.bound, assembler.fill, flagged)
+    bound = _substituted(entry.bound, assembler.filled)
     card_file = ""
     if override and not prompt.forbid_overrides and card is not None and field:
         if assembler.visible(CARD_RESOURCE):
             # the card's text, with the entry itself (macros included) where {{original}} is
             card_file = f"{card.origin}#{field}"
-            bound = _overridden(assembler, bound, override, card_file, flagged)
+            bound = _overridden(assembler, bound, override, card_file)
         else:  # a hidden card does not get to replace the preset's entry either
             assembler.journal.emit(
                 "card_override_skipped",
@@ -281,14 +272,13 @@ def _add_entry(
         if comp.kind == ComponentKind.PRESET_GUIDE:
             from_card = bool(card_file) and comp.source.startswith(card_file + ":")
             comp.metadata["origin"] = "card" if from_card else "preset"
-            if comp.inline_content in flagged:
-                comp.metadata["unmaterialized"] = True
         if comp.kind == ComponentKind.CHAT_HISTORY and injections:
             _inject(comp, injections, unmaterialized)
         if prompt.is_marker and comp.inline_content and comp.kind in _FORMATTED_KINDS:
-            comp.inline_content = _formatted(
+            comp.inline_content, extra = _formatted(
                 assembler, preset, prompt.identifier, comp.inline_content
             )
+            comp.metadata[ALLOWANCE] = allowance(comp) + extra
 
 
 #: The resource a card's override text belongs to.
@@ -296,21 +286,18 @@ CARD_RESOURCE = "character.instructions"
 
 
 def _overridden(
-    assembler: Assembler, bound: BoundTemplate, text: str, card_file: str, flagged: set[str]
+    assembler: Assembler, bound: BoundTemplate, text: str, card_file: str
 ) -> BoundTemplate:
     """The card's override ``text`` in place of the entry, the entry's own items (macros
-    included) where the first ``{{original}}`` stands. The card's text is data: a macro
-    written in it stays text, but one that SillyTavern's macros assemble is flagged."""
+    included) where the first ``{{original}}`` stands. The card's text is data: only the
+    openers of its raw text are its own (:mod:`compiler.markers`)."""
     span = Span(0, len(text), 1, 1, 1, 1, card_file)
     parts = _ORIGINAL.split(text, maxsplit=1)
-    filled = [assembler.fill(part) for part in parts]
-    for part, done in zip(parts, filled, strict=True):
-        if substitute(part, {}).count(OPEN) > part.count(OPEN):
-            flagged.add(done)
-    items: list[Text | MacroCall] = [Text(filled[0], span)]
+    pieces = [(assembler.filled(part), openers(inert(part))) for part in parts]
+    items: list[Text | MacroCall] = [Text(t, span, own + extra) for (t, extra), own in pieces[:1]]
     if len(parts) > 1:
         items.extend(bound.items)
-        items.append(Text(filled[1], span))
+        items.extend(Text(t, span, own + extra) for (t, extra), own in pieces[1:])
     return dataclasses.replace(bound, items=tuple(items))
 
 
@@ -326,21 +313,25 @@ MARKER_FORMATS: dict[str, tuple[str, str, str]] = {
 _START = re.compile(r"^\s*<START>\s*$", re.IGNORECASE | re.MULTILINE)
 
 
-def _formatted(assembler: Assembler, preset: TavernPreset, marker: str, content: str) -> str:
+def _formatted(
+    assembler: Assembler, preset: TavernPreset, marker: str, content: str
+) -> tuple[str, int]:
     """A marker's content in the preset's SillyTavern format: ``personality_format``,
     ``scenario_format``, ``wi_format``, and ``new_example_chat_prompt`` before each
-    ``<START>`` block of the dialogue examples."""
+    ``<START>`` block of the dialogue examples; and the ``<<agent.`` openers the values
+    filled into the format brought (the format is preset text: none of its own)."""
     if marker == "dialogueExamples":
         header = str(preset.extra.get("new_example_chat_prompt") or "[Example Chat]")
         blocks = [b.strip() for b in _START.split(content) if b.strip()]
-        return "\n".join(f"{header}\n{block}" for block in blocks)
+        return "\n".join(f"{header}\n{block}" for block in blocks), 0
     if marker not in MARKER_FORMATS:
-        return content
+        return content, 0
     key, placeholder, default = MARKER_FORMATS[marker]
     fmt = preset.extra.get(key)
     fmt = fmt if isinstance(fmt, str) and placeholder in fmt else default
     before, _, after = fmt.partition(placeholder)
-    return assembler.fill(before) + content + assembler.fill(after)
+    (head, one), (tail, two) = assembler.filled(before), assembler.filled(after)
+    return head + content + tail, one + two
 
 
 def _inject(comp: Component, injections: list[PresetPrompt], unmaterialized: list[str]) -> None:
@@ -353,28 +344,3 @@ def _inject(comp: Component, injections: list[PresetPrompt], unmaterialized: lis
         return {"role": role, "content": text, "origin": "unmaterialized" if raw else "injection"}
 
     comp.messages = apply_injections(list(comp.messages or []), injections, make)
-
-
-def check_markers(request: dict[str, Any], frame: ContextFrame) -> None:
-    """Raise ``agent.prompt_marker_unmaterialized`` when a message holding a macro the
-    compiler could not materialize survived fitting (and so is in ``request``). Data (chat,
-    files, tool results) and escaped literal text are never flagged."""
-    for comp in frame.components:
-        if comp.metadata.get("unmaterialized"):
-            text = (comp.inline_content or "").strip()
-            raise PolicyError(
-                code="agent.prompt_marker_unmaterialized",
-                message=f"SillyTavern macros assemble an <<agent.*>> macro that was never "
-                f"expanded: {text[:80]!r}",
-                hint="write the macro directly in the entry (or \\<<agent. for the literal text)",
-                file=comp.source,
-            )
-        for message in comp.messages or ():
-            if message.get("origin") == "unmaterialized":
-                text = str(message.get("content") or "").strip()
-                raise PolicyError(
-                    code="agent.prompt_marker_unmaterialized",
-                    message=f"the request still carries an unmaterialized macro: {text[:80]!r}",
-                    hint="an in-chat injection cannot hold <<agent.*>> macros; move the macro "
-                    "to a prompt entry",
-                )

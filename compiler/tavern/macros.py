@@ -50,6 +50,17 @@ def comment_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _COMMENT.finditer(text)]
 
 
+def inert(text: str) -> str:
+    """``text`` with every structural macro (comments, ``{{noop}}``, ``{{trim}}``,
+    ``{{newline}}``) replaced by U+FFFE instead of applied: what the text holds of its own,
+    with nothing joined across a removed macro."""
+    if "{{" not in text:
+        return text
+    for pattern in (_COMMENT, _NEWLINE, _NOOP, _TRIM):
+        text = pattern.sub("\ufffe", text)
+    return text
+
+
 def substitute(text: str, values: Mapping[str, str]) -> str:
     """``text`` with SillyTavern macros replaced (see the module docstring)."""
     if "{{" not in text:
