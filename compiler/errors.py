@@ -15,6 +15,8 @@ Exception tree::
     ├── TokenizerError            unknown model or encoding, rank file problems (tokenizer.*)
     ├── LoweringError             the frame cannot be expressed for a provider (lower.*)
     └── InternalError             the compiler broke one of its own promises (internal.*): a bug
+
+:data:`CODES` registers every code with the one class that carries it.
 """
 
 from __future__ import annotations
@@ -158,3 +160,56 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
 
     close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
     return f"did you mean '{close[0]}'?" if close else None
+
+
+def _registry() -> dict[str, type[APCError] | None]:
+    """Every code, with the one error class that carries it (None: a warning only)."""
+    by_class: dict[type[APCError] | None, str] = {
+        TemplateError: """template.syntax template.unterminated_macro template.unterminated_string
+            template.unknown_macro template.unknown_argument template.bad_argument
+            template.missing_argument template.duplicate_argument template.too_large""",
+        ContextError: """context.file_not_found context.file_unreadable context.file_too_large
+            context.invalid_json context.invalid_context context.unknown_field
+            context.invalid_card context.card_too_large context.invalid_chat
+            context.invalid_world context.invalid_preset context.invalid_skill
+            context.invalid_skill_name context.skill_not_found context.workspace_not_found
+            context.too_deep template.unreadable workspace.file_not_found
+            workspace.file_unreadable workspace.file_too_large""",
+        ProfileError: """profile.unknown_field profile.missing_field profile.invalid_value
+            agent.creator_limit agent.plan_mode_unsupported agent.plan_node_duplicate_id
+            agent.plan_nodes_required agent.plan_nodes_unsupported
+            agent.profile_artifact_duplicate_id agent.profile_artifact_duplicate_path
+            agent.profile_artifact_root_not_writable agent.profile_budget_exceeds_total
+            agent.profile_duplicate_id agent.profile_id_empty agent.profile_id_invalid
+            agent.profile_id_mismatch agent.profile_id_too_long
+            agent.profile_message_body_duplicate agent.profile_message_body_required
+            agent.profile_model_connection_ref_required
+            agent.profile_model_current_snapshot_extra_fields agent.profile_model_id_required
+            agent.profile_model_retry_invalid agent.profile_not_found
+            agent.profile_output_writer_required agent.profile_preset_ref_required
+            agent.profile_schema_unsupported agent.profile_system_prompt_empty
+            agent.profile_task_return_runtime_only agent.profile_tools_empty
+            agent.profile_unknown_tool agent.profile_workspace_root_unknown
+            agent.profile_writable_root_not_visible workspace.path_invalid""",
+        PolicyError: """policy.resource_hidden workspace.path_denied tool.policy_denied
+            agent.tool_budget_exhausted agent.prompt_marker_unmaterialized
+            agent.system_prompt_component_missing""",
+        BudgetError: "context.budget_exceeded context.budget_infeasible",
+        TokenizerError: """tokenizer.unknown_model tokenizer.unknown_encoding
+            tokenizer.rank_file_missing tokenizer.rank_file_hash""",
+        LoweringError: """lower.unknown_provider lower.too_many_tools lower.invalid_tool_name
+            lower.duplicate_tool_name lower.orphan_tool_result lower.unanswered_tool_call
+            lower.empty_request lower.empty_content lower.invalid_tool_call lower.invalid_role""",
+        InternalError: "internal.count_mismatch",
+        APCError: "io.write_failed profile.write_failed",
+        None: """template.legacy_agent_macro context.lone_surrogate world.regex_timeout
+            world.regex_too_complex world.scan_budget agent.profile_tool_alias
+            agent.profile_tool_budget_invisible agent.profile_tool_description_invisible""",
+    }
+    return {code: cls for cls, codes in by_class.items() for code in codes.split()}
+
+
+CODES: dict[str, type[APCError] | None] = _registry()
+"""The registry of codes: each belongs to one error class (None: a warning, never raised),
+and each is documented in the README's table of codes. tests/test_error_codes.py checks that
+every code the package uses is here, raised with its class, and documented."""

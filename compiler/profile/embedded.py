@@ -23,7 +23,7 @@ from pydantic import Field
 
 from compiler.context.cards import read_card_json
 from compiler.context.inputs import load_json_file
-from compiler.errors import ProfileError
+from compiler.errors import ContextError, ProfileError
 from compiler.policy.creator import PlatformPolicy, check_creator_profile
 from compiler.profile.models import (
     AgentProfile,
@@ -174,8 +174,8 @@ def schema_from_card(
 ) -> EmbeddedSchema | None:
     """The agent schema of a character card (V2/V3 JSON), or None when it has none."""
     if not isinstance(data, dict):
-        raise ProfileError(
-            code="profile.card_invalid", message="a character card must be a JSON object", file=file
+        raise ContextError(
+            code="context.invalid_card", message="a character card must be a JSON object", file=file
         )
     return _combine(
         _dig(data, "data", "extensions", "agent"),
