@@ -18,6 +18,7 @@ Exception tree::
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -54,6 +55,9 @@ class Diagnostic:
     path: str | None = None  # a JSON path inside a structured input, e.g. profiles[0].tools.alow
     file: str | None = None  # the input file when there is no span
     source_line: str | None = None  # the line the span points into, for rendering
+    # or, instead: the text the span's offsets index (shared, not copied); the renderer
+    # shows a bounded excerpt of the span's line from it
+    source: str | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """The same fields the text form shows, for editors and CI."""
@@ -148,7 +152,13 @@ class LoweringError(APCError):
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     """A ``did you mean 'x'?`` hint for the closest choice, or None."""
+    return _closest(word, tuple(sorted(choices)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _closest(word: str, choices: tuple[str, ...]) -> str | None:
+    """Cached: a file repeating one misspelling asks difflib once, not once per repeat."""
     import difflib
 
-    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return f"did you mean '{close[0]}'?" if close else None

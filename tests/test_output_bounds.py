@@ -1,0 +1,209 @@
+"""Output stays proportional to input (issue 9): capped diagnostics, bounded excerpts."""
+
+from __future__ import annotations
+
+import io
+import json
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from compiler.api import check
+from compiler.cli import main
+from compiler.errors import Diagnostic, Severity, Span, TemplateError
+from compiler.render import (
+    EXCERPT_WIDTH,
+    MAX_PER_FILE,
+    Omitted,
+    cap_per_file,
+    format_diagnostic,
+    print_diagnostics,
+)
+
+BAD = "<<agent.fiel>>"  # one unknown macro: 14 bytes, one error
+
+
+def width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def line_bound(path: Path) -> int:
+    """The longest line a capped diagnostic may print: its header (the path, the position,
+    the code and a short message) or an excerpt of EXCERPT_WIDTH columns behind ``N | ``."""
+    return len(str(path)) + EXCERPT_WIDTH + 60
+
+
+def bad_template(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "bad.txt"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("newline_every", [0, 1, 200], ids=["one-line", "lines", "long-lines"])
+def test_many_bad_macros_print_a_bounded_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], newline_every: int
+) -> None:
+    count = 200_000 // len(BAD)  # ~200 KB of bad macros
+    parts = [
+        BAD + ("\n" if newline_every and (i + 1) % newline_every == 0 else "") for i in range(count)
+    ]
+    path = bad_template(tmp_path, "".join(parts))
+    assert main(["check", str(path)]) == 1
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    # four lines per diagnostic (header, source, caret, hint), then the note
+    assert len(lines) <= 4 * MAX_PER_FILE + 1
+    assert max(len(line) for line in lines) <= line_bound(path)
+    assert err.count("error[template.unknown_macro]") == MAX_PER_FILE
+    assert lines[-1] == f"{path}: note: and {count - MAX_PER_FILE} more errors"
+
+
+def test_json_report_ends_with_an_omitted_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = bad_template(tmp_path, BAD * 120)
+    assert main(["check", str(path), "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().err)
+    assert len(report) == MAX_PER_FILE + 1
+    assert all(d["code"] == "template.unknown_macro" for d in report[:-1])
+    assert report[-1] == {
+        "severity": "note",
+        "code": "diagnostics.omitted",
+        "message": "and 70 more errors",
+        "file": str(path),
+        "line": None,
+        "column": None,
+        "endLine": None,
+        "endColumn": None,
+        "path": None,
+        "hint": None,
+        "omitted": 70,
+    }
+
+
+def test_the_cap_is_per_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    many = bad_template(tmp_path, BAD * 60)
+    few = tmp_path / "few.txt"
+    few.write_text(BAD * 2)
+    assert main(["check", str(many), str(few)]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert f"{many}: note: and 10 more errors" in lines
+    assert sum(line.startswith(f"{few}:1:") for line in lines) == 2
+    assert not any(line.startswith(f"{few}: note:") for line in lines)
+
+
+def test_all_diagnostics_stay_available_to_python(tmp_path: Path) -> None:
+    path = bad_template(tmp_path, BAD * 120)
+    with pytest.raises(TemplateError) as info:
+        check(path)
+    assert len(info.value.diagnostics) == 120
+    # the diagnostics share the template text instead of copying its line
+    text = path.read_text()
+    assert all(d.source == text for d in info.value.diagnostics)
+
+
+def diag(file: str, severity: Severity = "error") -> Diagnostic:
+    return Diagnostic(code="x.y", message="m", file=file, severity=severity)
+
+
+def note(items: list[Diagnostic | Omitted], i: int) -> str:
+    item = items[i]
+    assert isinstance(item, Omitted)
+    return item.text()
+
+
+def test_cap_counts_a_presets_entries_as_one_file_and_says_what_was_left_out() -> None:
+    entries = [diag(f"p.json#prompts[{i}].content") for i in range(4)]
+    items = cap_per_file([*entries, diag("p.json", "warning")], limit=2)
+    assert items[:2] == entries[:2] and len(items) == 3
+    assert note(items, 2) == "p.json: note: and 3 more errors and warnings"
+    assert note(cap_per_file([diag("a"), diag("a", "warning")], limit=1), 1) == (
+        "a: note: and 1 more warning"
+    )
+    assert note(cap_per_file([diag(""), diag("")], limit=1), 1) == "note: and 1 more error"
+    assert len(cap_per_file([diag("a")] * 100, limit=None)) == 100
+
+
+def render(text: str) -> tuple[str, str]:
+    """The excerpt and caret lines of the first diagnostic of ``text``."""
+    with pytest.raises(TemplateError) as info:
+        check(text)
+    out = format_diagnostic(info.value.diagnostics[0]).splitlines()
+    return out[1], out[2]
+
+
+def caret_target(source: str, caret: str) -> str:
+    """The text above the carets, by display column."""
+    start = caret.index("^") - caret.index("|") - 2
+    cols = 0
+    for i, ch in enumerate(source[source.index("|") + 2 :]):
+        if cols == start:
+            return source[source.index("|") + 2 + i :][: caret.count("^")]
+        cols += width(ch)
+    raise AssertionError("caret beyond the line")
+
+
+def test_a_long_line_is_cut_around_the_span_with_the_caret_aligned() -> None:
+    text = "x" * 5000 + BAD + "y" * 5000
+    source, caret = render(text)
+    assert source.startswith("1 | ...x") and source.endswith("y...")
+    assert width(source) == len("1 | ") + EXCERPT_WIDTH
+    assert caret_target(source, caret) == BAD
+
+
+def test_wide_characters_keep_the_caret_aligned() -> None:
+    text = "好" * 3000 + BAD + "界" * 3000
+    source, caret = render(text)
+    assert source.startswith("1 | ...") and source.endswith("...")
+    assert width(source) <= len("1 | ") + EXCERPT_WIDTH
+    assert caret_target(source, caret) == BAD
+
+
+def test_a_span_at_the_end_of_a_long_line_shows_more_of_the_line_before_it() -> None:
+    source, caret = render("x" * 5000 + BAD + "\nnext line")
+    assert source.startswith("1 | ...x") and source.endswith(BAD)
+    assert width(source) == len("1 | ") + EXCERPT_WIDTH
+    assert caret_target(source, caret) == BAD
+
+
+def test_a_short_line_is_shown_whole() -> None:
+    source, caret = render("\tRead: " + BAD)
+    assert source == "1 |     Read: " + BAD
+    assert caret == "  |           " + "^" * len(BAD)
+
+
+def test_a_span_running_past_the_window_is_underlined_to_its_edge() -> None:
+    text = '<<agent.file "' + "a" * 5000  # unterminated string: the span runs to the end
+    source, caret = render(text)
+    assert source.endswith("...")
+    assert caret.endswith("^") and width(caret) == width(source) - len("...")
+
+
+def test_bad_escapes_by_the_thousand_print_a_bounded_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = bad_template(tmp_path, '<<agent.file "' + "\\q" * 50_000 + '">>')
+    assert main(["check", str(path)]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) <= 4 * MAX_PER_FILE + 1
+    assert max(len(line) for line in lines) <= line_bound(path)
+    assert lines[-1] == f"{path}: note: and {50_000 - MAX_PER_FILE} more errors"
+
+
+def test_a_diagnostic_with_a_given_line_still_renders() -> None:
+    d = Diagnostic(
+        code="x.y",
+        message="m",
+        span=Span(3, 4, 1, 4, 1, 5, "f"),
+        source_line="abcdef",
+    )
+    buf = io.StringIO()
+    print_diagnostics([d], stream=buf)
+    assert buf.getvalue() == "f:1:4: error[x.y]: m\n1 | abcdef\n  |    ^\n"
+
+
+def test_unclosed_legacy_macros_are_still_found_and_do_not_backtrack() -> None:
+    # ``{{agent.`` + a long name used to backtrack once per character (quadratic)
+    bound = check("{{agent." + "a" * 200_000 + " {{agent.plan}}")
+    assert [w.hint for w in bound.warnings] == ["write <<agent.plan>>"]
