@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import signal
+import stat
+import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 
 import pytest
 
 from compiler.api import check
+from compiler.atomic import atomic_write_text
 from compiler.cli import main
-from compiler.errors import Diagnostic, Severity, Span, TemplateError
+from compiler.errors import APCError, Diagnostic, Severity, Span, TemplateError
 from compiler.render import (
     EXCERPT_WIDTH,
     MAX_PER_FILE,
@@ -207,3 +213,104 @@ def test_unclosed_legacy_macros_are_still_found_and_do_not_backtrack() -> None:
     # ``{{agent.`` + a long name used to backtrack once per character (quadratic)
     bound = check("{{agent." + "a" * 200_000 + " {{agent.plan}}")
     assert [w.hint for w in bound.warnings] == ["write <<agent.plan>>"]
+
+
+# -o OUT: only a regular file is replaced; signals leave no temp file behind
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "writer"
+COMPILE = ["compile", str(EXAMPLES / "template.txt"), "--context", str(EXAMPLES / "run.json")]
+EXPLAIN = ["explain", *COMPILE[1:]]
+
+
+def special_file(tmp_path: Path, kind: str) -> Path:
+    if kind == "fifo":
+        path = tmp_path / "out.fifo"
+        os.mkfifo(path)
+        return path
+    if kind == "device":  # a node of its own: a broken build must not replace /dev/null
+        path = tmp_path / "null"
+        try:
+            os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        except PermissionError:
+            pytest.skip("cannot create a device node here")
+        return path
+    target = tmp_path / "target.json"
+    target.write_text("keep me")
+    path = tmp_path / "out.json"
+    path.symlink_to(target if kind == "symlink" else tmp_path / "missing.json")
+    return path
+
+
+@pytest.mark.parametrize("command", [COMPILE, EXPLAIN], ids=["compile", "explain"])
+@pytest.mark.parametrize("kind", ["fifo", "symlink", "dangling-symlink", "device"])
+def test_output_that_is_not_a_regular_file_is_refused_and_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str], kind: str
+) -> None:
+    out = special_file(tmp_path, kind)
+    before = sorted(tmp_path.iterdir())
+    mode = os.lstat(out).st_mode
+    assert main([*command, "-o", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert f"{out}: error[io.output_not_regular]: " in captured.err
+    assert captured.out == ""
+    assert os.lstat(out).st_mode == mode  # still the FIFO / symlink / device it was
+    assert sorted(tmp_path.iterdir()) == before  # no temp file, nothing created
+    if kind == "symlink":
+        assert (tmp_path / "target.json").read_text() == "keep me"
+
+
+def test_a_regular_output_file_is_still_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    out.write_text("old")
+    assert main([*COMPILE, "-o", str(out)]) == 0
+    assert json.loads(out.read_text())["model"] == "gpt-4o"
+    assert sorted(tmp_path.iterdir()) == [out]
+
+
+def test_atomic_write_refuses_a_symlink_that_appears_late(tmp_path: Path) -> None:
+    # the run-dir profile and any other atomic write share the check
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep me")
+    link = tmp_path / "input" / "resolved_profile.json"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    with pytest.raises(APCError) as info:
+        atomic_write_text(link, "x")
+    assert info.value.code == "io.output_not_regular"
+    assert target.read_text() == "keep me" and link.is_symlink()
+    assert sorted(link.parent.iterdir()) == [link]
+
+
+def test_atomic_write_restores_the_sigterm_handler(tmp_path: Path) -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    atomic_write_text(tmp_path / "a.txt", "x")
+    assert signal.getsignal(signal.SIGTERM) == before
+
+
+SIGNAL_DURING_FSYNC = """
+import os, signal, sys
+from compiler.cli import main
+real = os.fsync
+def fsync(fd):
+    os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+    real(fd)
+os.fsync = fsync
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "code"), [("SIGTERM", 143), ("SIGINT", 130)])
+def test_a_signal_during_the_write_leaves_no_temp_file(
+    tmp_path: Path, name: str, code: int
+) -> None:
+    out = tmp_path / "out" / "request.json"
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNAL_DURING_FSYNC, name, *COMPILE, "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr
+    assert list(out.parent.iterdir()) == []  # neither the output nor its temp file

@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from compiler.commands._common import add_format, dumps, usage_error, write_output
+from compiler.commands._common import (
+    add_format,
+    check_output,
+    dumps,
+    usage_error,
+    write_output,
+)
 from compiler.commands._compile_options import (
     add_compile_arguments,
     compile_from_args,
@@ -33,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     problem = usage_problem(args)
     if problem:
         return usage_error(problem)
+    check_output(args.output)  # before compiling: a FIFO or symlink at OUT is refused
     try:
         result = compile_from_args(args)
     except APCError as exc:
