@@ -314,3 +314,56 @@ def test_a_signal_during_the_write_leaves_no_temp_file(
     assert done.returncode == code, done.stderr
     assert "Traceback" not in done.stderr
     assert list(out.parent.iterdir()) == []  # neither the output nor its temp file
+
+
+# --journal records failures before assembly too
+
+
+def journal_lines(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.mark.parametrize(
+    ("case", "code"),
+    [
+        ("template", "template.unknown_macro"),
+        ("context", "context.invalid_json"),
+        ("profile", "agent.profile_id_invalid"),
+        ("output", "io.output_not_regular"),
+    ],
+)
+def test_a_failure_before_assembly_is_journaled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, code: str
+) -> None:
+    template = tmp_path / "t.txt"
+    template.write_text("Hello <<agent.fiel>>" if case == "template" else "Hello <<agent.plan>>")
+    run = tmp_path / "run.json"
+    run.write_text('{"chat": [}' if case == "context" else '{"plan": "x"}')
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text('{"earlier": "run"}\n')  # appended to, never replaced
+    args = ["compile", str(template), "--context", str(run), "--journal", str(journal)]
+    args += ["--run-dir", str(tmp_path / "rundir")]
+    if case == "profile":
+        args += ["--profile", "Bad ID!"]
+    if case == "output":
+        os.mkfifo(tmp_path / "out")
+        args += ["-o", str(tmp_path / "out")]
+    assert main(args) == 1
+    assert f"error[{code}]" in capsys.readouterr().err
+    earlier, event = journal_lines(journal)
+    assert earlier == {"earlier": "run"}
+    assert sorted(event) == ["id", "level", "payload", "runId", "seq", "timestamp", "type"]
+    assert (event["seq"], event["level"], event["type"]) == (1, "error", "context_assembly_failed")
+    payload = event["payload"]
+    assert isinstance(payload, dict) and payload["code"] == code and payload["message"]
+    resolved = tmp_path / "rundir" / "input" / "resolved_profile.json"
+    assert resolved.is_file() == (case == "template")  # the profile resolves before the template
+
+
+def test_a_failure_during_assembly_is_journaled_once(tmp_path: Path) -> None:
+    journal = tmp_path / "journal.jsonl"
+    args = [*COMPILE, "--budget", "10", "--journal", str(journal)]
+    assert main(args) == 1
+    types = [e["type"] for e in journal_lines(journal)]
+    assert types[0] == "context_assembly_started"
+    assert types[-1] == "context_assembly_failed" and types.count("context_assembly_failed") == 1
