@@ -17,6 +17,7 @@ from compiler.errors import (
     PolicyError,
     ProfileError,
     Span,
+    StrictError,
     TemplateError,
     TokenizerError,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "ResolvedAgentProfile",
     "RunContext",
     "Span",
+    "StrictError",
     "TemplateError",
     "TokenizerError",
     "ToolGate",

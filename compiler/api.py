@@ -9,7 +9,7 @@ from typing import Any
 
 from compiler.assemble import Assembler
 from compiler.context.run import RunContext, load_context
-from compiler.errors import APCError, Diagnostic
+from compiler.errors import APCError, Diagnostic, StrictError
 from compiler.fit import (
     BudgetLedger,
     CategoryBudgets,
@@ -18,6 +18,7 @@ from compiler.fit import (
     floor_tokens,
     total_budget,
 )
+from compiler.fit.budgets import budget_warnings
 from compiler.frame import ContextFrame
 from compiler.journal import Event, Journal
 from compiler.lower.base import ModelRequest, get_dialect
@@ -100,6 +101,7 @@ def compile(
     cache_stable: bool | int = False,
     summarizer: Summarizer | None = None,
     summaries: dict[str, str] | None = None,
+    strict: bool = False,
 ) -> CompileResult:
     """Compile a template (or a SillyTavern preset ``.json``) into a provider request.
 
@@ -118,6 +120,9 @@ def compile(
     keep a byte-identical prefix. ``summarizer`` is a callable ``(SummaryRequest) -> str |
     None`` (e.g. an LLM) tried before the built-in extractive one; ``summaries`` maps a
     component id or kind (``"ChatHistory"``) to a precomputed summary.
+
+    Warnings (the profile's, the template's, ``context.budget_over_window``) are in
+    ``result.warnings``; with ``strict`` they raise :class:`StrictError` before assembly.
     """
     preset = load_preset_source(source)
     ctx = load_context(context)
@@ -139,6 +144,10 @@ def compile(
     budget = total.total
     journal = Journal()
     bound = check(source) if preset is None else None
+    warnings = [*resolved.warnings, *(bound.warnings if bound is not None else ())]
+    warnings += budget_warnings(total, model)
+    if strict and warnings:
+        raise StrictError(warnings)
     name = bound.template.name if bound is not None else str(source)
     dialect = get_dialect(provider)
     counter = counter_for(encoding or encoding_name_for_model(model))
@@ -184,7 +193,6 @@ def compile(
         totalTokens=counted,
         budget=budget,
     )
-    warnings = [*resolved.warnings, *(bound.warnings if bound is not None else ())]
     return CompileResult(request, fitted.frame, ledger, journal.events, warnings)
 
 

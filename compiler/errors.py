@@ -8,6 +8,7 @@ Exception tree::
 
     APCError                      one error, one code
     ├── TemplateError             one or more template diagnostics (syntax and semantics)
+    ├── StrictError               strict mode: the warnings of a compile, as errors
     ├── ProfileError              agent profile validation and resolution (agent.profile_*)
     ├── ContextError              a broken run-context input (context.*)
     ├── PolicyError               a policy rejection (policy.*, tool.*, workspace.*, agent.*)
@@ -18,6 +19,7 @@ Exception tree::
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -120,6 +122,27 @@ class TemplateError(APCError):
         first = errors[0] if errors else diagnostics[0]
         super().__init__(code=first.code, message=first.message, hint=first.hint, span=first.span)
         self._diagnostics = list(diagnostics)
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return list(self._diagnostics)
+
+
+class StrictError(APCError):
+    """``strict``: a compile had warnings; each is in :attr:`diagnostics`, now an error."""
+
+    def __init__(self, warnings: list[Diagnostic]) -> None:
+        promoted = [dataclasses.replace(d, severity="error") for d in warnings]
+        first = promoted[0]
+        super().__init__(
+            code=first.code,
+            message=first.message,
+            hint=first.hint,
+            path=first.path,
+            file=first.file,
+            span=first.span,
+        )
+        self._diagnostics = promoted
 
     @property
     def diagnostics(self) -> list[Diagnostic]:

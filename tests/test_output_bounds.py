@@ -14,10 +14,18 @@ from pathlib import Path
 
 import pytest
 
+import compiler
 from compiler.api import check
 from compiler.atomic import atomic_write_text
 from compiler.cli import main
-from compiler.errors import APCError, Diagnostic, Severity, Span, TemplateError
+from compiler.errors import (
+    APCError,
+    Diagnostic,
+    Severity,
+    Span,
+    StrictError,
+    TemplateError,
+)
 from compiler.render import (
     EXCERPT_WIDTH,
     MAX_PER_FILE,
@@ -367,3 +375,91 @@ def test_a_failure_during_assembly_is_journaled_once(tmp_path: Path) -> None:
     types = [e["type"] for e in journal_lines(journal)]
     assert types[0] == "context_assembly_started"
     assert types[-1] == "context_assembly_failed" and types.count("context_assembly_failed") == 1
+
+
+# --budget over the model's window: a warning, an error with --strict
+
+
+def test_a_budget_over_the_window_is_a_warning() -> None:
+    template, run = EXAMPLES / "template.txt", EXAMPLES / "run.json"
+    result = compiler.compile(template, context=run, budget=199_988)
+    (warning,) = [w for w in result.warnings if w.code == "context.budget_over_window"]
+    assert warning.severity == "warning"
+    assert warning.message == (
+        "the budget of 199,988 tokens is over the 128,000-token window of gpt-4o"
+    )
+    reserved = compiler.compile(template, context=run, budget=127_000, reserve=4_000)
+    assert [w.message for w in reserved.warnings] == [
+        "the budget of 127,000 tokens plus the 4,000 reserved for the response is over the "
+        "128,000-token window of gpt-4o"
+    ]
+    for fine in (
+        compiler.compile(template, context=run, budget=124_000, reserve=4_000),
+        compiler.compile(template, context=run),  # the window itself
+        compiler.compile(
+            template, context=run, budget=10**6, model="mystery-1", encoding="o200k_base"
+        ),
+    ):
+        assert fine.warnings == []
+
+
+def test_strict_turns_warnings_into_an_error_before_assembly() -> None:
+    with pytest.raises(StrictError) as info:
+        compiler.compile(
+            EXAMPLES / "template.txt", context=EXAMPLES / "run.json", budget=200_000, strict=True
+        )
+    assert info.value.code == "context.budget_over_window"
+    assert [d.severity for d in info.value.diagnostics] == ["error"]
+    assert "events" not in info.value.details  # nothing was assembled
+    with pytest.raises(StrictError) as legacy:
+        compiler.compile("{{agent.plan}} <<agent.plan>>", context={"plan": "x"}, strict=True)
+    assert legacy.value.code == "template.legacy_agent_macro"
+
+
+def test_cli_warns_about_a_budget_over_the_window(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*COMPILE, "--budget", "200000"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["model"] == "gpt-4o"
+    assert "warning[context.budget_over_window]: the budget of 200,000 tokens" in captured.err
+    assert main([*EXPLAIN, "--budget", "200000"]) == 0
+    assert "warning[context.budget_over_window]" in capsys.readouterr().err
+    run = ["--context", str(EXAMPLES / "run.json")]
+    assert main(["check", str(EXAMPLES / "template.txt"), *run, "--budget", "200000"]) == 0
+    assert "warning[context.budget_over_window]" in capsys.readouterr().err
+
+
+def test_cli_strict_fails_on_the_warning_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, journal = tmp_path / "out.json", tmp_path / "journal.jsonl"
+    args = ["--budget", "200000", "--strict", "-o", str(out)]
+    assert main([*COMPILE, *args, "--journal", str(journal)]) == 1
+    assert "error[context.budget_over_window]" in capsys.readouterr().err
+    assert not out.exists()
+    (event,) = journal_lines(journal)
+    assert event["type"] == "context_assembly_failed"
+    assert event["payload"] == {
+        "code": "context.budget_over_window",
+        "message": "the budget of 200,000 tokens is over the 128,000-token window of gpt-4o",
+    }
+    assert main([*EXPLAIN, *args]) == 1
+    assert "error[context.budget_over_window]" in capsys.readouterr().err
+    assert not out.exists()
+    check_args = ["check", str(EXAMPLES / "template.txt"), "--context", str(EXAMPLES / "run.json")]
+    assert main([*check_args, "--budget", "200000", "--strict"]) == 1
+    assert "error[context.budget_over_window]" in capsys.readouterr().err
+    assert main([*check_args, "--budget", "2000", "--strict"]) == 0
+
+
+def test_check_strict_fails_on_template_warnings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    legacy = tmp_path / "legacy.txt"
+    legacy.write_text("<<agent.plan>> {{agent.plan}}")
+    assert main(["check", str(legacy)]) == 0
+    assert "warning[template.legacy_agent_macro]" in capsys.readouterr().err
+    assert main(["check", str(legacy), "--strict", "--format", "json"]) == 1
+    (d,) = json.loads(capsys.readouterr().err)
+    assert (d["severity"], d["code"]) == ("error", "template.legacy_agent_macro")

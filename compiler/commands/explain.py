@@ -43,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
             _emit(BudgetLedger.model_validate(data), args)
         print_diagnostics(exc.diagnostics, fmt=args.format)
         return 1
+    if result.warnings:
+        print_diagnostics(result.warnings, fmt=args.format)
     _emit(result.ledger, args)
     return 0
 
