@@ -68,7 +68,7 @@ def check_target(path: Path, code: str = "io.write_failed") -> None:
         code="io.output_not_regular",
         message=f"{path} is a {kind}, not a regular file; it is left as it is",
         file=str(path),
-        hint="write to a regular file (or a new path); without -o the output goes to stdout",
+        hint="choose another path, or remove it first",
     )
 
 
