@@ -18,6 +18,7 @@ from compiler.errors import (
     PolicyError,
     ProfileError,
     Span,
+    StrictError,
     TemplateError,
     TokenizerError,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "ResolvedAgentProfile",
     "RunContext",
     "Span",
+    "StrictError",
     "TemplateError",
     "TokenizerError",
     "ToolGate",

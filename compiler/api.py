@@ -11,7 +11,7 @@ from typing import Any
 from compiler.assemble import Assembler
 from compiler.context.inputs import decode_text, read_bytes, sanitize, surrogate_warning
 from compiler.context.run import RunContext, load_context
-from compiler.errors import APCError, Diagnostic, InternalError
+from compiler.errors import APCError, Diagnostic, InternalError, StrictError
 from compiler.fit import (
     BudgetLedger,
     CategoryBudgets,
@@ -21,6 +21,7 @@ from compiler.fit import (
     floor_tokens,
     total_budget,
 )
+from compiler.fit.budgets import budget_warnings
 from compiler.frame import ContextFrame, ToolSpec
 from compiler.journal import Event, Journal
 from compiler.lower.base import ModelRequest, get_dialect, layout
@@ -127,6 +128,7 @@ def compile(
     summarizer: Summarizer | None = None,
     summaries: dict[str, str] | None = None,
     summary_cache: SummaryCache | None = None,
+    strict: bool = False,
 ) -> CompileResult:
     """Compile a template (or a SillyTavern preset ``.json``) into a provider request.
 
@@ -148,6 +150,10 @@ def compile(
     ``summary_cache`` (a :class:`SummaryCache` the caller owns and reuses across turns; None:
     only for this compile). ``summaries`` maps a component id or kind (``"ChatHistory"``) to
     a precomputed summary.
+
+    Warnings (the profile's, the inputs', the template's, ``context.budget_over_window``,
+    world info's) are in ``result.warnings``; with ``strict`` they raise
+    :class:`StrictError` (before assembly for all but world info's, found while assembling).
     """
     preset = load_preset_source(source)
     ctx = load_context(context)
@@ -172,6 +178,10 @@ def compile(
     budget = total.total
     journal = Journal()
     bound = check(source) if preset is None else None
+    warnings = [*resolved.warnings, *ctx.warnings, *(bound.warnings if bound is not None else ())]
+    warnings += budget_warnings(total, model)
+    if strict and warnings:
+        raise StrictError(warnings)
     name = bound.template.name if bound is not None else str(source)
     dialect = get_dialect(provider)
     counter = counter_for(encoding or encoding_name_for_model(model))
@@ -184,6 +194,9 @@ def compile(
             assert preset is not None
             assemble_preset(assembler, preset, mode=mode or default_mode(resolved, preset))
         frame = assembler.frame()
+        warnings += assembler.warnings
+        if strict and assembler.warnings:
+            raise StrictError(assembler.warnings)
         fitted = fit(
             frame,
             dialect=dialect,
@@ -222,12 +235,6 @@ def compile(
         totalTokens=counted,
         budget=budget,
     )
-    warnings = [
-        *resolved.warnings,
-        *ctx.warnings,
-        *assembler.warnings,
-        *(bound.warnings if bound is not None else ()),
-    ]
     _, offered = layout(fitted.frame)
     return CompileResult(
         request, fitted.frame, ledger, journal.events, warnings, profile=resolved, tools=offered

@@ -11,6 +11,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from compiler.atomic import Terminated
 from compiler.errors import APCError, Diagnostic
 from compiler.render import print_diagnostics
 
@@ -61,6 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except Terminated as exc:  # SIGTERM during an atomic write, its temp file removed
+        return 128 + exc.signum
     except BrokenPipeError:
         return 0
     return code

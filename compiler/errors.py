@@ -8,6 +8,7 @@ Exception tree::
 
     APCError                      one error, one code
     ├── TemplateError             one or more template diagnostics (syntax and semantics)
+    ├── StrictError               strict mode: the warnings of a compile, as errors
     ├── ProfileError              agent profile validation and resolution (agent.profile_*)
     ├── ContextError              a broken run-context input (context.*)
     ├── PolicyError               a policy rejection (policy.*, tool.*, workspace.*, agent.*)
@@ -21,6 +22,8 @@ Exception tree::
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -57,6 +60,9 @@ class Diagnostic:
     path: str | None = None  # a JSON path inside a structured input, e.g. profiles[0].tools.alow
     file: str | None = None  # the input file when there is no span
     source_line: str | None = None  # the line the span points into, for rendering
+    # or, instead: the text the span's offsets index (shared, not copied); the renderer
+    # shows a bounded excerpt of the span's line from it
+    source: str | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """The same fields the text form shows, for editors and CI."""
@@ -125,6 +131,27 @@ class TemplateError(APCError):
         return list(self._diagnostics)
 
 
+class StrictError(APCError):
+    """``strict``: a compile had warnings; each is in :attr:`diagnostics`, now an error."""
+
+    def __init__(self, warnings: list[Diagnostic]) -> None:
+        promoted = [dataclasses.replace(d, severity="error") for d in warnings]
+        first = promoted[0]
+        super().__init__(
+            code=first.code,
+            message=first.message,
+            hint=first.hint,
+            path=first.path,
+            file=first.file,
+            span=first.span,
+        )
+        self._diagnostics = promoted
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return list(self._diagnostics)
+
+
 class ProfileError(APCError):
     """An agent profile is invalid or cannot be resolved."""
 
@@ -156,9 +183,15 @@ class InternalError(APCError):
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     """A ``did you mean 'x'?`` hint for the closest choice, or None."""
+    return _closest(word, tuple(sorted(choices)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _closest(word: str, choices: tuple[str, ...]) -> str | None:
+    """Cached: a file repeating one misspelling asks difflib once, not once per repeat."""
     import difflib
 
-    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return f"did you mean '{close[0]}'?" if close else None
 
 

@@ -140,7 +140,9 @@ class BoundTemplate:
     warnings: tuple[Diagnostic, ...] = field(default=())
 
 
-_LEGACY_RE = re.compile(r"\{\{\s*(agent(?:\.[a-z_][a-z0-9_]*)+)([^{}]*)\}\}")
+# Possessive: no backtracking into the name or the rest, so a long unclosed
+# ``{{agent.aaaa...`` is scanned once, not once per character (quadratic).
+_LEGACY_RE = re.compile(r"\{\{\s*+(agent(?:\.[a-z_][a-z0-9_]*+)++)([^{}]*+)\}\}")
 
 
 def bind(template: Template) -> BoundTemplate:
@@ -182,7 +184,7 @@ def legacy_warnings(template: Template) -> list[Diagnostic]:
                     message=f"'{{{{{m.group(1)}...}}}}' is literal text here, not a macro",
                     span=index.span(start, start + len(m.group(0))),
                     hint=f"write {rewrite}",
-                    source_line=index.line_text(start),
+                    source=template.source,
                 )
             )
     return out
@@ -190,9 +192,7 @@ def legacy_warnings(template: Template) -> list[Diagnostic]:
 
 def _bind_macro(macro: Macro, errors: list[Diagnostic], source: str) -> MacroCall | None:
     def err(code: str, message: str, span: Span, hint: str | None = None) -> None:
-        errors.append(
-            Diagnostic(code, message, span=span, hint=hint, source_line=_line(source, span))
-        )
+        errors.append(Diagnostic(code, message, span=span, hint=hint, source=source))
 
     spec = CATALOGUE.get(macro.name)
     if spec is None:
@@ -305,9 +305,3 @@ class _Err(Protocol):
 def _keyword_hint(spec: MacroSpec) -> str:
     names = ", ".join(p.name for p in (*spec.positional, *spec.keywords, *COMMON_PARAMS))
     return f"'{spec.name}' takes: {names}"
-
-
-def _line(source: str, span: Span) -> str:
-    begin = source.rfind("\n", 0, span.start) + 1
-    stop = source.find("\n", span.start)
-    return source[begin : len(source) if stop < 0 else stop]

@@ -1,19 +1,95 @@
-"""Rendering diagnostics for people (``file:line:col: error[code]: ...`` + caret) and tools."""
+"""Rendering diagnostics for people (``file:line:col: error[code]: ...`` + caret) and tools.
+
+Output stays proportional to the input: at most :data:`MAX_PER_FILE` diagnostics are shown
+per input file, then one ``FILE: note: and N more errors`` line (in JSON, one ``note``
+entry with an ``omitted`` count), and the source excerpt under a header is at most
+:data:`EXCERPT_WIDTH` terminal columns wide, cut with ``...`` around the span.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable
-from typing import TextIO
+from typing import Any, TextIO
 
 from compiler.errors import Diagnostic
 
+#: Diagnostics shown per input file (a preset's entries count as one file).
+MAX_PER_FILE = 50
+#: Width of a source excerpt in terminal columns, ``...`` markers included.
+EXCERPT_WIDTH = 160
+#: Columns of the line kept before the span when a long line is cut.
+LEFT_CONTEXT = 40
+_MORE = "..."
+
+
+def _cell(ch: str) -> int:
+    """Terminal cells of one character: a tab is shown as 4 spaces, wide CJK takes 2."""
+    if ch == "\t":
+        return 4
+    return 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+
 
 def _width(text: str) -> int:
-    """Display width in terminal cells (wide CJK characters take two)."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    """Display width in terminal cells."""
+    return sum(_cell(ch) for ch in text)
+
+
+def _window(line: str, col: int, cut_left: bool) -> tuple[int, int]:
+    """The part ``line[a:b]`` to show: all of it when it fits, else a window holding ``col``
+    with up to LEFT_CONTEXT columns before it (more when the line ends soon after)."""
+    if _width(line) <= EXCERPT_WIDTH - (len(_MORE) if cut_left else 0):
+        return 0, len(line)
+    room = EXCERPT_WIDTH - 2 * len(_MORE)
+    a = b = col
+    used = 0
+    while a > 0 and used + _cell(line[a - 1]) <= LEFT_CONTEXT:
+        a -= 1
+        used += _cell(line[a])
+    while b < len(line) and used + _cell(line[b]) <= room:
+        used += _cell(line[b])
+        b += 1
+    if b == len(line):  # no "..." on the right: its room goes to the left
+        room += len(_MORE)
+    while a > 0 and used + _cell(line[a - 1]) <= room:
+        a -= 1
+        used += _cell(line[a])
+    return a, b
+
+
+def _line_excerpt(source: str, start: int, column: int) -> tuple[str, int]:
+    """The line holding offset ``start`` (at 1-based ``column``), cut to what a window can
+    show, plus one character on the right to tell whether it goes on; and how many of the
+    line's characters were cut on the left. Bounded work, however long the line."""
+    begin = start - (column - 1)
+    lo = max(begin, start - EXCERPT_WIDTH)
+    hi = min(len(source), start + EXCERPT_WIDTH + 1)
+    stop = source.find("\n", start, hi)
+    return source[lo : hi if stop < 0 else stop], lo - begin
+
+
+def _excerpt(d: Diagnostic) -> tuple[str, str] | None:
+    """The source line (or a bounded window of it) and its caret underline."""
+    if d.span is None:
+        return None
+    if d.source_line is not None:
+        line, base = d.source_line, 0
+    elif d.source is not None:
+        line, base = _line_excerpt(d.source, d.span.start, d.span.column)
+    else:
+        return None
+    col = min(max(d.span.column - 1 - base, 0), len(line))
+    end = d.span.end_column - 1 - base if d.span.end_line == d.span.line else len(line)
+    a, b = _window(line, col, base > 0)
+    left = _MORE if base + a > 0 else ""
+    right = _MORE if b < len(line) else ""
+    shown = left + line[a:b].replace("\t", "    ") + right
+    pad = len(left) + _width(line[a:col])
+    carets = max(1, _width(line[col : min(max(end, col + 1), b)]))
+    return shown, " " * pad + "^" * carets
 
 
 def format_diagnostic(d: Diagnostic) -> str:
@@ -26,18 +102,13 @@ def format_diagnostic(d: Diagnostic) -> str:
         where = ""
     at = f" (at {d.path})" if d.path and d.span is None else ""
     lines = [f"{where}{d.severity}[{d.code}]: {d.message}{at}"]
-    if d.span is not None and d.source_line is not None:
+    excerpt = _excerpt(d)
+    if d.span is not None and excerpt is not None:
         num = str(d.span.line)
         pad = " " * len(num)
-        src = d.source_line.replace("\t", "    ")
-        col = d.span.column - 1
-        before = d.source_line[:col].replace("\t", "    ")
-        if d.span.end_line == d.span.line:
-            marked = d.source_line[col : max(col + 1, d.span.end_column - 1)]
-        else:
-            marked = d.source_line[col:] or " "
-        lines.append(f"{num} | {src}")
-        lines.append(f"{pad} | {' ' * _width(before)}{'^' * max(1, _width(marked))}")
+        shown, caret = excerpt
+        lines.append(f"{num} | {shown}")
+        lines.append(f"{pad} | {caret}")
         if d.hint:
             lines.append(f"{pad} = hint: {d.hint}")
     elif d.hint:
@@ -45,14 +116,86 @@ def format_diagnostic(d: Diagnostic) -> str:
     return "\n".join(lines)
 
 
-def print_diagnostics(
-    diagnostics: Iterable[Diagnostic], fmt: str = "text", stream: TextIO | None = None
-) -> None:
-    """Write diagnostics to ``stream`` (stderr by default) as text or a JSON list."""
-    out = stream if stream is not None else sys.stderr
+def _file_of(d: Diagnostic) -> str:
+    """The input file a diagnostic belongs to (``preset.json#prompts[3].content``: the preset)."""
+    name = d.span.file if d.span is not None else d.file
+    return (name or "").partition("#")[0]
+
+
+class Omitted:
+    """The diagnostics of one file left out after the first ``limit``."""
+
+    def __init__(self, file: str, counts: Counter[str]) -> None:
+        self.file = file
+        self.count = sum(counts.values())
+        if counts["warning"] == 0:
+            noun = "error" if self.count == 1 else "errors"
+        elif counts["error"] == 0:
+            noun = "warning" if self.count == 1 else "warnings"
+        else:
+            noun = "errors and warnings"
+        self.message = f"and {self.count} more {noun}"
+
+    def text(self) -> str:
+        return f"{self.file}: note: {self.message}" if self.file else f"note: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        """An entry shaped like a diagnostic's, severity ``note``, with the ``omitted`` count."""
+        return {
+            "severity": "note",
+            "code": "diagnostics.omitted",
+            "message": self.message,
+            "file": self.file or None,
+            "line": None,
+            "column": None,
+            "endLine": None,
+            "endColumn": None,
+            "path": None,
+            "hint": None,
+            "omitted": self.count,
+        }
+
+
+def cap_per_file(
+    diagnostics: Iterable[Diagnostic], limit: int | None = MAX_PER_FILE
+) -> list[Diagnostic | Omitted]:
+    """The first ``limit`` diagnostics of each file, in order; in place of the rest of a file,
+    one :class:`Omitted` (where its first left-out diagnostic was). ``None``: no limit."""
     diags = list(diagnostics)
-    if fmt == "json":
-        out.write(json.dumps([d.to_json() for d in diags], ensure_ascii=False, indent=2) + "\n")
-        return
+    if limit is None:
+        return list(diags)
+    left_out: dict[str, Counter[str]] = {}
+    seen: Counter[str] = Counter()
     for d in diags:
-        out.write(format_diagnostic(d) + "\n")
+        key = _file_of(d)
+        seen[key] += 1
+        if seen[key] > limit:
+            left_out.setdefault(key, Counter())[d.severity] += 1
+    out: list[Diagnostic | Omitted] = []
+    seen.clear()
+    for d in diags:
+        key = _file_of(d)
+        seen[key] += 1
+        if seen[key] <= limit:
+            out.append(d)
+        elif seen[key] == limit + 1:
+            out.append(Omitted(key, left_out[key]))
+    return out
+
+
+def print_diagnostics(
+    diagnostics: Iterable[Diagnostic],
+    fmt: str = "text",
+    stream: TextIO | None = None,
+    *,
+    limit: int | None = MAX_PER_FILE,
+) -> None:
+    """Write diagnostics to ``stream`` (stderr by default) as text or a JSON list, at most
+    ``limit`` per file (see :func:`cap_per_file`)."""
+    out = stream if stream is not None else sys.stderr
+    items = cap_per_file(diagnostics, limit)
+    if fmt == "json":
+        out.write(json.dumps([d.to_json() for d in items], ensure_ascii=False, indent=2) + "\n")
+        return
+    for d in items:
+        out.write((d.text() if isinstance(d, Omitted) else format_diagnostic(d)) + "\n")

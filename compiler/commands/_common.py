@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from compiler.atomic import atomic_write_text
+from compiler.atomic import atomic_write_text, check_target
 
 
 def add_format(parser: argparse.ArgumentParser) -> None:
@@ -20,6 +20,12 @@ def add_format(parser: argparse.ArgumentParser) -> None:
 def dumps(value: Any) -> str:
     """Stable, human-readable JSON (the same input gives the same bytes)."""
     return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+
+
+def check_output(out: str | None) -> None:
+    """Refuse ``-o OUT`` up front when OUT exists and is not a regular file."""
+    if out is not None and out != "-":
+        check_target(Path(out))
 
 
 def write_output(text: str, out: str | None) -> None:

@@ -41,7 +41,16 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
         help="move history cut points in steps of STEP messages (default 32) so successive "
         "turns keep a byte-identical prefix",
     )
+    add_strict(p)
     add_profile_arguments(p)
+
+
+def add_strict(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="treat warnings (e.g. context.budget_over_window) as errors: exit 1, no output",
+    )
 
 
 def usage_problem(args: argparse.Namespace) -> str | None:
@@ -76,6 +85,7 @@ def compile_from_args(args: argparse.Namespace) -> CompileResult:
         mode=args.mode,
         reserve=args.reserve,
         cache_stable=args.cache_stable or 0,
+        strict=args.strict,
     )
     if getattr(args, "run_dir", None) and result.profile is not None:
         # the profile bound to this run: tools.visible includes the run's own tools, so a

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 from compiler.api import check, check_budget
 from compiler.commands._common import add_format, usage_error
+from compiler.commands._compile_options import add_strict
 from compiler.errors import APCError, Diagnostic
+from compiler.fit.budgets import budget_warnings, total_budget
 from compiler.render import print_diagnostics
 from compiler.tavern.assemble import check_preset, load_preset_source
 
@@ -25,6 +28,7 @@ def register(sub: Any) -> None:
     g.add_argument("--budget", type=int, metavar="N", help="total token budget of the request")
     g.add_argument("--max-completion-tokens", type=int, metavar="N")
     g.add_argument("--reserve", type=int, metavar="N", help="tokens reserved for the response")
+    add_strict(p)
     add_format(p)
     p.set_defaults(func=run)
 
@@ -49,13 +53,31 @@ def run(args: argparse.Namespace) -> int:
             failed = True
             continue
         diagnostics.extend(bound.warnings)
+    if args.budget is not None:
+        diagnostics.extend(_over_window(args))
     if not failed and _budget_requested(args):
         for name in args.files:
             found = _check_budget(name, args)
             diagnostics.extend(found)
             failed = failed or bool(found)
+    if args.strict and any(d.severity == "warning" for d in diagnostics):
+        diagnostics = [dataclasses.replace(d, severity="error") for d in diagnostics]
+        failed = True
     print_diagnostics(diagnostics, fmt=args.format)
     return 1 if failed else 0
+
+
+def _over_window(args: argparse.Namespace) -> list[Diagnostic]:
+    """``context.budget_over_window`` when --budget (plus the reserve) exceeds the window."""
+    model = args.model or "gpt-4o"
+    total = total_budget(
+        budget=args.budget,
+        profile_total=None,
+        model=model,
+        reserve=args.reserve,
+        max_completion_tokens=args.max_completion_tokens,
+    )
+    return budget_warnings(total, model)
 
 
 _BUDGET_OPTIONS = ("context", "model", "encoding", "budget", "max_completion_tokens", "reserve")

@@ -6,14 +6,20 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from compiler.commands._common import add_format, dumps, usage_error, write_output
+from compiler.commands._common import (
+    add_format,
+    check_output,
+    dumps,
+    usage_error,
+    write_output,
+)
 from compiler.commands._compile_options import (
     add_compile_arguments,
     compile_from_args,
     usage_problem,
 )
 from compiler.errors import APCError
-from compiler.journal import append_jsonl
+from compiler.journal import Event, Journal, append_jsonl
 from compiler.render import print_diagnostics
 
 
@@ -29,15 +35,27 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def failure_events(exc: APCError) -> list[Event]:
+    """The journal of a failed compile: its events when assembly had started, else one
+    ``context_assembly_failed`` (a template, context, profile or output error)."""
+    events: list[Event] | None = exc.details.get("events")
+    if events:
+        return events
+    journal = Journal()
+    journal.emit("context_assembly_failed", "error", code=exc.code, message=exc.message)
+    return journal.events
+
+
 def run(args: argparse.Namespace) -> int:
     problem = usage_problem(args)
     if problem:
         return usage_error(problem)
     try:
+        check_output(args.output)  # before compiling: a FIFO or symlink at OUT is refused
         result = compile_from_args(args)
     except APCError as exc:
-        if args.journal and exc.details.get("events"):
-            append_jsonl(exc.details["events"], Path(args.journal))
+        if args.journal:
+            append_jsonl(failure_events(exc), Path(args.journal))
         raise
     if result.warnings:
         print_diagnostics(result.warnings, fmt=args.format)

@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from compiler.commands._common import add_format, dumps, usage_error, write_output
+from compiler.commands._common import (
+    add_format,
+    check_output,
+    dumps,
+    usage_error,
+    write_output,
+)
 from compiler.commands._compile_options import (
     add_compile_arguments,
     compile_from_args,
@@ -28,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     problem = usage_problem(args)
     if problem:
         return usage_error(problem)
+    check_output(args.output)  # before compiling: a FIFO or symlink at OUT is refused
     try:
         result = compile_from_args(args)
     except BudgetError as exc:  # show what was decided up to the failure, then the error
@@ -36,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
             _emit(BudgetLedger.model_validate(data), args)
         print_diagnostics(exc.diagnostics, fmt=args.format)
         return 1
+    if result.warnings:
+        print_diagnostics(result.warnings, fmt=args.format)
     _emit(result.ledger, args)
     return 0
 

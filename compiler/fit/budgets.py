@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from compiler.errors import Diagnostic
 from compiler.frame import ComponentKind
 
 #: component kind -> budget category (the profile's ``<category>BudgetTokens``).
@@ -122,3 +123,23 @@ def total_budget(
     if from_window is not None:
         return TotalBudget(from_window, window, held, "window", profile_total)
     return TotalBudget(None, window, held, "none", profile_total)
+
+
+def budget_warnings(total: TotalBudget, model: str) -> list[Diagnostic]:
+    """``context.budget_over_window`` when an explicit budget (plus the tokens reserved for
+    the response) is over the model's window: the provider would refuse such a request."""
+    if total.source != "--budget" or total.total is None or total.window is None:
+        return []
+    if total.total + total.reserve <= total.window:
+        return []
+    reserved = f" plus the {total.reserve:,} reserved for the response" if total.reserve else ""
+    return [
+        Diagnostic(
+            code="context.budget_over_window",
+            severity="warning",
+            message=f"the budget of {total.total:,} tokens{reserved} is over the "
+            f"{total.window:,}-token window of {model}",
+            hint=f"a request to {model} can use at most {max(0, total.window - total.reserve):,} "
+            "tokens; lower the budget, or leave it out to use the window minus the reserve",
+        )
+    ]

@@ -180,7 +180,7 @@ class _Builder:
                             message=f"unknown escape '\\{nxt}' in string",
                             span=self.index.span(start + i, start + i + 2),
                             hint='the escapes are \\" \\\\ \\n \\t',
-                            source_line=self.index.line_text(start + i),
+                            source=self.source,
                         )
                     )
                 i += 2
@@ -202,7 +202,7 @@ def _syntax_diagnostic(exc: LarkError, source: str, index: LineIndex) -> Diagnos
             message=message,
             span=index.span(start, end),
             hint=hint,
-            source_line=index.line_text(start),
+            source=source,
         )
 
     if (
