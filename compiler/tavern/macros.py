@@ -35,10 +35,9 @@ STANDARD_MACROS: tuple[str, ...] = (
 )
 """The macros the compiler fills from the run context."""
 
-_COMMENT = re.compile(r"\{\{//[\s\S]*?\}\}")
 _NEWLINE = re.compile(r"\{\{newline\}\}", re.IGNORECASE)
 _NOOP = re.compile(r"\{\{noop\}\}", re.IGNORECASE)
-_TRIM = re.compile(r"(?:\r?\n)*\{\{trim\}\}(?:\r?\n)*", re.IGNORECASE)
+_TRIM = re.compile(r"\{\{trim\}\}", re.IGNORECASE)
 _NAME = re.compile(r"\{\{([A-Za-z0-9_-]+)\}\}")
 _VALID_NAME = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -47,7 +46,43 @@ def comment_spans(text: str) -> list[tuple[int, int]]:
     """The ``(start, end)`` ranges of the ``{{// comments}}`` in ``text`` (removed first)."""
     if "{{//" not in text:
         return []
-    return [m.span() for m in _COMMENT.finditer(text)]
+    spans: list[tuple[int, int]] = []
+    at = text.find("{{//")
+    while at >= 0:
+        end = text.find("}}", at + 4)
+        if end < 0:  # no later comment can close either: linear, not quadratic
+            break
+        spans.append((at, end + 2))
+        at = text.find("{{//", end + 2)
+    return spans
+
+
+def _cut(text: str, spans: list[tuple[int, int]], filler: str = "") -> str:
+    """``text`` with each span replaced by ``filler``."""
+    out, last = [], 0
+    for start, end in spans:
+        out += [text[last:start], filler]
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _trimmed(text: str) -> str:
+    """``{{trim}}`` removed with the newlines (``\\r?\\n``) right before and after it, in one
+    pass over the text (a regex with ``(?:\\r?\\n)*`` around it is quadratic)."""
+    parts = _TRIM.split(text)
+    for i in range(len(parts)):
+        if i > 0:  # after a {{trim}}
+            part = parts[i]
+            while part.startswith(("\n", "\r\n")):
+                part = part[1:] if part[0] == "\n" else part[2:]
+            parts[i] = part
+        if i < len(parts) - 1:  # before a {{trim}}
+            part = parts[i]
+            while part.endswith("\n"):
+                part = part[:-2] if part.endswith("\r\n") else part[:-1]
+            parts[i] = part
+    return "".join(parts)
 
 
 def inert(text: str) -> str:
@@ -56,7 +91,8 @@ def inert(text: str) -> str:
     with nothing joined across a removed macro."""
     if "{{" not in text:
         return text
-    for pattern in (_COMMENT, _NEWLINE, _NOOP, _TRIM):
+    text = _cut(text, comment_spans(text), "\ufffe")
+    for pattern in (_NEWLINE, _NOOP, _TRIM):
         text = pattern.sub("\ufffe", text)
     return text
 
@@ -70,10 +106,10 @@ def substitute(text: str, values: Mapping[str, str]) -> str:
         if not _VALID_NAME.fullmatch(name):
             raise ValueError(f"not a SillyTavern macro name: {name!r}")
         table[name.lower()] = value
-    text = _COMMENT.sub("", text)
+    text = _cut(text, comment_spans(text))
     text = _NEWLINE.sub("\n", text)
     text = _NOOP.sub("", text)
-    text = _TRIM.sub("", text)
+    text = _trimmed(text)
     original_used = False
 
     def replace(match: re.Match[str]) -> str:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compiler.context.cards import read_card
 from compiler.tavern.macros import card_values, substitute
@@ -79,3 +83,21 @@ def test_card_values_prefer_the_nickname() -> None:
         "scenario": "s",
     }
     assert card_values(None)["char"] == ""
+
+
+_OLD_TRIM = re.compile(r"(?:\r?\n)*\{\{trim\}\}(?:\r?\n)*", re.IGNORECASE)
+_OLD_COMMENT = re.compile(r"\{\{//[\s\S]*?\}\}")
+_PIECES = st.sampled_from(["\n", "\r", "\r\n", "{{trim}}", "{{TRIM}}", "{{//", "}}", "a", " ", "{"])
+
+
+@given(st.lists(_PIECES, max_size=30).map("".join))
+@settings(max_examples=300, deadline=None)
+def test_linear_trim_and_comments_match_the_regex_definition(text: str) -> None:
+    """The one-pass {{trim}} and comment removal do what SillyTavern's regexes do."""
+    assert substitute(text, {}) == _OLD_TRIM.sub("", _OLD_COMMENT.sub("", text))
+
+
+def test_trim_and_unclosed_comments_are_linear() -> None:
+    # quadratic before: 40k newlines took 19 s, 10k unclosed comments 2.1 s
+    assert substitute("\n" * 200_000 + "x", {}) == "\n" * 200_000 + "x"
+    assert substitute("{{//" * 50_000, {}) == "{{//" * 50_000
