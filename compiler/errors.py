@@ -234,8 +234,9 @@ def _registry() -> dict[str, type[APCError] | None]:
             lower.duplicate_tool_name lower.orphan_tool_result lower.unanswered_tool_call
             lower.empty_request lower.empty_content lower.invalid_tool_call lower.invalid_role""",
         InternalError: "internal.count_mismatch",
-        APCError: "io.write_failed profile.write_failed",
-        None: """template.legacy_agent_macro context.lone_surrogate world.regex_timeout
+        APCError: "io.write_failed io.output_not_regular profile.write_failed",
+        None: """template.legacy_agent_macro context.lone_surrogate context.budget_over_window
+            world.regex_timeout
             world.regex_too_complex world.scan_budget agent.profile_tool_alias
             agent.profile_tool_budget_invisible agent.profile_tool_description_invisible""",
     }
