@@ -1,14 +1,41 @@
-"""Shared fixtures. Sockets are blocked for the whole session (pytest-socket, see pyproject)."""
+"""Shared fixtures. Sockets are blocked for the whole session (pytest-socket, see pyproject).
+
+Hypothesis profiles: ``ci`` (loaded when the CI environment variable is set) is
+derandomized, so every CI run tries the same examples and a red build is never a lucky
+draw; ``dev`` (the default) is randomized and tries more examples, keeping the ones that
+failed in the local example database. ``HYPOTHESIS_PROFILE=ci|dev`` picks one explicitly and
+``APC_EXAMPLES=N`` sets the number of examples of either (``APC_EXAMPLES=1000`` digs deeper).
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 CORPUS = ROOT.parent / "shared" / "corpus"
+
+_EXAMPLES = os.environ.get("APC_EXAMPLES")
+_SLOW_DATA = [HealthCheck.too_slow, HealthCheck.data_too_large]
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    max_examples=int(_EXAMPLES or 100),
+    deadline=None,
+    suppress_health_check=_SLOW_DATA,
+)
+settings.register_profile(
+    "dev", max_examples=int(_EXAMPLES or 200), deadline=None, suppress_health_check=_SLOW_DATA
+)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+)
 
 
 @pytest.fixture

@@ -21,19 +21,33 @@ seed's defaults):
   the cut a note that chat.search can read it plus a summary, see
   :mod:`compiler.fit.history`).
 
-Order: the fixed components (``fail``) are counted first; if they exceed a budget the
-compile fails. The others get what is left in *grant order*: higher ``priority`` first; at
-equal priority components that are kept or dropped whole come before those that can shrink
-(so history and tool results take the remainder); then the earlier in the frame first. The
-tie rule for drops follows: an optional component that does not fit is dropped, and so is
-every optional component after it in grant order (lowest priority, then latest in the frame,
-goes first), so a lower-ranked one is never kept while a higher-ranked one is dropped.
+Order: the fixed components (``fail``) are counted first, exactly (the floor, see
+:func:`floor_tokens`); if they exceed a budget the compile fails. The others get what is
+left in *grant order*: required first; then higher ``priority`` first; at equal priority
+components that are kept or dropped whole come before those that can shrink (so history and
+tool results take the remainder); then the earlier in the frame first. Each is charged its
+content and the message framing it adds to what is already granted. The tie rule for drops
+follows: an optional component that does not fit is dropped, and so is every component kept
+or dropped whole after it in grant order (lowest priority, then latest in the frame, goes
+first), so a lower-ranked one is never kept while a higher-ranked one is dropped. A component
+cut to fit the total spends all the room it was granted (the rounding of its cut is not
+handed down) and counts as such a drop for the whole components after it.
 
-Exactness: costs are the dialect's own cost model (message framing included); inline
-components merge into messages, so the allocator measures that framing once, and after
-fitting lowers the frame and counts the real request. If it is over (a merge at a seam, a
-message that vanished), the lowest-ranked component that can shrink gives up exactly the
-excess, and the count is repeated.
+Monotone: a bigger total budget never keeps fewer whole components (the set kept is a
+superset), and the request never shrinks by more than the rounding of the one component cut
+to fit (whole history messages, a truncation's last tokens, a summary). By construction: up
+to the first component whose fate differs, two grant runs at totals ``a < b`` are identical
+(the same components with the same content, only the room left differs); at that component
+the run at ``a`` drops a whole component or cuts one to fit the total, and in both cases
+keeps nothing whole after it. The run that stands is the one at the largest total whose
+exact count fits the budget (below), which grows with the budget.
+
+Exactness: costs are the dialect's own cost model. What a component adds around its content
+(a message's framing, merges at its seams, whitespace trimmed at a message's edges) the
+grant loop estimates from a few characters each side of a seam. After a grant run the
+allocator lowers the frame and counts the real request. If it is over the budget, the grant
+loop runs again from the start with a total one token smaller, until the exact count fits:
+room is never taken back from one component, it is handed out again in grant order.
 """
 
 from __future__ import annotations
@@ -48,7 +62,15 @@ from compiler.fit.history import MIN_SUMMARY, fit_history, min_present
 from compiler.fit.ledger import Action, AppliedBudget, BudgetLedger, CategoryTotal, LedgerEntry
 from compiler.fit.summarize import Summarizer, SummaryCache, SummaryChain, SummaryRequest
 from compiler.fit.truncate import Mode, truncate_text
-from compiler.frame import Component, ComponentKind, ContextFrame, Message, Strategy
+from compiler.frame import (
+    MESSAGE_KINDS,
+    Component,
+    ComponentKind,
+    ContextFrame,
+    Message,
+    Role,
+    Strategy,
+)
 from compiler.journal import Journal
 from compiler.lower.base import Dialect
 from compiler.tokens import TokenCounter
@@ -64,8 +86,12 @@ ALWAYS_KEPT = frozenset(
 HEAD_TAIL = frozenset(
     {ComponentKind.WORKSPACE_FILE, ComponentKind.DIFF_SUMMARY, ComponentKind.TOOL_RESULTS}
 )
-MAX_FIX_ROUNDS = 16
+#: Over the budget by a seam, the grant loop runs again with a total this many times one
+#: token smaller, then smaller by the excess (a bound on the work; seams rarely need a second run).
+EXACT_STEPS = 32
 MIN_KEEP = 8  # a text cut to fewer tokens than this is dropped instead
+#: Characters each side of a seam between two texts that the grant loop tokenizes together.
+SEAM_WINDOW = 32
 
 
 @dataclass
@@ -86,6 +112,11 @@ def units(messages: list[Message]) -> list[list[Message]]:
         else:
             out.append([m])
     return out
+
+
+def _key(comp: Component | None) -> tuple[int, str] | None:
+    """The message an inline component joins: its group and role."""
+    return None if comp is None else (comp.group, comp.role)
 
 
 def effective_strategy(comp: Component) -> Strategy:
@@ -121,6 +152,7 @@ class _Item:
     reason: str | None = None
     messages_kept: int | None = None
     counted_all: bool = True
+    cut: bool = False  # an elastic component was cut (or dropped) to fit its limit
 
     @property
     def empty(self) -> bool:
@@ -154,17 +186,14 @@ class _Allocator:
         self.chain = chain
         self.step = cache_stable
         self.summaries = summaries
-        self.items = [
-            _Item(
-                index=i,
-                comp=c,
-                strategy=(s := effective_strategy(c)),
-                category=CATEGORY_OF.get(c.kind),
-                fixed=s == "fail",
-            )
-            for i, c in enumerate(frame.components)
-        ]
-        self.pools: dict[str, int | None] = dict(self.budgets)
+        self.floor = floor_tokens(frame, dialect=dialect, counter=counter, model=model)
+        self.frames: dict[str, int] = {}
+        self.items: list[_Item] = []
+        self.pools: dict[str, int | None] = {}
+        self.left: int | None = None
+        self.dropped_total = False
+        self.dropped_cats: set[str] = set()
+        self.skips: list[dict[str, Any]] = []  # the skip events of the current grant run
         #: the name the model sees for chat.search, when the request offers it
         self.search_tool = next(
             (
@@ -176,7 +205,6 @@ class _Allocator:
             ),
             None,
         )
-        self.total_left: int | None = None
 
     # -- costs -------------------------------------------------------------------------
     def cost(self, comp: Component) -> int:
@@ -186,40 +214,131 @@ class _Allocator:
             return sum(self.dialect.message_tokens(m, self.counter) for m in comp.messages)
         return self.counter.count(comp.inline_content or "")
 
-    def framing(self) -> int:
-        """Tokens the request adds around the inline components and tools (exact for the
-        frame as offered): message framing, merges at seams, reply priming."""
-        fixed = ContextFrame(
-            components=[
-                c.model_copy(update={"messages": []}) if c.messages is not None else c
-                for c in self.frame.components
-            ]
-        )
-        whole = self.dialect.count_request(self.dialect.lower(fixed, self.model), self.counter)
-        parts = sum(self.cost(c) for c in fixed.components if c.messages is None)
-        return whole - parts
+    def frame_cost(self, role: Role) -> int:
+        """What a message of ``role`` costs around its content."""
+        if role not in self.frames:
+            empty: Message = {"role": role, "content": ""}
+            self.frames[role] = self.dialect.message_tokens(empty, self.counter)
+        return self.frames[role]
+
+    def neighbour(self, index: int, step: int) -> Component | None:
+        """The nearest present inline text before (step -1) or after (step 1) ``index``;
+        None when a message block or the edge comes first."""
+        j = index + step
+        while 0 <= j < len(self.items):
+            out = self.items[j].out
+            if out is not None:
+                if out.kind in MESSAGE_KINDS:
+                    return None
+                if out.kind != ComponentKind.TOOL_DEFINITIONS and out.inline_content:
+                    return out
+            j += step
+        return None
+
+    def overhead(self, item: _Item, text: str | None = None) -> int:
+        """What the request gains besides the item's content (``text``, else all of it) when
+        it joins what is present: a message of its own or one it splits in two, the merges
+        at its seams, whitespace trimmed at a message's edges, tool framing. An estimate
+        (seams are looked at :data:`SEAM_WINDOW` characters wide); :meth:`run` decides on
+        the exact count."""
+        comp = item.comp
+        if comp.kind == ComponentKind.TOOL_DEFINITIONS:
+            tools = [t for i in self.items if i.out is not None for t in i.out.tools or []]
+            now = self.dialect.tools_tokens(tools, self.counter)
+            grown = self.dialect.tools_tokens([*tools, *(comp.tools or [])], self.counter)
+            return grown - now - self.cost(comp)
+        text = comp.inline_content if text is None else text
+        if comp.kind not in MESSAGE_KINDS and not text:
+            return 0
+        before, after = self.neighbour(item.index, -1), self.neighbour(item.index, 1)
+        kb, ka = _key(before), _key(after)
+        seam, trim = self.seam, self.trimmed
+        split = 0
+        if before is not None and after is not None and kb == ka:  # one message now
+            b, a = before.inline_content or "", after.inline_content or ""
+            split = self.frame_cost(before.role) - seam(b, a) + trim(b, False) + trim(a, True)
+        if comp.kind in MESSAGE_KINDS or not text:
+            return split  # messages are counted with them; the text around cannot merge
+        key = (comp.group, comp.role)
+        b = before.inline_content or "" if before is not None else ""
+        a = after.inline_content or "" if after is not None else ""
+        if kb == key and ka == key:
+            return seam(b, text) + seam(text, a) - seam(b, a)
+        if kb == key:
+            return seam(b, text) + trim(text, False) - trim(b, False)
+        if ka == key:
+            return seam(text, a) + trim(text, True) - trim(a, True)
+        return self.frame_cost(comp.role) + trim(text, None) + split
+
+    def seam(self, a: str, b: str) -> int:
+        """Tokens that joining ``a`` and ``b`` adds to their separate counts (often -1)."""
+        a, b = a[-SEAM_WINDOW:], b[:SEAM_WINDOW]
+        return self.counter.count(a + b) - self.counter.count(a) - self.counter.count(b)
+
+    def trimmed(self, text: str, head: bool | None) -> int:
+        """Tokens that trimming whitespace saves at the head (True), tail (False) or both
+        (None) of ``text`` when it stands at a message's edge (zero or negative)."""
+        count = self.counter.count
+        if head is None and len(text) <= 2 * SEAM_WINDOW:
+            return count(text.strip()) - count(text)
+        if head is None:
+            return self.trimmed(text, True) + self.trimmed(text, False)
+        w = text[:SEAM_WINDOW] if head else text[-SEAM_WINDOW:]
+        return count(w.lstrip() if head else w.rstrip()) - count(w)
 
     # -- the run -----------------------------------------------------------------------
     def run(self) -> FitResult:
-        framing = self.framing()
-        self.total_left = None if self.budget is None else self.budget - framing
+        """Grant at the largest total that the exact count of the request fits.
+
+        The grant loop estimates message framing and seams (:meth:`overhead`); when the
+        exact count is over the budget, the loop is run again from the start with a total
+        one token smaller (after :data:`EXACT_STEPS` tries, smaller by the excess), so room
+        is always handed out in grant order and never taken back from one component.
+        """
+        total, virtual, tries = 0, self.budget, 0
+        while True:
+            self.grant(virtual)
+            frame = self.fitted()
+            total = self.dialect.count_request(self.dialect.lower(frame, self.model), self.counter)
+            if self.budget is None or virtual is None or total <= self.budget:
+                break
+            tries += 1
+            virtual -= 1 if tries <= EXACT_STEPS else total - self.budget
+        self.flush()
+        ledger = self.ledger(self.items)
+        ledger.total_tokens = total
+        ledger.overhead_tokens = total - sum(e.tokens_used for e in ledger.entries)
+        return FitResult(frame, ledger, total)
+
+    def grant(self, virtual: int | None) -> None:
+        """One grant run at the total ``virtual``: fresh state, the fixed components counted
+        (the exact floor), then the others in grant order."""
+        self.items = [
+            _Item(
+                index=i,
+                comp=c,
+                strategy=(s := effective_strategy(c)),
+                category=CATEGORY_OF.get(c.kind),
+                fixed=s == "fail",
+            )
+            for i, c in enumerate(self.frame.components)
+        ]
+        self.pools = dict(self.budgets)
+        self.skips = []
+        self.dropped_total, self.dropped_cats = False, set()
         for item in self.items:
             if item.fixed:
                 self.fit_fixed(item)
-        if self.total_left is not None and self.total_left < 0 and self.budget is not None:
-            # the framing above assumed every offered message; count the floor exactly
-            need = floor_tokens(
-                self.frame, dialect=self.dialect, counter=self.counter, model=self.model
+            elif item.empty:
+                item.out = item.comp  # an empty message block still separates the text
+        if self.budget is not None and self.floor > self.budget:
+            self.fail(
+                None,
+                f"the parts that cannot be cut need {self.floor} tokens; the budget is "
+                f"{self.budget}",
+                self.floor,
             )
-            if need > self.budget:
-                self.fail(
-                    None,
-                    f"the parts that cannot be cut need {need} tokens; the budget is {self.budget}",
-                    need,
-                )
-            # it fits without the optional parts' framing: grant from the exact floor; the
-            # exact check below drops or shrinks what the seams then cost
-            self.total_left = self.budget - need
+        self.left = None if virtual is None else virtual - self.floor
         order = sorted(
             (i for i in self.items if not i.fixed),
             key=lambda i: (
@@ -229,44 +348,73 @@ class _Allocator:
                 i.index,
             ),
         )
-        dropped_total = False
-        dropped_cats: set[str] = set()
         for item in order:
-            own, cat = item.comp.token_budget, self._pool(item.category)
-            item.applied = AppliedBudget(own=own, category=cat, total=self.total_left)
-            item.pools = (cat, self.pools["summary"])
-            item.limit = min_present(own, cat, self.total_left)
-            if item.empty:
-                item.out, item.offered = item.comp, 0
-                continue
-            if item.strategy == "drop_optional":
-                item.offered = self.cost(item.comp)
-                why = None
-                if own is not None and item.offered > own:
-                    why = f"{item.offered} tokens is over its own budget={own}"
-                elif item.category in dropped_cats or (cat is not None and item.offered > cat):
-                    why = f"over the {item.category} budget ({cat} tokens left)"
-                    dropped_cats.add(item.category or "")
-                elif dropped_total or (
-                    self.total_left is not None and item.offered > self.total_left
-                ):
-                    why = f"over the total budget ({self.total_left} tokens left)"
-                    dropped_total = True
-                if why is not None:
-                    self.drop(item, why)
-                    continue
-                item.out, item.used = item.comp, item.offered
-            else:
-                self.fit_elastic(item, item.limit)
-            self.charge(item)
-        return self.finish(order)
+            self.grant_item(item)
+
+    def grant_item(self, item: _Item) -> None:
+        own, cat = item.comp.token_budget, self._pool(item.category)
+        framing = self.overhead(item) if not item.empty else 0
+        room = None if self.left is None else self.left - framing
+        item.applied = AppliedBudget(own=own, category=cat, total=room)
+        item.pools = (cat, self.pools["summary"])
+        item.limit = min_present(own, cat, room)
+        if item.empty:
+            item.offered = 0
+        elif item.strategy == "drop_optional" or item.comp.kind == ComponentKind.TOOL_DEFINITIONS:
+            self.grant_whole(item, framing)
+        else:
+            self.grant_elastic(item, framing)
+
+    def grant_elastic(self, item: _Item, framing: int) -> None:
+        """Fit an elastic component to its limit. If the total was that limit and it had to
+        be cut, the room it was granted is spent whatever the cut's rounding left over, and
+        nothing kept or dropped whole comes after it."""
+        limit, room = item.limit, item.applied.total
+        bound = room is not None and limit == room
+        spent, logged = 0, len(self.skips)
+        for _ in range(3):
+            del self.skips[logged:]  # one journal event for the fit that stands
+            self.fit_elastic(item, limit)
+            out = item.out
+            spent = 0 if out is None else item.used + framing
+            if out is not None and out.inline_content != item.comp.inline_content:
+                spent = item.used + self.overhead(item, out.inline_content)  # its new seams
+            over = 0 if self.left is None or limit is None else spent - self.left
+            if over <= 0 or out is None or limit is None:
+                break
+            limit, bound = limit - over, True  # the cut's own seams: cut a little more
+        if item.cut and bound:
+            self.charge(item, None)
+            self.left, self.dropped_total = 0, True
+        else:
+            self.charge(item, spent)
+
+    def grant_whole(self, item: _Item, framing: int) -> None:
+        own, cat, room = item.applied.own, item.applied.category, item.applied.total
+        item.offered = self.cost(item.comp)
+        why = None
+        if own is not None and item.offered > own:
+            why = f"{item.offered} tokens is over its own budget={own}"
+        elif item.category in self.dropped_cats or (cat is not None and item.offered > cat):
+            why = f"over the {item.category} budget ({cat} tokens left)"
+            self.dropped_cats.add(item.category or "")
+        elif self.dropped_total or (room is not None and item.offered > room):
+            why = f"over the total budget ({room} tokens left)"
+            self.dropped_total = True
+        if why is not None:
+            self.drop(item, why)
+            return
+        item.out, item.used = item.comp, item.offered
+        self.charge(item, framing + item.used)
 
     def _pool(self, category: str | None) -> int | None:
         return self.pools.get(category) if category else None
 
-    def charge(self, item: _Item) -> None:
-        if self.total_left is not None:
-            self.total_left -= item.used
+    def charge(self, item: _Item, spent: int | None) -> None:
+        """Take ``spent`` tokens from the total (None: leave it to the caller) and what the
+        item uses from its category and the summary budget."""
+        if self.left is not None and spent is not None:
+            self.left -= spent
         if item.category and self.pools.get(item.category) is not None:
             self.pools[item.category] = (self.pools[item.category] or 0) - (
                 item.used - item.summary_tokens
@@ -295,7 +443,7 @@ class _Allocator:
                 f"{item.category} budget",
                 cat,
             )
-        self.charge(item)
+        self.charge(item, None)  # the floor counted it
 
     def drop(self, item: _Item, why: str) -> None:
         item.out, item.used, item.action = None, 0, "dropped"
@@ -305,17 +453,26 @@ class _Allocator:
 
     def skipped(self, item: _Item, **extra: Any) -> None:
         """The journal's ``context_component_skipped`` (reason budget) for a cut or drop."""
-        self.journal.emit(
-            "context_component_skipped",
-            component=item.comp.id,
-            kind=item.comp.kind.value,
-            reason="budget",
-            action=item.action,
-            **extra,
+        self.skips.append(
+            {
+                "component": item.comp.id,
+                "kind": item.comp.kind.value,
+                "reason": "budget",
+                "action": item.action,
+                **extra,
+            }
         )
 
+    def flush(self) -> None:
+        """Into the journal: the events of the grant run that stands (runs that were over the
+        budget leave none)."""
+        for payload in self.skips:
+            self.journal.emit("context_component_skipped", **payload)
+        self.skips = []
+
     def fail(self, item: _Item | None, message: str, budget: int | None) -> None:
-        ledger = self.ledger(sorted(self.items, key=lambda i: i.index))
+        ledger = self.ledger(self.items)
+        self.flush()
         self.journal.emit(
             "context_assembly_failed",
             "error",
@@ -338,6 +495,7 @@ class _Allocator:
     # -- shrinking components ----------------------------------------------------------
     def fit_elastic(self, item: _Item, limit: int | None) -> None:
         comp = item.comp
+        item.cut = True  # until a fit keeps it as offered
         if comp.kind == ComponentKind.CHAT_HISTORY:
             self.fit_history(item, limit)
         elif comp.messages is not None:
@@ -379,7 +537,7 @@ class _Allocator:
         kept = len(msgs) - fitted.cut
         item.messages_kept = kept
         if fitted.cut == 0:
-            item.out, item.action, item.reason = comp, "kept", None
+            item.out, item.action, item.reason, item.cut = comp, "kept", None, False
             return
         item.out = comp.model_copy(update={"messages": fitted.messages})
         item.action = "summarized" if fitted.summarizer not in (None, "note") else "truncated"
@@ -444,7 +602,7 @@ class _Allocator:
             item.offered = self.counter.count(text)
         if limit is None or item.offered <= limit:
             item.out, item.used, item.action, item.reason = comp, item.offered, "kept", None
-            item.summary_tokens = 0
+            item.summary_tokens, item.cut = 0, False
             return
         content = None
         item.summary_tokens = 0
@@ -487,7 +645,7 @@ class _Allocator:
             comp = comp.model_copy(update={"messages": msgs})
         used = sum(cost(m, self.counter) for m in msgs) if summary_mode else item.offered
         if limit is None or used <= limit:
-            item.out, item.used, item.reason = comp, used, None
+            item.out, item.used, item.reason, item.cut = comp, used, None, False
             item.action = "summarized" if item.summary_tokens else "kept"
             item.messages_kept = len(msgs)
             return
@@ -548,37 +706,6 @@ class _Allocator:
         return ContextFrame(
             components=[i.out for i in self.items if i.out is not None],
             metadata=self.frame.metadata,
-        )
-
-    def finish(self, order: list[_Item]) -> FitResult:
-        total = 0
-        for _ in range(MAX_FIX_ROUNDS):
-            frame = self.fitted()
-            total = self.dialect.count_request(self.dialect.lower(frame, self.model), self.counter)
-            if self.budget is None or total <= self.budget:
-                break
-            self.shrink(order, total - self.budget)
-        else:  # pragma: no cover - shrink always makes progress or fails
-            self.fail(None, f"could not fit the request into {self.budget} tokens", self.budget)
-        ledger = self.ledger(sorted(self.items, key=lambda i: i.index))
-        ledger.total_tokens = total
-        ledger.overhead_tokens = total - sum(e.tokens_used for e in ledger.entries)
-        return FitResult(frame, ledger, total)
-
-    def shrink(self, order: list[_Item], excess: int) -> None:
-        """Take ``excess`` tokens from the lowest-ranked component that can give them."""
-        for item in reversed(order):
-            if item.out is None or item.used == 0 or item.empty:
-                continue
-            if item.strategy == "drop_optional":
-                self.drop(item, "over the total budget (exact count of the request)")
-                return
-            before = item.used
-            self.fit_elastic(item, max(0, before - excess))
-            if item.used < before:
-                return
-        self.fail(
-            None, f"the parts that cannot be cut do not fit {self.budget} tokens", self.budget
         )
 
     def ledger(self, items: list[_Item]) -> BudgetLedger:
@@ -690,12 +817,23 @@ def fit(
     return allocator.run()
 
 
+def floor_components(frame: ContextFrame) -> list[Component]:
+    """What is left when everything that can be cut is cut: the components whose strategy
+    is ``fail`` (required, system instruction, template text, tool definitions) and the
+    empty ones (an empty message block still separates the text around it)."""
+    return [
+        c
+        for c in frame.components
+        if effective_strategy(c) == "fail" or not (c.inline_content or c.messages or c.tools)
+    ]
+
+
 def floor_tokens(
     frame: ContextFrame, *, dialect: Dialect, counter: TokenCounter, model: str
 ) -> int:
-    """Tokens of the request when everything that can be cut is cut: the components whose
-    strategy is ``fail`` (required, system instruction, template text, tool definitions),
-    with their message framing and the reply priming, counted exactly."""
-    fixed = [c for c in frame.components if effective_strategy(c) == "fail"]
-    request = dialect.lower(ContextFrame(components=fixed), model)
+    """Tokens of the request when everything that can be cut is cut (see
+    :func:`floor_components`), with message framing and the reply priming, counted exactly.
+    Every budget from this one up fits the frame, unless a required component that can be
+    cut needs more room than its cut leaves."""
+    request = dialect.lower(ContextFrame(components=floor_components(frame)), model)
     return dialect.count_request(request, counter)
