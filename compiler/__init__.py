@@ -1,12 +1,23 @@
 """agent-prompt-compiler: compile agent prompt presets into provider requests.
 
 >>> import compiler
->>> result = compiler.compile("<<agent.chat.history>>", context={"chat": []})
+>>> result = compiler.compile_string("<<agent.chat.history>>", context={"chat": []})
 >>> result.request["messages"]
 []
+
+``compile(path)`` compiles a template or preset file, ``compile_string(text, kind=...)``
+text; both take a :class:`CompileOptions` (or its fields as keywords).
 """
 
-from compiler.api import CompileResult, check, compile
+from compiler.api import (
+    CompileResult,
+    Feasibility,
+    check,
+    check_budget,
+    check_string,
+    compile,
+    compile_string,
+)
 from compiler.context.run import RunContext, load_context
 from compiler.errors import (
     APCError,
@@ -22,19 +33,24 @@ from compiler.errors import (
     TemplateError,
     TokenizerError,
 )
-from compiler.fit import BudgetLedger, LedgerEntry
+from compiler.fit import BudgetLedger, LedgerEntry, Summarizer, SummaryCache, SummaryRequest
 from compiler.frame import Component, ComponentKind, ContextFrame
 from compiler.journal import Event
+from compiler.macros import BoundTemplate
+from compiler.options import CompileOptions
 from compiler.policy.creator import PlatformPolicy
 from compiler.policy.tools import ToolGate
-from compiler.profile import AgentProfile, ResolvedAgentProfile, resolve_profile
+from compiler.profile import AgentProfile, ProfileLayers, ResolvedAgentProfile, resolve_profile
 from compiler.syntax import parse
+from compiler.syntax.ast import Template
 
 __all__ = [
     "APCError",
     "AgentProfile",
+    "BoundTemplate",
     "BudgetError",
     "BudgetLedger",
+    "CompileOptions",
     "CompileResult",
     "Component",
     "ComponentKind",
@@ -42,21 +58,30 @@ __all__ = [
     "ContextFrame",
     "Diagnostic",
     "Event",
+    "Feasibility",
     "InternalError",
     "LedgerEntry",
     "LoweringError",
     "PlatformPolicy",
     "PolicyError",
     "ProfileError",
+    "ProfileLayers",
     "ResolvedAgentProfile",
     "RunContext",
     "Span",
     "StrictError",
+    "Summarizer",
+    "SummaryCache",
+    "SummaryRequest",
+    "Template",
     "TemplateError",
     "TokenizerError",
     "ToolGate",
     "check",
+    "check_budget",
+    "check_string",
     "compile",
+    "compile_string",
     "load_context",
     "parse",
     "resolve_profile",

@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Unpack
 
 from compiler.assemble import Assembler
-from compiler.context.inputs import decode_text, read_bytes, sanitize, surrogate_warning
+from compiler.context.inputs import (
+    decode_text,
+    parse_json,
+    read_bytes,
+    sanitize,
+    surrogate_warning,
+)
 from compiler.context.run import RunContext, load_context
-from compiler.errors import APCError, Diagnostic, InternalError, StrictError
+from compiler.errors import APCError, ContextError, Diagnostic, InternalError, StrictError
 from compiler.fit import (
     BudgetLedger,
     CategoryBudgets,
-    Summarizer,
-    SummaryCache,
     fit,
     floor_tokens,
     total_budget,
@@ -27,19 +32,14 @@ from compiler.journal import Event, Journal
 from compiler.lower.base import ModelRequest, get_dialect, layout
 from compiler.macros import BoundTemplate, bind
 from compiler.markers import check_markers
+from compiler.options import CompileOptions, OptionFields
 from compiler.policy.tools import ToolGate
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
 from compiler.syntax import parse
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
-from compiler.tavern.assemble import (
-    Mode,
-    assemble_preset,
-    default_mode,
-    load_preset_source,
-)
+from compiler.tavern.assemble import assemble_preset, default_mode
+from compiler.tavern.preset import TavernPreset, read_preset
 from compiler.tokens import counter_for, encoding_name_for_model
-
-Source = str | Path
 
 
 @dataclass
@@ -71,40 +71,49 @@ class CompileResult:
 MAX_TEMPLATE_FILE_BYTES = 4 * MAX_TEMPLATE_CHARS
 """The largest template file read (UTF-8 takes at most 4 bytes a character)."""
 
-
-def read_source(source: Source) -> tuple[str, str]:
-    """(text, name): a Path, or a str naming an existing file, is read; else it is the text."""
-    if isinstance(source, Path) or _names_file(source):
-        path = Path(source)
-        # bytes as written: CRLF kept, a UTF-8 BOM dropped; a regular file within the limit
-        data = read_bytes(path, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
-        return decode_text(data, str(path), code="template.unreadable"), str(path)
-    return str(source), "<string>"
+SourceKind = Literal["template", "preset"]
 
 
-def _names_file(text: str) -> bool:
-    if "\n" in text or "<<" in text:
-        return False
-    try:
-        return Path(text).is_file()
-    except (OSError, ValueError):  # too long, NUL, ...: not a path
-        return False
+@dataclass(frozen=True)
+class _Source:
+    """What is compiled: a bound template or a parsed preset, and its name."""
+
+    name: str
+    bound: BoundTemplate | None = None
+    preset: TavernPreset | None = None
 
 
-#: The default cache-stable step: history cut points move 32 messages at a time.
-CACHE_STABLE_STEP = 32
+def _open_source(path: str | os.PathLike[str]) -> _Source:
+    """The template or preset file at ``path`` (``.json``: a preset), read once."""
+    file = Path(path)
+    if file.suffix.lower() == ".json":
+        return _Source(str(file), preset=read_preset(file))
+    data = read_bytes(file, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
+    # bytes as written: CRLF kept, a UTF-8 BOM dropped
+    return _Source(str(file), bound=check_string(decode_text(data, str(file), code=_UNREADABLE)))
 
 
-def _step(cache_stable: bool | int) -> int:
-    if cache_stable is True:
-        return CACHE_STABLE_STEP
-    return max(0, int(cache_stable))
+_UNREADABLE = "template.unreadable"
 
 
-def check(source: Source) -> BoundTemplate:
-    """Parse and bind a template; raises TemplateError with every error of the file."""
-    text, name = read_source(source)
-    text, repaired = sanitize(text)  # only a str from Python can hold them
+def _string_source(text: str, kind: SourceKind, name: str | None) -> _Source:
+    if kind == "preset":
+        label = name or "<preset>"
+        return _Source(label, preset=read_preset(parse_json(text, label), origin=label))
+    if kind != "template":
+        raise ValueError(f"kind must be 'template' or 'preset', not {kind!r}")
+    return _Source(name or "<string>", bound=check_string(text, name=name or "<string>"))
+
+
+def check(path: str | os.PathLike[str]) -> BoundTemplate:
+    """Parse and bind the template file at ``path``; raises TemplateError with every error."""
+    data = read_bytes(Path(path), limit=MAX_TEMPLATE_FILE_BYTES, what="template")
+    return check_string(decode_text(data, str(path), code=_UNREADABLE), name=str(path))
+
+
+def check_string(text: str, *, name: str = "<string>") -> BoundTemplate:
+    """Parse and bind template ``text``; raises TemplateError with every error of it."""
+    text, repaired = sanitize(text)  # only a str from Python can hold lone surrogates
     bound = bind(parse(text, name))
     if repaired:
         warning = surrogate_warning(repaired, name)
@@ -112,106 +121,119 @@ def check(source: Source) -> BoundTemplate:
     return bound
 
 
+Context = RunContext | dict[str, Any] | str | Path | None
+"""A run context: parsed, a dict (paths relative to the working directory), a RUN.json path."""
+
+
 def compile(
-    source: Source,
+    source: str | os.PathLike[str],
     *,
-    context: RunContext | dict[str, Any] | str | Path | None = None,
-    provider: str = "openai",
-    model: str = "gpt-4o",
-    budget: int | None = None,
-    encoding: str | None = None,
-    max_completion_tokens: int | None = None,
-    profile: ResolvedAgentProfile | ProfileLayers | str | None = None,
-    mode: Mode | None = None,
-    reserve: int | None = None,
-    cache_stable: bool | int = False,
-    summarizer: Summarizer | None = None,
-    summaries: dict[str, str] | None = None,
-    summary_cache: SummaryCache | None = None,
-    strict: bool = False,
+    context: Context = None,
+    options: CompileOptions | None = None,
+    **overrides: Unpack[OptionFields],
 ) -> CompileResult:
-    """Compile a template (or a SillyTavern preset ``.json``) into a provider request.
+    """Compile the template or SillyTavern preset (``.json``) file at ``source`` into a
+    provider request. ``source`` is always a path: to compile text, use
+    :func:`compile_string`. ``options`` (:class:`CompileOptions`), with ``overrides`` of its
+    fields as keywords, say how (provider, model, budget, profile, mode, ...).
 
-    A ``.json`` source holding ``prompts``/``prompt_order`` is compiled as a SillyTavern
-    chat-completion preset (:mod:`compiler.tavern.assemble`) in ``mode`` ``agent`` or
-    ``legacy``; None means ``agent`` when the resolved profile's agent schema is enabled,
-    else ``legacy``. ``mode`` does nothing for a template.
-
-    ``profile`` is a resolved profile; or :class:`ProfileLayers`, or a profile id / None
-    (default-writer), resolved with the layers the inputs carry (the preset's agent schema
-    and the run's character card, already parsed: no input is read twice).
-
-    Budgets (:mod:`compiler.fit`): the total is ``budget`` when given, else the smaller of
-    the profile's totalContextBudget and the model's window minus ``reserve`` (default:
-    ``max_completion_tokens``); the profile's category budgets apply too. ``cache_stable``
-    (True, or a step in messages) moves history cut points in steps so successive turns
-    keep a byte-identical prefix. ``summarizer`` is a callable ``(SummaryRequest) -> str |
-    None`` (e.g. an LLM) tried before the built-in extractive one; its results are kept in
-    ``summary_cache`` (a :class:`SummaryCache` the caller owns and reuses across turns; None:
-    only for this compile). ``summaries`` maps a component id or kind (``"ChatHistory"``) to
-    a precomputed summary.
-
-    Warnings (the profile's, the inputs', the template's, ``context.budget_over_window``,
-    world info's) are in ``result.warnings``; with ``strict`` they raise
-    :class:`StrictError` (before assembly for all but world info's, found while assembling).
+    A preset compiles in ``mode`` ``agent`` or ``legacy``; None means ``agent`` when the
+    preset or the card carries an enabled agent schema. Warnings (the profile's, the
+    inputs', the template's, ``context.budget_over_window``, world info's) are in
+    ``result.warnings``; with ``strict`` they raise :class:`StrictError`.
     """
-    preset = load_preset_source(source)
-    ctx = load_context(context)
-    if isinstance(profile, ResolvedAgentProfile):
-        resolved = profile
-    else:  # every input is read once: the layers get the preset and card already parsed
-        layers = profile if isinstance(profile, ProfileLayers) else ProfileLayers(profile)
+    path = Path(source)
+    if not path.is_file():
+        raise ContextError(
+            code="context.file_not_found",
+            message=f"no template or preset file: {str(source)[:200]!r}",
+            hint="compiler.compile() takes a path; compile text with compiler.compile_string()",
+        )
+    opts = (options or CompileOptions()).with_fields(**overrides)
+    return _compile(_open_source(path), context, opts)
+
+
+def compile_string(
+    text: str,
+    *,
+    kind: SourceKind = "template",
+    name: str | None = None,
+    context: Context = None,
+    options: CompileOptions | None = None,
+    **overrides: Unpack[OptionFields],
+) -> CompileResult:
+    """Compile template text (``kind="template"``) or a preset's JSON text
+    (``kind="preset"``) into a provider request; ``name`` is what diagnostics call it. The
+    rest is :func:`compile`'s."""
+    opts = (options or CompileOptions()).with_fields(**overrides)
+    return _compile(_string_source(text, kind, name), context, opts)
+
+
+def _resolve(src: _Source, ctx: RunContext, opts: CompileOptions) -> ResolvedAgentProfile:
+    """The profile of this compile, bound to the run's tools: every input is read once (the
+    layers get the preset and the card already parsed)."""
+    if isinstance(opts.profile, ResolvedAgentProfile):
+        resolved = opts.profile
+    else:
+        given = opts.profile
+        layers = given if isinstance(given, ProfileLayers) else ProfileLayers(given)
+        preset = src.preset.layer_source() if src.preset is not None else None
         resolved = dataclasses.replace(
             layers,
-            preset=layers.preset or (preset.layer_source() if preset is not None else None),
+            preset=layers.preset or preset,
             character=layers.character or ctx.character_source(),
         ).resolve()
     # the one computation of tool visibility for this run: known tools plus the run's own
-    resolved = resolved.with_run_tools(t.name for t in ctx.tools)
+    return resolved.with_run_tools(t.name for t in ctx.tools)
+
+
+def _compile(src: _Source, context: Context, opts: CompileOptions) -> CompileResult:
+    ctx = load_context(context)
+    resolved = _resolve(src, ctx, opts)
     total = total_budget(
-        budget=budget,
+        budget=opts.budget,
         profile_total=resolved.context.total_context_budget,
-        model=model,
-        reserve=reserve,
-        max_completion_tokens=max_completion_tokens,
+        model=opts.model,
+        reserve=opts.reserve,
+        max_completion_tokens=opts.max_completion_tokens,
     )
-    budget = total.total
-    journal = Journal()
-    bound = check(source) if preset is None else None
+    bound = src.bound
     warnings = [*resolved.warnings, *ctx.warnings, *(bound.warnings if bound is not None else ())]
-    warnings += budget_warnings(total, model)
-    if strict and warnings:
+    warnings += budget_warnings(total, opts.model)
+    if opts.strict and warnings:
         raise StrictError(warnings)
-    name = bound.template.name if bound is not None else str(source)
-    dialect = get_dialect(provider)
-    counter = counter_for(encoding or encoding_name_for_model(model))
-    journal.emit("context_assembly_started", template=name, provider=provider, model=model)
+    dialect = get_dialect(opts.provider)
+    counter = counter_for(opts.encoding or encoding_name_for_model(opts.model))
+    journal = Journal()
+    journal.emit(
+        "context_assembly_started", template=src.name, provider=opts.provider, model=opts.model
+    )
     try:
         assembler = Assembler(ctx, journal, profile=resolved)
-        if bound is not None:
+        if src.preset is not None:
+            mode = opts.mode or default_mode(resolved, src.preset)
+            assemble_preset(assembler, src.preset, mode=mode)
+        elif bound is not None:
             assembler.add_template(bound)
-        else:
-            assert preset is not None
-            assemble_preset(assembler, preset, mode=mode or default_mode(resolved, preset))
-        frame = assembler.frame()
         warnings += assembler.warnings
-        if strict and assembler.warnings:
+        if opts.strict and assembler.warnings:
             raise StrictError(assembler.warnings)
         fitted = fit(
-            frame,
+            assembler.frame(),
             dialect=dialect,
             counter=counter,
-            model=model,
+            model=opts.model,
             budget=total,
             journal=journal,
             budgets=CategoryBudgets.from_policy(resolved.context),
-            summarizer=summarizer,
-            cache_stable=_step(cache_stable),
-            summaries=summaries,
-            summary_cache=summary_cache,
+            summarizer=opts.summarizer,
+            cache_stable=opts.step,
+            summaries=opts.summaries,
+            summary_cache=opts.summary_cache,
         )
-        options = {"max_completion_tokens": max_completion_tokens}
-        request = dialect.lower(fitted.frame, model, **options)
+        request = dialect.lower(
+            fitted.frame, opts.model, max_completion_tokens=opts.max_completion_tokens
+        )
         dialect.check(request)
         check_markers(fitted.frame)  # no <<agent.*>> that was never expanded is sent
     except APCError as exc:
@@ -219,26 +241,34 @@ def compile(
             journal.emit("context_assembly_failed", "error", code=exc.code, message=exc.message)
         exc.details.setdefault("events", journal.events)  # so --journal records the failure
         raise
-    counted = dialect.count_request(request, counter)
-    ledger = fitted.ledger
+    _check_count(dialect.count_request(request, counter), fitted.ledger, total.total)
+    journal.emit(
+        "context_assembled",
+        components=len(fitted.frame.components),
+        totalTokens=fitted.ledger.total_tokens,
+        budget=total.total,
+    )
+    _, offered = layout(fitted.frame)
+    return CompileResult(
+        request,
+        fitted.frame,
+        fitted.ledger,
+        journal.events,
+        warnings,
+        profile=resolved,
+        tools=offered,
+    )
+
+
+def _check_count(counted: int, ledger: BudgetLedger, budget: int | None) -> None:
+    """The allocator's promise, checked on the request itself."""
     if counted != ledger.total_tokens or (budget is not None and counted > budget):
-        # the allocator's promise, checked on the request itself
         raise InternalError(
             code="internal.count_mismatch",
             message=f"the request has {counted} tokens, but the ledger promised "
             f"{ledger.total_tokens} within a budget of {budget}",
             hint="this is a bug in agent-prompt-compiler; please report it with the inputs",
         )
-    journal.emit(
-        "context_assembled",
-        components=len(fitted.frame.components),
-        totalTokens=counted,
-        budget=budget,
-    )
-    _, offered = layout(fitted.frame)
-    return CompileResult(
-        request, fitted.frame, ledger, journal.events, warnings, profile=resolved, tools=offered
-    )
 
 
 @dataclass
@@ -270,39 +300,25 @@ class Feasibility:
 
 
 def check_budget(
-    source: Source,
+    source: str | os.PathLike[str],
     *,
-    context: RunContext | dict[str, Any] | str | Path | None = None,
-    provider: str = "openai",
-    model: str = "gpt-4o",
-    budget: int | None = None,
-    encoding: str | None = None,
-    max_completion_tokens: int | None = None,
-    reserve: int | None = None,
-    profile: ResolvedAgentProfile | str | None = None,
-    mode: Mode | None = None,
+    context: Context = None,
+    options: CompileOptions | None = None,
+    **overrides: Unpack[OptionFields],
 ) -> Feasibility:
-    """The budget set-up of a compile, checked before fitting: the required floors (exact)
-    plus the reserved response against the model's window, and against the total budget."""
-    full = compile(
-        source,
-        context=context,
-        provider=provider,
-        model=model,
-        budget=sys.maxsize,
-        encoding=encoding,
-        max_completion_tokens=max_completion_tokens,
-        profile=profile,
-        mode=mode,
-    )
-    dialect = get_dialect(provider)
-    counter = counter_for(encoding or encoding_name_for_model(model))
-    floor = floor_tokens(full.frame, dialect=dialect, counter=counter, model=model)
+    """The budget set-up of a compile of the file ``source``, checked before fitting: the
+    required floors (exact) plus the reserved response against the model's window, and
+    against the total budget (``options.budget``)."""
+    opts = (options or CompileOptions()).with_fields(**overrides)
+    full = compile(source, context=context, options=opts.with_fields(budget=sys.maxsize))
+    dialect = get_dialect(opts.provider)
+    counter = counter_for(opts.encoding or encoding_name_for_model(opts.model))
+    floor = floor_tokens(full.frame, dialect=dialect, counter=counter, model=opts.model)
     total = total_budget(
-        budget=budget,
+        budget=opts.budget,
         profile_total=full.ledger.profile_budget,
-        model=model,
-        reserve=reserve,
-        max_completion_tokens=max_completion_tokens,
+        model=opts.model,
+        reserve=opts.reserve,
+        max_completion_tokens=opts.max_completion_tokens,
     )
-    return Feasibility(floor, total.total, total.window, total.reserve, model)
+    return Feasibility(floor, total.total, total.window, total.reserve, opts.model)

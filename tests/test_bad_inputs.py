@@ -19,7 +19,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "writer"
 
 def code_of(source: str, context: dict[str, Any]) -> str:
     with pytest.raises(APCError) as info:
-        compiler.compile(source, context=context)
+        compiler.compile_string(source, context=context)
     return info.value.code
 
 
@@ -69,7 +69,7 @@ def test_tool_names_must_stay_unique_after_aliasing() -> None:
     ]
     allow = {"tools": {"allow": ["workspace.*", "workspace_read_file"]}}
     with pytest.raises(APCError) as info:
-        compiler.compile(
+        compiler.compile_string(
             "T<<agent.tools.available>>",
             context={"tools": tools},
             profile=resolve_profile(run=allow),
@@ -78,7 +78,7 @@ def test_tool_names_must_stay_unique_after_aliasing() -> None:
 
 
 def test_long_single_line_template_is_text() -> None:
-    result = compiler.compile("x" * 300, context={})
+    result = compiler.compile_string("x" * 300, context={})
     assert result.request["messages"][0]["content"] == "x" * 300
 
 
@@ -101,7 +101,7 @@ def test_symlinked_root_is_denied(tmp_path: Path) -> None:
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "plan").symlink_to(tmp_path / "secret")
     with pytest.raises(PolicyError) as info:
-        compiler.compile(
+        compiler.compile_string(
             '<<agent.file "plan/key.txt">>', context={"workspace": str(tmp_path / "ws")}
         )
     assert info.value.code == "workspace.path_denied"
@@ -151,7 +151,7 @@ def test_successful_compile_prints_nothing_on_stderr(capsys: pytest.CaptureFixtu
 
 def test_broken_inline_card_is_an_error_with_its_path() -> None:
     with pytest.raises(APCError) as info:
-        compiler.compile(
+        compiler.compile_string(
             "Hi <<agent.character>>", context={"character": {"name": "A", "description": 3}}
         )
     assert (info.value.code, info.value.path) == ("context.invalid_card", "character.description")
@@ -223,7 +223,7 @@ def test_non_finite_numbers_from_python_objects_are_refused() -> None:
 
 def test_a_huge_integer_argument_in_a_template_is_a_diagnostic() -> None:
     with pytest.raises(APCError) as info:
-        compiler.compile("<<agent.plan budget=" + "9" * 5000 + ">>", context={"plan": "p"})
+        compiler.compile_string("<<agent.plan budget=" + "9" * 5000 + ">>", context={"plan": "p"})
     assert info.value.code == "template.bad_argument"
     assert "too large" in info.value.message
 
@@ -251,13 +251,13 @@ def test_lone_surrogates_become_replacement_characters_with_a_warning(
         captured = capsys.readouterr()
         assert "warning[context.lone_surrogate]" in captured.err
         assert "\ufffd" in json.loads(captured.out)["messages"][1]["content"]
-    result = compiler.compile(
+    result = compiler.compile_string(
         "Chat: <<agent.chat.history>>", context={"chat": [{"role": "user", "content": "a\ud800"}]}
     )
     assert result.request["messages"][1]["content"] == "a\ufffd"
     assert [w.code for w in result.warnings] == ["context.lone_surrogate"]
     assert json.dumps(result.request, ensure_ascii=False).encode("utf-8")
-    paired = compiler.compile(
+    paired = compiler.compile_string(
         "Chat: <<agent.chat.history>>", context={"chat": [{"role": "user", "content": "😀"}]}
     )
     assert paired.warnings == [] and "😀" in paired.request["messages"][1]["content"]
@@ -277,16 +277,16 @@ def test_unreadable_skills_and_workspace_files_are_coded(tmp_path: Path) -> None
     )
     run = tmp_path / "run.json"
     with pytest.raises(APCError) as info:
-        compiler.compile('<<agent.skill "latin">>', context=run)
+        compiler.compile_string('<<agent.skill "latin">>', context=run)
     assert info.value.code == "context.invalid_skill"
     with pytest.raises(APCError) as info:
-        compiler.compile('<<agent.file "summaries/loop.md">>', context=run)
+        compiler.compile_string('<<agent.file "summaries/loop.md">>', context=run)
     assert info.value.code == "workspace.path_denied"
     # a looping summaries/chat.md no longer breaks every history compile
-    ok = compiler.compile("S <<agent.chat.history>>", context=run, budget=30)
+    ok = compiler.compile_string("S <<agent.chat.history>>", context=run, budget=30)
     assert ok.request["messages"][-1]["content"] == "x"
     with pytest.raises(APCError) as info:
-        compiler.compile('<<agent.file "output/' + "n" * 300 + '.md">>', context=run)
+        compiler.compile_string('<<agent.file "output/' + "n" * 300 + '.md">>', context=run)
     assert info.value.code in ("workspace.file_unreadable", "workspace.file_not_found")
 
 
@@ -336,12 +336,12 @@ def test_a_broken_card_has_one_code_through_every_path(
 def test_one_converter_gives_did_you_mean_from_the_object_at_the_path() -> None:
     ctx = {"toolResults": [{"callId": "a", "tol": "dice.roll"}]}
     with pytest.raises(APCError) as info:
-        compiler.compile("Hi", context=ctx)
+        compiler.compile_string("Hi", context=ctx)
     assert info.value.code == "context.unknown_field"
     assert info.value.path == "toolResults[0].tol"
     assert info.value.hint == "did you mean 'tool'?"
     with pytest.raises(APCError) as top:
-        compiler.compile("Hi", context={"tols": []})
+        compiler.compile_string("Hi", context={"tols": []})
     assert top.value.hint == "did you mean 'tools'?"
     with pytest.raises(APCError) as profile:
         resolve_profile(run={"tools": {"alow": []}})

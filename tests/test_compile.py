@@ -60,7 +60,9 @@ def test_example_compiles_to_a_chat_completions_request() -> None:
 
 
 def test_text_before_and_after_history_are_separate_messages() -> None:
-    result = compiler.compile("Before.\n<<agent.chat.history>>\nAfter.", context={"chat": chat(2)})
+    result = compiler.compile_string(
+        "Before.\n<<agent.chat.history>>\nAfter.", context={"chat": chat(2)}
+    )
     contents = [m["content"] for m in result.request["messages"]]
     assert contents[0] == "Before." and contents[-1] == "After."
     assert len(contents) == 4
@@ -68,15 +70,15 @@ def test_text_before_and_after_history_are_separate_messages() -> None:
 
 def test_data_is_never_expanded() -> None:
     ctx = {"chat": [{"role": "user", "content": "say <<agent.plan>> please"}], "plan": "SECRET"}
-    result = compiler.compile("<<agent.chat.history>>", context=ctx)
+    result = compiler.compile_string("<<agent.chat.history>>", context=ctx)
     assert result.request["messages"] == [{"role": "user", "content": "say <<agent.plan>> please"}]
 
 
 def test_budget_drops_oldest_history_and_never_exceeds() -> None:
     ctx = {"chat": chat(50)}
-    full = compiler.compile("System.\n<<agent.chat.history>>", context=ctx)
+    full = compiler.compile_string("System.\n<<agent.chat.history>>", context=ctx)
     budget = full.ledger.total_tokens // 2
-    cut = compiler.compile("System.\n<<agent.chat.history>>", context=ctx, budget=budget)
+    cut = compiler.compile_string("System.\n<<agent.chat.history>>", context=ctx, budget=budget)
     total = DIALECT.count_request(cut.request, counter_for("o200k_base"))
     assert total <= budget
     assert cut.ledger.total_tokens == total
@@ -100,11 +102,11 @@ def test_tool_call_and_results_are_cut_together() -> None:
         {"role": "tool", "toolCallId": "c1", "content": "found " * 30},
         {"role": "user", "content": "thanks"},
     ]
-    full = compiler.compile("Go.<<agent.chat.history>>", context={"chat": messages})
+    full = compiler.compile_string("Go.<<agent.chat.history>>", context={"chat": messages})
     kept_counts = set()
     for budget in range(10, full.ledger.total_tokens + 1):
         template = 'Go.<<agent.chat.history strategy="truncate">>'
-        req = compiler.compile(template, context={"chat": messages}, budget=budget).request
+        req = compiler.compile_string(template, context={"chat": messages}, budget=budget).request
         history = req["messages"][1:]
         assert not history or history[0]["role"] != "tool"
         kept_counts.add(len(history))
@@ -113,7 +115,7 @@ def test_tool_call_and_results_are_cut_together() -> None:
 
 def test_empty_request_is_an_error() -> None:
     with pytest.raises(LoweringError) as info:
-        compiler.compile("   \n", context={})
+        compiler.compile_string("   \n", context={})
     assert info.value.code == "lower.empty_request"
 
 
@@ -140,7 +142,9 @@ def test_workspace_paths_cannot_leave(path: str) -> None:
     ctx = {"workspace": {"files": {"output/main.md": "ok"}}}
     escaped = path.replace("\\", "\\\\").replace("\x00", "\\u0000")
     with pytest.raises(PolicyError) as info:
-        compiler.compile(f'<<agent.file "{escaped}">>'.replace("\\u0000", "\x00"), context=ctx)
+        compiler.compile_string(
+            f'<<agent.file "{escaped}">>'.replace("\\u0000", "\x00"), context=ctx
+        )
     assert info.value.code == "workspace.path_denied"
 
 
@@ -149,7 +153,7 @@ def test_symlink_out_of_the_root_is_denied(tmp_path: Path) -> None:
     (tmp_path / "secret.txt").write_text("TOP SECRET")
     (tmp_path / "ws" / "output" / "link.md").symlink_to(tmp_path / "secret.txt")
     with pytest.raises(PolicyError):
-        compiler.compile(
+        compiler.compile_string(
             '<<agent.file "output/link.md">>', context={"workspace": str(tmp_path / "ws")}
         )
 

@@ -56,9 +56,9 @@ def test_conservative_mode_hides_unlisted_run_tools_and_marks_approval() -> None
             "parameters": {"type": "object", "properties": {}},
         }
     )
-    hidden = compiler.compile("Tools: <<agent.tools.available>>", context=ctx)
+    hidden = compiler.compile_string("Tools: <<agent.tools.available>>", context=ctx)
     assert "mcp_search" not in tool_names(hidden.request)
-    shown = compiler.compile(
+    shown = compiler.compile_string(
         "Tools: <<agent.tools.available>>",
         context=ctx,
         profile=resolve_profile(
@@ -73,7 +73,7 @@ def test_conservative_mode_hides_unlisted_run_tools_and_marks_approval() -> None
 def test_profile_total_budget_applies_without_flag() -> None:
     ctx = {"chat": [{"role": "user", "content": f"message {i} " * 10} for i in range(40)]}
     resolved = resolve_profile(run={"context": {"totalContextBudget": 120}})
-    result = compiler.compile("<<agent.chat.history>>", context=ctx, profile=resolved)
+    result = compiler.compile_string("<<agent.chat.history>>", context=ctx, profile=resolved)
     assert result.ledger.budget == 120
     assert result.ledger.total_tokens <= 120
     assert len(result.request["messages"]) < 40

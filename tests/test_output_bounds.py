@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import compiler
-from compiler.api import check
+from compiler.api import check, check_string
 from compiler.atomic import atomic_write_text
 from compiler.cli import main
 from compiler.errors import (
@@ -142,7 +142,7 @@ def test_cap_counts_a_presets_entries_as_one_file_and_says_what_was_left_out() -
 def render(text: str) -> tuple[str, str]:
     """The excerpt and caret lines of the first diagnostic of ``text``."""
     with pytest.raises(TemplateError) as info:
-        check(text)
+        check_string(text)
     out = format_diagnostic(info.value.diagnostics[0]).splitlines()
     return out[1], out[2]
 
@@ -219,7 +219,7 @@ def test_a_diagnostic_with_a_given_line_still_renders() -> None:
 
 def test_unclosed_legacy_macros_are_still_found_and_do_not_backtrack() -> None:
     # ``{{agent.`` + a long name used to backtrack once per character (quadratic)
-    bound = check("{{agent." + "a" * 200_000 + " {{agent.plan}}")
+    bound = check_string("{{agent." + "a" * 200_000 + " {{agent.plan}}")
     assert [w.hint for w in bound.warnings] == ["write <<agent.plan>>"]
 
 
@@ -413,7 +413,7 @@ def test_strict_turns_warnings_into_an_error_before_assembly() -> None:
     assert [d.severity for d in info.value.diagnostics] == ["error"]
     assert "events" not in info.value.details  # nothing was assembled
     with pytest.raises(StrictError) as legacy:
-        compiler.compile("{{agent.plan}} <<agent.plan>>", context={"plan": "x"}, strict=True)
+        compiler.compile_string("{{agent.plan}} <<agent.plan>>", context={"plan": "x"}, strict=True)
     assert legacy.value.code == "template.legacy_agent_macro"
 
 

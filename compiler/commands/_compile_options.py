@@ -7,6 +7,7 @@ from pathlib import Path
 
 from compiler.api import CompileResult
 from compiler.api import compile as compile_source
+from compiler.options import CompileOptions
 from compiler.profile import add_profile_arguments, layers_from_args
 from compiler.profile.registry import write_resolved_profile
 
@@ -69,24 +70,28 @@ def usage_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
+def options_from_args(args: argparse.Namespace) -> CompileOptions:
+    """The :class:`CompileOptions` the command line says (the one options object)."""
+    return CompileOptions(
+        provider=args.provider,
+        model=getattr(args, "model", None) or "gpt-4o",
+        budget=args.budget,
+        encoding=args.encoding,
+        max_completion_tokens=args.max_completion_tokens,
+        reserve=args.reserve,
+        profile=layers_from_args(args),
+        mode=getattr(args, "mode", None),
+        cache_stable=getattr(args, "cache_stable", None) or 0,
+        strict=getattr(args, "strict", False),
+    )
+
+
 def compile_from_args(args: argparse.Namespace) -> CompileResult:
     """Compile as the options say. The profile layers are the options' (--profile, --user,
     --run, ...); the compiled preset and the run's card are layers too unless --preset /
     --character name others. Each input is read once, by the compile."""
-    result = compile_source(
-        Path(args.source),
-        context=Path(args.context) if args.context else None,
-        provider=args.provider,
-        model=args.model,
-        budget=args.budget,
-        encoding=args.encoding,
-        max_completion_tokens=args.max_completion_tokens,
-        profile=layers_from_args(args),
-        mode=args.mode,
-        reserve=args.reserve,
-        cache_stable=args.cache_stable or 0,
-        strict=args.strict,
-    )
+    context = Path(args.context) if args.context else None
+    result = compile_source(Path(args.source), context=context, options=options_from_args(args))
     if getattr(args, "run_dir", None) and result.profile is not None:
         # the profile bound to this run: tools.visible includes the run's own tools, so a
         # runtime building its gate from this file admits exactly what the model was offered

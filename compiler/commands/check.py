@@ -12,6 +12,7 @@ from compiler.commands._common import add_format, usage_error
 from compiler.commands._compile_options import add_strict
 from compiler.errors import APCError, Diagnostic
 from compiler.fit.budgets import budget_warnings, total_budget
+from compiler.options import CompileOptions
 from compiler.render import print_diagnostics
 from compiler.tavern.assemble import check_preset, load_preset_source
 
@@ -93,11 +94,13 @@ def _check_budget(name: str, args: argparse.Namespace) -> list[Diagnostic]:
         found = check_budget(
             Path(name),
             context=Path(args.context) if args.context else None,
-            model=args.model or "gpt-4o",
-            budget=args.budget,
-            encoding=args.encoding,
-            max_completion_tokens=args.max_completion_tokens,
-            reserve=args.reserve,
+            options=CompileOptions(
+                model=args.model or "gpt-4o",
+                budget=args.budget,
+                encoding=args.encoding,
+                max_completion_tokens=args.max_completion_tokens,
+                reserve=args.reserve,
+            ),
         )
     except APCError as exc:
         return exc.diagnostics

@@ -176,14 +176,14 @@ def test_tool_results_summarize_then_truncate() -> None:
 
 
 def test_history_keeps_newest_whole_units_and_notes_chat_search() -> None:
-    result = compiler.compile(
+    result = compiler.compile_string(
         "System.<<agent.chat.history>>", context={"chat": chat(400)}, budget=1500
     )
     messages = result.request["messages"]
     # the request offers no tools, so the note names none (issue 8, item 13)
     assert messages[1]["role"] == "system" and "older messages" in messages[1]["content"]
     assert "chat.search" not in messages[1]["content"]
-    with_tools = compiler.compile(
+    with_tools = compiler.compile_string(
         "System.<<agent.tools.available>><<agent.chat.history>>",
         context={"chat": chat(400)},
         budget=2500,
@@ -200,7 +200,7 @@ def test_history_keeps_newest_whole_units_and_notes_chat_search() -> None:
 
 def test_precomputed_and_callable_summaries() -> None:
     ctx = {"chat": chat(300)}
-    pre = compiler.compile(
+    pre = compiler.compile_string(
         "S.<<agent.chat.history>>", context=ctx, budget=1500, summaries={"ChatHistory": "PRE"}
     )
     assert pre.request["messages"][1]["content"].endswith("\nPRE")
@@ -212,12 +212,12 @@ def test_precomputed_and_callable_summaries() -> None:
 
     # the callable's results live in a cache the caller owns (issue 8, item 16)
     owned = SummaryCache()
-    first = compiler.compile(
+    first = compiler.compile_string(
         "S.<<agent.chat.history>>", context=ctx, budget=1500, summarizer=llm, summary_cache=owned
     )
     assert "LLM summary of" in first.request["messages"][1]["content"]
     made = len(calls)
-    again = compiler.compile(
+    again = compiler.compile_string(
         "S.<<agent.chat.history>>", context=ctx, budget=1500, summarizer=llm, summary_cache=owned
     )
     assert again.request == first.request
@@ -245,7 +245,7 @@ def test_cache_stable_keeps_a_byte_identical_prefix() -> None:
     prefixes = []
     for turn in range(12):
         ctx = {"chat": base + chat(turn + 1)}
-        result = compiler.compile(
+        result = compiler.compile_string(
             "S.<<agent.chat.history>>", context=ctx, budget=2000, cache_stable=16
         )
         assert exact(result) <= 2000
@@ -254,7 +254,7 @@ def test_cache_stable_keeps_a_byte_identical_prefix() -> None:
     assert changes <= 1  # the cut moved at most once in 12 turns (16-message steps)
     plain = [
         json.dumps(
-            compiler.compile(
+            compiler.compile_string(
                 "S.<<agent.chat.history>>", context={"chat": base + chat(t + 1)}, budget=2000
             ).request["messages"][:4]
         )
@@ -267,13 +267,13 @@ def test_total_budget_is_the_window_minus_the_reserve() -> None:
     assert model_window("gpt-4o-2024-08-06") == 128_000 and model_window("gpt-4") == 8192
     assert model_window("mystery") is None
     ctx = {"chat": chat(10)}
-    r = compiler.compile(
+    r = compiler.compile_string(
         "S.<<agent.chat.history>>", context=ctx, model="gpt-4", max_completion_tokens=1000
     )
     assert r.ledger.budget == 7192 and r.ledger.budget_source == "window"
-    r = compiler.compile("S.<<agent.chat.history>>", context=ctx, model="gpt-4", reserve=192)
+    r = compiler.compile_string("S.<<agent.chat.history>>", context=ctx, model="gpt-4", reserve=192)
     assert r.ledger.budget == 8000
-    r = compiler.compile("S.<<agent.chat.history>>", context=ctx, model="gpt-4", budget=100)
+    r = compiler.compile_string("S.<<agent.chat.history>>", context=ctx, model="gpt-4", budget=100)
     assert r.ledger.budget == 100 and r.ledger.budget_source == "--budget"
 
 
@@ -348,7 +348,7 @@ def test_the_profile_budgets_apply_end_to_end(tmp_path: Path) -> None:
         json.dumps({"context": {"totalContextBudget": 1200, "historyBudgetTokens": 400}})
     )
     profile = resolve_profile(run=run_fragment)
-    result = compiler.compile(
+    result = compiler.compile_string(
         "S.<<agent.chat.history>>", context={"chat": chat(200)}, profile=profile
     )
     assert result.ledger.budget == 1200 and result.ledger.budget_source == "profile"

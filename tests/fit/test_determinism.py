@@ -41,7 +41,7 @@ chat = [
     for i in range(300)
 ]
 for step in (False, 16):
-    result = compiler.compile(
+    result = compiler.compile_string(
         "S.<<agent.chat.history>>", context={"chat": chat}, budget=1500, cache_stable=step
     )
     out.append([result.request, result.ledger.model_dump(mode="json", by_alias=True)])

@@ -10,7 +10,7 @@ CHAT = [{"role": "user", "content": f"message {i} " + "word " * 30} for i in ran
 
 
 def history_text(context: dict[str, Any]) -> str:
-    result = compiler.compile("Go.<<agent.chat.history>>", context=context, budget=1500)
+    result = compiler.compile_string("Go.<<agent.chat.history>>", context=context, budget=1500)
     return "\n".join(str(m["content"]) for m in result.request["messages"])
 
 
@@ -32,7 +32,7 @@ def test_run_context_summary_wins_over_the_workspace() -> None:
 def test_hidden_summaries_root_is_not_read() -> None:
     ws = {"files": {"summaries/chat.md": "WS-SUMMARY"}}
     profile = compiler.resolve_profile(run={"context": {"exclude": ["workspace.summaries"]}})
-    result = compiler.compile(
+    result = compiler.compile_string(
         "Go.<<agent.chat.history>>",
         context={"chat": CHAT, "workspace": ws},
         budget=1500,

@@ -16,7 +16,7 @@ CTX = {
 
 
 def tool_contents(mode: str) -> list[str]:
-    result = compiler.compile(f'Go.<<agent.tool_results mode="{mode}">>', context=CTX)
+    result = compiler.compile_string(f'Go.<<agent.tool_results mode="{mode}">>', context=CTX)
     return [m["content"] for m in result.request["messages"] if m["role"] == "tool"]
 
 

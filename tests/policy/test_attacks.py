@@ -101,7 +101,7 @@ def test_nothing_hidden_reaches_a_successful_request(run: Path) -> None:
         '<<agent.workspace.tree>>\n<<agent.file "scratch/notes.md">>\n'
         '<<agent.skill "open">>\n<<agent.chat.history>>'
     )
-    result = compiler.compile(
+    result = compiler.compile_string(
         template, context=run / "run.json", profile=resolve_profile(run=POLICY)
     )
     body = json.dumps(result.request)
@@ -115,7 +115,7 @@ def test_include_list_hides_everything_else(run: Path) -> None:
     profile = resolve_profile(
         run={"context": {"include": ["workspace.output", "chat.history.tail"]}}
     )
-    ok = compiler.compile(
+    ok = compiler.compile_string(
         '<<agent.file "output/main.md">><<agent.chat.history>>',
         context=run / "run.json",
         profile=profile,
@@ -123,7 +123,7 @@ def test_include_list_hides_everything_else(run: Path) -> None:
     history = next(c for c in ok.frame.components if c.kind == "ChatHistory")
     assert history.metadata["window"] == "tail"
     with pytest.raises(APCError) as info:
-        compiler.compile(
+        compiler.compile_string(
             '<<agent.file "scratch/notes.md">>', context=run / "run.json", profile=profile
         )
     assert info.value.code == "policy.resource_hidden"
@@ -131,7 +131,7 @@ def test_include_list_hides_everything_else(run: Path) -> None:
 
 def test_data_is_not_a_macro_and_not_a_leak(run: Path) -> None:
     (run / "ws" / "output" / "main.md").write_text("draft says <<agent.plan>> literally")
-    result = compiler.compile('<<agent.file "output/main.md">>', context=run / "run.json")
+    result = compiler.compile_string('<<agent.file "output/main.md">>', context=run / "run.json")
     assert result.request["messages"][0]["content"] == "draft says <<agent.plan>> literally"
 
 
@@ -202,7 +202,7 @@ def test_a_summary_file_linked_into_a_hidden_folder_is_not_read(
 ) -> None:
     run_file = _summary_link_run(tmp_path, "chat.md")
     profile = resolve_profile(run={"context": {"exclude": ["workspace.scratch.private"]}})
-    result = compiler.compile(
+    result = compiler.compile_string(
         "S.<<agent.chat.history>>", context=run_file, profile=profile, budget=budget
     )
     frame = result.frame.model_dump_json()
@@ -222,7 +222,7 @@ def test_every_workspace_read_checks_the_real_path(tmp_path: Path) -> None:
     profile = resolve_profile(run={"context": {"exclude": ["workspace.scratch.private"]}})
     for path in ("summaries/chat.md", "output/pub.md"):
         with pytest.raises(APCError) as info:
-            compiler.compile(f'<<agent.file "{path}">>', context=run_file, profile=profile)
+            compiler.compile_string(f'<<agent.file "{path}">>', context=run_file, profile=profile)
         assert info.value.code in ("policy.resource_hidden", "workspace.path_denied")
         assert "SECRET" not in str(info.value)
 
@@ -233,17 +233,19 @@ def test_the_history_tail_grant_shows_only_a_window_and_no_summary(tmp_path: Pat
     tail = resolve_profile(
         run={"context": {"include": ["chat.history.tail"], "historyTailMessages": 5}}
     )
-    result = compiler.compile("<<agent.chat.history>>", context=ctx, profile=tail, budget=2000)
+    result = compiler.compile_string(
+        "<<agent.chat.history>>", context=ctx, profile=tail, budget=2000
+    )
     texts = [m["content"] for m in result.request["messages"]]
     assert texts == [f"OLD-{i}" for i in range(95, 100)]
     # with a small budget the visible tail is cut, never summarized from the hidden head
-    small = compiler.compile("<<agent.chat.history>>", context=ctx, profile=tail, budget=25)
+    small = compiler.compile_string("<<agent.chat.history>>", context=ctx, profile=tail, budget=25)
     body = json.dumps(small.request)
     assert "SUMMARY-OF-ALL" not in body and "OLD-94" not in body
     default = resolve_profile(run={"context": {"include": ["chat.history.tail"]}})
-    result = compiler.compile("<<agent.chat.history>>", context=ctx, profile=default)
+    result = compiler.compile_string("<<agent.chat.history>>", context=ctx, profile=default)
     assert len(result.request["messages"]) == 20  # DEFAULT_TAIL_MESSAGES
-    full = compiler.compile("<<agent.chat.history>>", context=ctx)
+    full = compiler.compile_string("<<agent.chat.history>>", context=ctx)
     assert len(full.request["messages"]) == 100
 
 
@@ -257,7 +259,7 @@ def test_the_tail_window_never_starts_with_an_orphan_tool_result() -> None:
     tail = resolve_profile(
         run={"context": {"include": ["chat.history.tail"], "historyTailMessages": 2}}
     )
-    result = compiler.compile("<<agent.chat.history>>", context={"chat": chat}, profile=tail)
+    result = compiler.compile_string("<<agent.chat.history>>", context={"chat": chat}, profile=tail)
     assert [m["content"] for m in result.request["messages"]] == ["You rolled 17."]
 
 
@@ -273,14 +275,14 @@ def test_a_hard_link_in_the_workspace_is_refused_unless_allowed(tmp_path: Path) 
     ctx: dict[str, Any] = {"workspace": "ws"}
     (tmp_path / "run.json").write_text(json.dumps(ctx))
     with pytest.raises(APCError) as info:
-        compiler.compile('<<agent.file "output/notes.md">>', context=tmp_path / "run.json")
+        compiler.compile_string('<<agent.file "output/notes.md">>', context=tmp_path / "run.json")
     assert info.value.code == "workspace.path_denied"
     assert info.value.details["reason"] == "hardlink"
-    tree = compiler.compile("Files:<<agent.workspace.tree>>", context=tmp_path / "run.json")
+    tree = compiler.compile_string("Files:<<agent.workspace.tree>>", context=tmp_path / "run.json")
     assert "notes.md" not in json.dumps(tree.request)
     ctx["allowWorkspaceHardlinks"] = True
     (tmp_path / "run.json").write_text(json.dumps(ctx))
-    ok = compiler.compile('<<agent.file "output/notes.md">>', context=tmp_path / "run.json")
+    ok = compiler.compile_string('<<agent.file "output/notes.md">>', context=tmp_path / "run.json")
     assert "SECRET-OUTSIDE" in json.dumps(ok.request)
 
 
@@ -292,17 +294,17 @@ def test_names_with_control_characters_are_not_workspace_paths(tmp_path: Path) -
     (scratch / "ok.md").write_text("fine")
     (tmp_path / "run.json").write_text(json.dumps({"workspace": "ws"}))
     profile = resolve_profile(run={"context": {"exclude": ["workspace.scratch.*"]}})
-    tree = compiler.compile("<<agent.workspace.tree>>", context=tmp_path / "run.json")
+    tree = compiler.compile_string("<<agent.workspace.tree>>", context=tmp_path / "run.json")
     assert "name.md" not in json.dumps(tree.request) and "scratch/ok.md" in json.dumps(tree.request)
     for name in ("scratch/evil\\nname.md", "scratch/tab\\tname.md"):
         with pytest.raises(APCError) as info:
-            compiler.compile(
+            compiler.compile_string(
                 f'<<agent.file "{name}">>', context=tmp_path / "run.json", profile=profile
             )
         assert info.value.code == "workspace.path_denied"
         assert info.value.details["reason"] == "control_character"
     with pytest.raises(APCError) as inline:
-        compiler.compile(
+        compiler.compile_string(
             "<<agent.workspace.tree>>",
             context={"workspace": {"files": {"scratch/a\nb.md": "x"}}},
         )
@@ -420,7 +422,7 @@ def test_a_new_summarizer_never_receives_an_old_ones_summary() -> None:
         def summarize(request: SummaryRequest, tenant: str = tenant) -> str:
             return f"SUMMARY BY {tenant}"
 
-        result = compiler.compile(
+        result = compiler.compile_string(
             "S.<<agent.chat.history>>", context=ctx, budget=1500, summarizer=summarize
         )
         seen.append(result.request["messages"][1]["content"])
@@ -441,7 +443,7 @@ def test_a_caller_owned_cache_keeps_summarizers_apart_by_cache_key() -> None:
             return f"SUMMARY BY {self.cache_key}"
 
     for name in ("one", "two"):
-        result = compiler.compile(
+        result = compiler.compile_string(
             "S.<<agent.chat.history>>",
             context={"chat": chat},
             budget=1500,
@@ -481,9 +483,9 @@ def test_hidden_chat_never_activates_world_info(
     template = "W: <<agent.world.activated>>"
     if "include" in context_policy:
         template += "<<agent.chat.history>>"
-    result = compiler.compile(template, context=ctx, profile=profile)
+    result = compiler.compile_string(template, context=ctx, profile=profile)
     assert "LEAK" not in json.dumps(result.request)
-    shown = compiler.compile(template + "<<agent.chat.history>>", context=ctx)
+    shown = compiler.compile_string(template + "<<agent.chat.history>>", context=ctx)
     assert "LEAK-h" in json.dumps(shown.request)  # visible, the same entry does activate
 
 
@@ -583,7 +585,7 @@ def test_lorebook_work_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     for entry in entries:
         entry["scanDepth"] = 1000
     ctx = {"chat": chat, "worldInfo": _lore(tmp_path, entries)}
-    result = compiler.compile("W: <<agent.world.activated>>", context=ctx)
+    result = compiler.compile_string("W: <<agent.world.activated>>", context=ctx)
     codes = {w.code for w in result.warnings}
     assert {"world.regex_too_complex", "world.scan_budget"} <= codes
     assert "HUGE" not in json.dumps(result.request)
@@ -592,7 +594,7 @@ def test_lorebook_work_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_a_run_tool_in_capitals_is_still_denied() -> None:
     tool = {"name": "Mcp.Exec", "description": "run", "parameters": {"type": "object"}}
     profile = resolve_profile(run={"tools": {"allow": ["*"], "deny": ["mcp.*"]}})
-    result = compiler.compile(
+    result = compiler.compile_string(
         "T <<agent.tools.available>>", context={"tools": [tool]}, profile=profile
     )
     assert "Mcp_Exec" not in json.dumps(result.request)
@@ -619,6 +621,6 @@ def test_a_skill_linking_outside_its_directory_is_refused(tmp_path: Path) -> Non
     (tmp_path / "run.json").write_text(json.dumps({"skills": "skills"}))
     for name in ("evil", "moved"):
         with pytest.raises(APCError) as info:
-            compiler.compile(f'<<agent.skill "{name}">>', context=tmp_path / "run.json")
+            compiler.compile_string(f'<<agent.skill "{name}">>', context=tmp_path / "run.json")
         assert info.value.code == "context.invalid_skill"
         assert "SECRET" not in str(info.value)

@@ -94,7 +94,7 @@ def test_run_tool_the_request_offers_is_admitted_by_the_gate() -> None:
     )
     assert "mcp.search" not in profile.tools.visible  # the profile alone has no run tools
     ctx = {"tools": [run_tool("mcp.search"), run_tool("shell.exec")]}
-    result = compiler.compile(TEMPLATE, context=ctx, profile=profile)
+    result = compiler.compile_string(TEMPLATE, context=ctx, profile=profile)
     assert "mcp_search" in offered(result) and "shell_exec" not in offered(result)
     assert result.profile is not None
     assert "mcp.search" in result.profile.tools.visible  # the run's tools are included
@@ -111,7 +111,7 @@ def test_run_tool_the_request_offers_is_admitted_by_the_gate() -> None:
 def test_gate_admits_nothing_the_model_was_not_offered() -> None:
     ctx = {"tools": [run_tool("mcp.search")]}
     profile = compiler.resolve_profile(run={"tools": {"allow": ["workspace.*", "mcp.*"]}})
-    result = compiler.compile("No tool definitions here.", context=ctx, profile=profile)
+    result = compiler.compile_string("No tool definitions here.", context=ctx, profile=profile)
     assert offered(result) == [] and result.tools == []
     gate = result.tool_gate()
     for name in (*profile.tools.visible, "mcp.search", "mcp_search"):
@@ -141,7 +141,7 @@ def test_gate_never_widens_past_the_policy() -> None:
     tampered.tools.visible.append("chat.search")
     assert not admitted(compiler.ToolGate(tampered), "chat_search")
     # and a compile recomputes visibility from the policy, not from the lists it was given
-    result = compiler.compile(TEMPLATE, context={}, profile=tampered)
+    result = compiler.compile_string(TEMPLATE, context={}, profile=tampered)
     assert "chat_search" not in offered(result)
 
 
@@ -151,7 +151,7 @@ def test_run_tool_named_like_a_denied_tool_is_denied() -> None:
         user={"tools": {"deny": ["workspace.write_file"]}},
         run={"tools": {"allow": ["workspace*"]}},
     )
-    result = compiler.compile(
+    result = compiler.compile_string(
         TEMPLATE, context={"tools": [run_tool("workspace_write_file")]}, profile=profile
     )
     assert "workspace_write_file" not in offered(result)
@@ -211,7 +211,7 @@ def test_deny_written_with_the_provider_alias_denies(deny: str) -> None:
     assert "workspace.write_file" not in profile.tools.visible
     assert "workspace.apply_patch" in profile.tools.visible
     assert not admitted(compiler.ToolGate(profile), "workspace_write_file")
-    result = compiler.compile(TEMPLATE, context={}, profile=profile)
+    result = compiler.compile_string(TEMPLATE, context={}, profile=profile)
     assert "workspace_write_file" not in offered(result)
     assert "workspace_apply_patch" in offered(result)
     assert_gate_is_the_request(result, [])
@@ -240,7 +240,7 @@ def test_alias_deny_covers_run_tools_and_is_normalised_with_a_warning() -> None:
     (warning,) = [w for w in profile.warnings if w.code == "agent.profile_tool_alias"]
     assert (warning.severity, warning.path, warning.file) == ("warning", "tools.deny[0]", "<user>")
     assert warning.hint == "write the dotted name 'workspace.write_file'"
-    result = compiler.compile(
+    result = compiler.compile_string(
         TEMPLATE, context={"tools": [run_tool("mcp.search")]}, profile=profile
     )
     assert "mcp_search" not in offered(result)
@@ -267,7 +267,7 @@ def test_aliases_resolve_in_every_list_and_key() -> None:
     codes = [(w.code, w.path) for w in profile.warnings]
     assert ("agent.profile_tool_alias", "tools.maxCallsPerTool.chat_search") in codes
     assert ("agent.profile_tool_alias", "tools.requireApproval[0]") in codes
-    result = compiler.compile(TEMPLATE, context={}, profile=profile)
+    result = compiler.compile_string(TEMPLATE, context={}, profile=profile)
     described = {
         t["function"]["name"]: t["function"]["description"] for t in result.request["tools"]
     }  # type: ignore[index]
@@ -387,7 +387,7 @@ def test_nothing_widens_past_the_user_allow_list(run: dict[str, Any]) -> None:
     )
     assert profile.tools.user_allow == allow
     assert profile.tools.visible == ["chat.search", "workspace.write_file"]
-    result = compiler.compile(
+    result = compiler.compile_string(
         TEMPLATE, context={"tools": [run_tool("mcp.search")]}, profile=profile
     )
     assert sorted(offered(result)) == ["chat_search", "workspace_write_file"]

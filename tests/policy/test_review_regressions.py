@@ -22,7 +22,7 @@ def test_symlink_inside_a_root_cannot_reach_an_excluded_subtree(tmp_path: Path) 
     (tmp_path / "scratch" / "pub").symlink_to(tmp_path / "scratch" / "private")
     profile = resolve_profile(run={"context": {"exclude": ["workspace.scratch.private"]}})
     with pytest.raises(PolicyError) as info:
-        compiler.compile(
+        compiler.compile_string(
             '<<agent.file "scratch/pub/secret.md">>',
             context={"workspace": str(tmp_path)},
             profile=profile,
@@ -108,18 +108,21 @@ def test_required_component_is_served_before_optional_ones(tmp_path: Path) -> No
         '<<agent.file "scratch/notes.md">>'
     )
     for budget in (106, 110, 120, 300):
-        result = compiler.compile(template, context={"workspace": str(tmp_path)}, budget=budget)
+        result = compiler.compile_string(
+            template, context={"workspace": str(tmp_path)}, budget=budget
+        )
         assert result.ledger.total_tokens <= budget
         assert result.ledger.entries[0].action == "truncated"
 
 
-def test_compiling_at_the_checked_floor_succeeds() -> None:
+def test_compiling_at_the_checked_floor_succeeds(tmp_path: Path) -> None:
     ctx = {"workspace": {"files": {"output/main.md": "hello there"}}, "plan": "do the things"}
     template = '<<agent.file "output/main.md" required=true>>\n<<agent.plan>>'
-    floor = check_budget(template, context=ctx).floor_tokens
-    assert compiler.compile(template, context=ctx, budget=floor).ledger.total_tokens == floor
+    (tmp_path / "t.txt").write_text(template)  # check_budget takes a file, as compile() does
+    floor = check_budget(tmp_path / "t.txt", context=ctx).floor_tokens
+    assert compiler.compile_string(template, context=ctx, budget=floor).ledger.total_tokens == floor
     with pytest.raises(APCError) as info:
-        compiler.compile(template, context=ctx, budget=floor - 1)
+        compiler.compile_string(template, context=ctx, budget=floor - 1)
     assert info.value.code == "context.budget_exceeded"
     assert f"need {floor} tokens" in info.value.message
 
@@ -132,7 +135,7 @@ def test_summarized_tool_results_still_use_the_budget() -> None:
             {"callId": "b", "tool": "chat.search", "content": words[::-1]},
         ]
     }
-    result = compiler.compile("Guide.\n<<agent.tool_results>>", context=ctx, budget=4000)
+    result = compiler.compile_string("Guide.\n<<agent.tool_results>>", context=ctx, budget=4000)
     assert 0.95 * 4000 <= result.ledger.total_tokens <= 4000
 
 

@@ -1,0 +1,90 @@
+"""How to compile: the one options object that ``compile()``, ``compile_string()``,
+``check_budget()`` and the CLI share.
+
+:class:`CompileOptions` is frozen; keyword arguments to the entry points override its fields
+(:class:`OptionFields` spells the same fields for type checkers, and a test keeps the two
+equal).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TypedDict
+
+from compiler.fit import Summarizer, SummaryCache
+from compiler.profile import ProfileLayers, ResolvedAgentProfile
+from compiler.tavern.assemble import Mode
+
+__all__ = ["CACHE_STABLE_STEP", "CompileOptions", "Mode", "OptionFields"]
+
+CACHE_STABLE_STEP = 32
+"""The default cache-stable step: history cut points move 32 messages at a time."""
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """Everything about a compile but its source and run context.
+
+    - ``provider``/``model``/``encoding``: the target and its tokenizer (default: the
+      model's encoding);
+    - ``budget``: the total token budget (default: the smaller of the profile's
+      ``totalContextBudget`` and the model's window minus ``reserve``, itself
+      ``max_completion_tokens`` unless given);
+    - ``profile``: a resolved profile, :class:`ProfileLayers`, a profile id, or None
+      (default-writer with the layers the inputs carry);
+    - ``mode``: for a preset, ``agent`` or ``legacy`` (None: from its agent schema);
+    - ``cache_stable``: True or a step in messages: history cut points move in steps so that
+      successive turns keep a byte-identical prefix;
+    - ``summarizer``/``summaries``/``summary_cache``: a caller's summarizer, precomputed
+      summaries by component id or kind, and the cache the caller owns for the summarizer;
+    - ``strict``: warnings are errors (:class:`compiler.errors.StrictError`).
+    """
+
+    provider: str = "openai"
+    model: str = "gpt-4o"
+    budget: int | None = None
+    encoding: str | None = None
+    max_completion_tokens: int | None = None
+    reserve: int | None = None
+    profile: ResolvedAgentProfile | ProfileLayers | str | None = None
+    mode: Mode | None = None
+    cache_stable: bool | int = False
+    summarizer: Summarizer | None = None
+    summaries: Mapping[str, str] | None = None
+    summary_cache: SummaryCache | None = None
+    strict: bool = False
+
+    @property
+    def step(self) -> int:
+        """The cache-stable step in messages (0: off)."""
+        if self.cache_stable is True:
+            return CACHE_STABLE_STEP
+        return max(0, int(self.cache_stable))
+
+    def with_fields(self, **fields: object) -> CompileOptions:
+        """A copy with ``fields`` replaced; an unknown name is a TypeError that says which."""
+        known = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(fields) - known)
+        if unknown:
+            raise TypeError(f"unknown compile option(s): {', '.join(unknown)}")
+        return dataclasses.replace(self, **fields)  # type: ignore[arg-type]
+
+
+class OptionFields(TypedDict, total=False):
+    """:class:`CompileOptions`' fields as keyword arguments (for ``**overrides``)."""
+
+    provider: str
+    model: str
+    budget: int | None
+    encoding: str | None
+    max_completion_tokens: int | None
+    reserve: int | None
+    profile: ResolvedAgentProfile | ProfileLayers | str | None
+    mode: Mode | None
+    cache_stable: bool | int
+    summarizer: Summarizer | None
+    summaries: Mapping[str, str] | None
+    summary_cache: SummaryCache | None
+    strict: bool
