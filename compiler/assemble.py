@@ -141,26 +141,36 @@ class Assembler:
             )
         return self._workspace
 
-    def add_template(self, bound: BoundTemplate, role: Role = "system") -> None:
-        """Append the components of one template; its inline text shares message groups."""
+    def add_template(
+        self,
+        bound: BoundTemplate,
+        role: Role = "system",
+        shape: Callable[[Component], None] | None = None,
+    ) -> None:
+        """Append the components of one template; its inline text shares message groups.
+
+        ``shape`` finishes each component before it joins the frame (one forward pass: a
+        preset entry's framing and in-chat injections are in place before the frame decides
+        whether the component is empty).
+        """
         self._group += 1
         for item in bound.items:
             if isinstance(item, Text):
-                self._add(
-                    Component(
-                        id=self._next_id("text"),
-                        kind=ComponentKind.PRESET_GUIDE,
-                        source=_where(item.span.file, item.span.line, item.span.column),
-                        role=role,
-                        group=self._group,
-                        inline_content=item.value,
-                        metadata={ALLOWANCE: item.literal_opens},
-                    )
+                comp = Component(
+                    id=self._next_id("text"),
+                    kind=ComponentKind.PRESET_GUIDE,
+                    source=_where(item.span.file, item.span.line, item.span.column),
+                    role=role,
+                    group=self._group,
+                    inline_content=item.value,
+                    metadata={ALLOWANCE: item.literal_opens},
                 )
-                continue
-            comp = self._expand(item, role)
-            if comp.kind in (ComponentKind.CHAT_HISTORY, ComponentKind.TOOL_RESULTS):
-                self._group += 1  # text after a message block is a new message
+            else:
+                comp = self._expand(item, role)
+                if comp.kind in (ComponentKind.CHAT_HISTORY, ComponentKind.TOOL_RESULTS):
+                    self._group += 1  # text after a message block is a new message
+            if shape is not None:
+                shape(comp)
             self._add(comp)
 
     def add_text(

@@ -237,7 +237,6 @@ def _add_entry(
     unmaterialized: list[str],
 ) -> None:
     prompt = entry.prompt
-    start = len(assembler.components)
     if entry.bound is None:  # agentTask: the run's task, as data
         assembler.add_text(
             assembler.context.task or "",
@@ -266,19 +265,22 @@ def _add_entry(
                 reason="resource_hidden",
                 resource=CARD_RESOURCE,
             )
-    assembler.add_template(bound, prompt.role)
-    for comp in assembler.components[start:]:
+
+    def shape(comp: Component) -> None:
+        """The entry's finish on each of its components, before it joins the frame."""
         comp.metadata.setdefault("entry", prompt.identifier)
         if comp.kind == ComponentKind.PRESET_GUIDE:
             from_card = bool(card_file) and comp.source.startswith(card_file + ":")
             comp.metadata["origin"] = "card" if from_card else "preset"
         if comp.kind == ComponentKind.CHAT_HISTORY and injections:
-            _inject(comp, injections, unmaterialized)
+            _inject(comp, injections, unmaterialized)  # an empty chat still gets them
         if prompt.is_marker and comp.inline_content and comp.kind in _FORMATTED_KINDS:
             comp.inline_content, extra = _formatted(
                 assembler, preset, prompt.identifier, comp.inline_content
             )
             comp.metadata[ALLOWANCE] = allowance(comp) + extra
+
+    assembler.add_template(bound, prompt.role, shape)
 
 
 #: The resource a card's override text belongs to.

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+import compiler
 from compiler.tavern.injections import apply_injections
 from compiler.tavern.preset import PresetPrompt
 
@@ -85,3 +88,24 @@ def test_history_is_not_modified() -> None:
     history = list(HISTORY)
     run(inj("a", "A", 1), history=history)
     assert history == HISTORY
+
+
+def test_injections_stand_in_an_empty_chat(tmp_path: Path) -> None:
+    """One forward pass: the history is finished (injections in) before the frame decides it
+    is empty, so an empty chat still carries the preset's in-chat injections."""
+    preset = {
+        "prompts": [
+            {"identifier": "main", "content": "Main."},
+            {"identifier": "chatHistory", "marker": True},
+            {
+                "identifier": "note",
+                "role": "system",
+                "content": "Remember the river.",
+                "injection_position": 1,
+                "injection_depth": 0,
+            },
+        ]
+    }
+    (tmp_path / "p.json").write_text(json.dumps(preset))
+    result = compiler.compile(tmp_path / "p.json", context={"chat": []}, mode="legacy")
+    assert [m["content"] for m in result.request["messages"]] == ["Main.", "Remember the river."]
