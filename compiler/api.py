@@ -2,23 +2,35 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Unpack
 
 from compiler.assemble import Assembler
 from compiler.context.inputs import (
+    collect_warnings,
     decode_text,
+    is_file,
     parse_json,
     read_bytes,
     sanitize,
     surrogate_warning,
 )
 from compiler.context.run import RunContext, load_context
-from compiler.errors import APCError, ContextError, Diagnostic, InternalError, StrictError
+from compiler.errors import (
+    APCError,
+    ContextError,
+    Diagnostic,
+    InternalError,
+    StrictError,
+    is_too_deep,
+    too_deep,
+)
 from compiler.fit import (
     BudgetLedger,
     CategoryBudgets,
@@ -143,14 +155,15 @@ def compile(
     ``result.warnings``; with ``strict`` they raise :class:`StrictError`.
     """
     path = Path(source)
-    if not path.is_file():
+    if not is_file(path):
         raise ContextError(
             code="context.file_not_found",
             message=f"no template or preset file: {str(source)[:200]!r}",
             hint="compiler.compile() takes a path; compile text with compiler.compile_string()",
         )
     opts = (options or CompileOptions()).with_fields(**overrides)
-    return _compile(_open_source(path), context, opts)
+    with _deep_inputs_coded(), collect_warnings() as found:
+        return _compile(_open_source(path), context, opts, found)
 
 
 def compile_string(
@@ -166,7 +179,20 @@ def compile_string(
     (``kind="preset"``) into a provider request; ``name`` is what diagnostics call it. The
     rest is :func:`compile`'s."""
     opts = (options or CompileOptions()).with_fields(**overrides)
-    return _compile(_string_source(text, kind, name), context, opts)
+    with _deep_inputs_coded(), collect_warnings() as found:
+        return _compile(_string_source(text, kind, name), context, opts, found)
+
+
+@contextlib.contextmanager
+def _deep_inputs_coded() -> Iterator[None]:
+    """Input nested deeper than Python or pydantic can walk, found past the readers, is
+    ``context.too_deep``, never a RecursionError."""
+    try:
+        yield
+    except (RecursionError, ValueError) as exc:
+        if not is_too_deep(exc):
+            raise
+        raise too_deep() from None
 
 
 def _resolve(src: _Source, ctx: RunContext, opts: CompileOptions) -> ResolvedAgentProfile:
@@ -187,7 +213,12 @@ def _resolve(src: _Source, ctx: RunContext, opts: CompileOptions) -> ResolvedAge
     return resolved.with_run_tools(t.name for t in ctx.tools)
 
 
-def _compile(src: _Source, context: Context, opts: CompileOptions) -> CompileResult:
+def _compile(
+    src: _Source, context: Context, opts: CompileOptions, found: list[Diagnostic]
+) -> CompileResult:
+    """One compile; ``found`` collects the readers' warnings as they read (the source's
+    already, the run context's and the profile layers' below, tool-call arguments' while
+    assembling)."""
     ctx = load_context(context)
     resolved = _resolve(src, ctx, opts)
     total = total_budget(
@@ -198,10 +229,11 @@ def _compile(src: _Source, context: Context, opts: CompileOptions) -> CompileRes
         max_completion_tokens=opts.max_completion_tokens,
     )
     bound = src.bound
-    warnings = [*resolved.warnings, *ctx.warnings, *(bound.warnings if bound is not None else ())]
+    warnings = [*found, *resolved.warnings, *(bound.warnings if bound is not None else ())]
     warnings += budget_warnings(total, opts.model)
     if opts.strict and warnings:
         raise StrictError(warnings)
+    read_before = len(found)
     dialect = get_dialect(opts.provider)
     counter = counter_for(opts.encoding or encoding_name_for_model(opts.model))
     journal = Journal()
@@ -215,9 +247,10 @@ def _compile(src: _Source, context: Context, opts: CompileOptions) -> CompileRes
             assemble_preset(assembler, src.preset, mode=mode)
         elif bound is not None:
             assembler.add_template(bound)
-        warnings += assembler.warnings
-        if opts.strict and assembler.warnings:
-            raise StrictError(assembler.warnings)
+        late = [*found[read_before:], *assembler.warnings]
+        warnings += late
+        if opts.strict and late:
+            raise StrictError(late)
         fitted = fit(
             assembler.frame(),
             dialect=dialect,

@@ -307,13 +307,17 @@ DEFAULT_TAIL_MESSAGES = 20
 def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
     # only the tail may be visible: then only it is offered, and no summary of the head
     source, window = a.visible_chat()
+    first = len(a.context.messages) - len(source)  # the window is a suffix of the chat
     messages: list[Message] = []
-    for m in source:
+    for i, m in enumerate(source, start=first):
         msg: Message = {"role": m.role, "content": m.content}
         if m.name:
             msg["name"] = m.name
         if m.tool_calls:
-            msg["toolCalls"] = [_tool_call(c) for c in m.tool_calls]
+            msg["toolCalls"] = [
+                _tool_call(c, a.context.file, f"chat[{i}].toolCalls[{j}]")
+                for j, c in enumerate(m.tool_calls)
+            ]
         if m.tool_call_id:
             msg["toolCallId"] = m.tool_call_id
         messages.append(msg)
@@ -354,14 +358,15 @@ def _summary_meta(a: Assembler, kind: ComponentKind) -> dict[str, Any]:
     return {"summary": text} if text and text.strip() else {}
 
 
-def _tool_call(raw: dict[str, Any]) -> ToolCall:
-    """A run's tool call, flat ``{id, name, arguments}`` or OpenAI's ``{id, function: {...}}``."""
+def _tool_call(raw: dict[str, Any], file: str, where: str) -> ToolCall:
+    """A run's tool call, flat ``{id, name, arguments}`` or OpenAI's ``{id, function: {...}}``;
+    ``file`` and ``where`` (``chat[3].toolCalls[0]``) locate it for errors."""
     fn = raw.get("function", raw)
     call_id = raw.get("id")
 
-    def bad(why: str) -> ContextError:
+    def bad(why: str, code: str = "context.invalid_context") -> ContextError:
         return ContextError(
-            code="context.invalid_context", message=f"tool call {call_id!r}: {why}", path="chat"
+            code=code, message=f"tool call {call_id!r}: {why}", file=file, path=where
         )
 
     if not isinstance(fn, dict):
@@ -374,9 +379,9 @@ def _tool_call(raw: dict[str, Any]) -> ToolCall:
     arguments = fn.get("arguments", {})
     if isinstance(arguments, str):
         try:  # the strict reader: no NaN, no huge integers, bounded nesting
-            arguments = parse_json(arguments or "{}", "chat", what="tool-call arguments")
+            arguments = parse_json(arguments or "{}", file, what="tool-call arguments")
         except ContextError as exc:
-            raise bad(f"arguments are not valid JSON: {exc.message}") from None
+            raise bad(f"arguments: {exc.message}", "context.invalid_json") from None
     if not isinstance(arguments, dict):
         raise bad("arguments must be a JSON object")
     return {"id": call_id, "name": name, "arguments": arguments}

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from compiler.atomic import Terminated
-from compiler.errors import APCError, Diagnostic
+from compiler.errors import APCError, is_too_deep, too_deep
 from compiler.render import print_diagnostics
 
 COMMAND_MODULES = (
@@ -48,17 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except APCError as exc:
         print_diagnostics(exc.diagnostics, fmt=getattr(args, "format", "text"))
         return 1
-    except RecursionError:  # input nested deeper than a reader could check: still coded
-        print_diagnostics(
-            [
-                Diagnostic(
-                    code="context.too_deep",
-                    message="an input is nested too deeply to process",
-                    hint="flatten the JSON input (tool-call arguments, profile layers)",
-                )
-            ],
-            fmt=getattr(args, "format", "text"),
-        )
+    except (RecursionError, ValueError) as exc:  # nested too deep to process: still coded
+        if not is_too_deep(exc):
+            raise
+        print_diagnostics(too_deep().diagnostics, fmt=getattr(args, "format", "text"))
         return 1
     except KeyboardInterrupt:
         return 130

@@ -176,6 +176,24 @@ class LoweringError(APCError):
     """The fitted frame cannot be expressed as a valid request for the provider."""
 
 
+def is_too_deep(exc: BaseException) -> bool:
+    """Whether ``exc`` is Python or pydantic giving up on nesting (pydantic raises a plain
+    ``ValueError`` for its serializer's depth limit)."""
+    if isinstance(exc, RecursionError):
+        return True
+    return isinstance(exc, ValueError) and "serialization depth" in str(exc)
+
+
+def too_deep(what: str = "an input") -> ContextError:
+    """``context.too_deep``: nesting deeper than the parser or serializer can take, found
+    past the readers (which refuse what the JSON parser cannot nest)."""
+    return ContextError(
+        code="context.too_deep",
+        message=f"{what} is nested too deeply to process",
+        hint="flatten the JSON input (tool-call arguments, card extensions, profile layers)",
+    )
+
+
 class InternalError(APCError):
     """An invariant of the compiler itself failed (``internal.*``): a bug to report, never
     the input's fault; nothing is written."""

@@ -56,6 +56,18 @@ class CompileOptions:
     summary_cache: SummaryCache | None = None
     strict: bool = False
 
+    def __post_init__(self) -> None:
+        """Refuse values no compile can use (the CLI reports the same as usage errors)."""
+        for name, low in (("budget", 0), ("reserve", 0), ("max_completion_tokens", 1)):
+            value = getattr(self, name)
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or value < low
+            ):
+                raise ValueError(f"{name} must be an integer of at least {low}, not {value!r}")
+        step = self.cache_stable
+        if not isinstance(step, bool) and (not isinstance(step, int) or step < 0):
+            raise ValueError(f"cache_stable must be True, False or a step >= 0, not {step!r}")
+
     @property
     def step(self) -> int:
         """The cache-stable step in messages (0: off)."""

@@ -213,7 +213,10 @@ def test_tool_call_arguments_are_read_strictly() -> None:
             {"role": "assistant", "toolCalls": [{"id": "c", "name": "t", "arguments": arguments}]},
             {"role": "tool", "toolCallId": "c", "content": "ok"},
         ]
-        assert code_of("<<agent.chat.history>>", {"chat": chat}) == "context.invalid_context"
+        with pytest.raises(APCError) as info:
+            compiler.compile_string("<<agent.chat.history>>", context={"chat": chat})
+        assert info.value.code == "context.invalid_json"
+        assert info.value.path == "chat[0].toolCalls[0]" and info.value.file == "<inline>"
 
 
 def test_non_finite_numbers_from_python_objects_are_refused() -> None:
@@ -388,3 +391,127 @@ def test_each_input_is_read_once_per_compile(
     compiler.compile(tmp_path / "preset.json", context=tmp_path / "run.json")
     for name in ("preset.json", "run.json", "card.json"):
         assert opened.count(name) == 1, (name, opened)
+
+
+# -- issue 9, second round: what a review of the first fixes found --------------------------
+
+
+def test_a_directory_where_a_file_should_be_is_coded(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "output" / "sub").mkdir(parents=True)
+    (ws / "summaries" / "chat.md").mkdir(parents=True)  # a folder where the summary would be
+    (tmp_path / "run.json").write_text(
+        json.dumps(
+            {"workspace": "ws", "chat": [{"role": "user", "content": f"m{i}"} for i in range(40)]}
+        )
+    )
+    run = tmp_path / "run.json"
+    with pytest.raises(APCError) as info:
+        compiler.compile_string('<<agent.file "output/sub">>', context=run)
+    assert info.value.code == "workspace.file_unreadable"
+    ok = compiler.compile_string("S <<agent.chat.history>>", context=run, budget=40)
+    assert ok.request["messages"][-1]["content"] == "m39"  # the folder is no summary, no crash
+    with pytest.raises(APCError) as info:
+        compiler.compile_string('<<agent.file "output/sub/../x">>', context=run)
+    (ws / "output" / "a.md").write_text("a")
+    with pytest.raises(APCError) as info:
+        compiler.compile_string('<<agent.file "output/a.md/x">>', context=run)
+    assert info.value.code == "workspace.file_not_found"
+
+
+@pytest.mark.parametrize("bad", ["n" * 300, "a\x00b"])
+def test_paths_the_os_cannot_take_are_coded(
+    tmp_path: Path, bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "t.txt").write_text("Hi <<agent.chat.history>>")
+    for key in ("chat", "character", "worldInfo"):
+        with pytest.raises(APCError):
+            compiler.compile(tmp_path / "t.txt", context={key: bad})
+    with pytest.raises(APCError):
+        compiler.compile_string('<<agent.file "output/a.md">>', context={"workspace": bad})
+    with pytest.raises(APCError):
+        compiler.compile_string('<<agent.skill "x">>', context={"skills": bad})
+    with pytest.raises(APCError):
+        compiler.compile(tmp_path / bad if "\x00" not in bad else bad)
+    if "\x00" not in bad:  # argv cannot carry a NUL
+        for args in (
+            ["compile", bad],
+            ["compile", str(tmp_path / "t.txt"), "--context", bad],
+            ["check", bad],
+            ["profile", "resolve", "--data-root", bad, "--profile", "p"],
+        ):
+            assert main(args) in (1, 2)
+            assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_symlink_loop_as_the_workspace_is_coded(tmp_path: Path) -> None:
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    with pytest.raises(APCError) as info:
+        compiler.compile_string(
+            '<<agent.file "output/a.md">>', context={"workspace": str(tmp_path / "loop")}
+        )
+    assert info.value.code == "context.workspace_not_found"
+
+
+def test_nesting_past_the_serializer_is_too_deep_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep: Any = "x"
+    for _ in range(300):
+        deep = {"a": deep}
+    card = {
+        "spec": "chara_card_v2",
+        "spec_version": "2.0",
+        "data": {"name": "S", "extensions": deep},
+    }
+    (tmp_path / "card.json").write_text(json.dumps(card))
+    (tmp_path / "t.txt").write_text("Hi")
+    (tmp_path / "run.json").write_text(json.dumps({"character": "card.json"}))
+    journal = tmp_path / "j.jsonl"
+    args = ["compile", str(tmp_path / "t.txt"), "--context", str(tmp_path / "run.json")]
+    assert main([*args, "--journal", str(journal)]) == 1
+    err = capsys.readouterr().err
+    assert "error[context.too_deep]" in err and "Traceback" not in err
+    assert json.loads(journal.read_text().splitlines()[-1])["type"] == "context_assembly_failed"
+    results = {"toolResults": [{"callId": "a", "tool": "t", "arguments": deep}]}
+    (tmp_path / "run2.json").write_text(json.dumps(results))
+    (tmp_path / "t2.txt").write_text("Hi <<agent.tool_results>>")
+    frame = ["compile", str(tmp_path / "t2.txt"), "--context", str(tmp_path / "run2.json")]
+    assert main([*frame, "--emit", "frame"]) in (0, 1)
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_lone_surrogates_warn_from_every_reader(tmp_path: Path) -> None:
+    lore = {"entries": {"0": {"uid": 0, "key": ["x"], "content": "cut \ud83d", "constant": True}}}
+    (tmp_path / "lore.json").write_text(json.dumps(lore))
+    card = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": "S\udc00"}}
+    (tmp_path / "card.json").write_text(json.dumps(card))
+    preset = {"prompts": [{"identifier": "main", "content": "Be \ud83d."}]}
+    (tmp_path / "p.json").write_text(json.dumps(preset))
+    ctx = {"worldInfo": str(tmp_path / "lore.json"), "character": str(tmp_path / "card.json")}
+    result = compiler.compile(tmp_path / "p.json", context=ctx)
+    warned = {w.file for w in result.warnings if w.code == "context.lone_surrogate"}
+    assert warned == {str(tmp_path / n) for n in ("lore.json", "card.json", "p.json")}
+    with pytest.raises(APCError):
+        compiler.compile(tmp_path / "p.json", context=ctx, strict=True)
+
+
+def test_python_objects_meet_the_limits_json_text_meets() -> None:
+    ctx = {"toolResults": [{"callId": "a", "tool": "t", "arguments": {"a": 10**5000}}]}
+    assert code_of("Hi <<agent.tool_results>>", ctx) == "context.invalid_json"
+    ctx = {"toolResults": [{"callId": "a", "tool": "t", "arguments": {"a": 10**150}}]}
+    assert code_of("Hi <<agent.tool_results>>", ctx) == "context.invalid_json"
+    for bad in ({"budget": -5}, {"reserve": -1}, {"max_completion_tokens": 0}, {"budget": 1.5}):
+        with pytest.raises(ValueError):
+            compiler.CompileOptions(**bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        compiler.compile_string("Hi", cache_stable=-1)
+
+
+def test_an_unreadable_stored_profile_is_not_a_missing_one(tmp_path: Path) -> None:
+    folder = tmp_path / "_tauritavern" / "agent-profiles" / "profiles"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "p1.json")
+    with pytest.raises(APCError) as info:
+        resolve_profile(profile_id="p1", data_root=tmp_path)
+    assert info.value.code == "context.file_unreadable"

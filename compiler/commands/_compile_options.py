@@ -7,6 +7,7 @@ from pathlib import Path
 
 from compiler.api import CompileResult
 from compiler.api import compile as compile_source
+from compiler.context.inputs import is_file, lexists
 from compiler.options import CompileOptions
 from compiler.profile import add_profile_arguments, layers_from_args
 from compiler.profile.registry import write_resolved_profile
@@ -57,8 +58,8 @@ def add_strict(p: argparse.ArgumentParser) -> None:
 def usage_problem(args: argparse.Namespace) -> str | None:
     """Why the options cannot work (a usage error, exit 2), or None."""
     for name in (args.source, args.context):
-        if name and not Path(name).is_file():
-            return f"not a file: {name}" if Path(name).exists() else f"no such file: {name}"
+        if name and not is_file(name):
+            return f"not a file: {name[:200]}" if lexists(name) else f"no such file: {name[:200]}"
     if args.budget is not None and args.budget < 0:
         return "--budget must be at least 0"
     if args.max_completion_tokens is not None and args.max_completion_tokens < 1:

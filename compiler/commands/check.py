@@ -10,6 +10,7 @@ from typing import Any
 from compiler.api import check, check_budget
 from compiler.commands._common import add_format, usage_error
 from compiler.commands._compile_options import add_strict
+from compiler.context.inputs import is_file
 from compiler.errors import APCError, Diagnostic
 from compiler.fit.budgets import budget_warnings, total_budget
 from compiler.options import CompileOptions
@@ -35,7 +36,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    missing = [f for f in args.files if not Path(f).is_file()]
+    missing = [f[:200] for f in args.files if not is_file(f)]
     if missing:
         return usage_error(f"no such file: {missing[0]}")
     diagnostics: list[Diagnostic] = []

@@ -42,7 +42,7 @@ from compiler.context.inputs import (
     type_name,
     validate,
 )
-from compiler.errors import ContextError, Diagnostic, Span
+from compiler.errors import ContextError, Span
 
 Role = Literal["system", "user", "assistant", "tool"]
 _CODE = "context.invalid_chat"
@@ -166,9 +166,8 @@ def _tool_messages(invocations: list[Any], name: str | None, bad: Any) -> list[C
     return [ChatMessage(role="assistant", content="", name=name, tool_calls=calls), *results]
 
 
-def parse_jsonl(text: str, file: str, warnings: list[Diagnostic] | None = None) -> TavernChat:
-    """A SillyTavern chat from the text of a ``.jsonl`` file (repaired lone surrogates are
-    reported in ``warnings``)."""
+def parse_jsonl(text: str, file: str) -> TavernChat:
+    """A SillyTavern chat from the text of a ``.jsonl`` file."""
     chat = TavernChat()
     start = 0
     seen_first = False
@@ -176,7 +175,7 @@ def parse_jsonl(text: str, file: str, warnings: list[Diagnostic] | None = None) 
         offset, start = start, start + len(line) + 1
         if not line.strip():
             continue
-        obj = parse_json(line, file, line_offset=line_no - 1, what="JSON line", warnings=warnings)
+        obj = parse_json(line, file, line_offset=line_no - 1, what="JSON line")
         span = _line_span(file, text, offset, line_no)
         if not isinstance(obj, dict):
             raise ContextError(
@@ -204,15 +203,15 @@ def parse_jsonl(text: str, file: str, warnings: list[Diagnostic] | None = None) 
     return chat
 
 
-def read_chat_file(path: PathLike, warnings: list[Diagnostic] | None = None) -> TavernChat:
+def read_chat_file(path: PathLike) -> TavernChat:
     """Read a SillyTavern ``.jsonl`` chat, or a ``.json`` array of inline messages."""
     path = Path(path)
     file = str(path)
     text = decode_text(read_bytes(path, what="chat"), file)
     if path.suffix.lower() == ".json" or text.lstrip().startswith("["):
-        data = parse_json(text, file, warnings=warnings)
+        data = parse_json(text, file)
         return TavernChat(messages=parse_messages(data, file=file))
-    return parse_jsonl(text, file, warnings)
+    return parse_jsonl(text, file)
 
 
 def read_chat(
@@ -221,14 +220,12 @@ def read_chat(
     *,
     origin: str | None = None,
     json_path: str = "",
-    warnings: list[Diagnostic] | None = None,
 ) -> list[ChatMessage]:
     """Messages oldest first, from an inline list or a chat file (relative to ``base_dir``).
 
-    ``origin``/``json_path`` name where an inline list came from (``RUN.json``, ``chat``);
-    input warnings (repaired lone surrogates) go to ``warnings``.
+    ``origin``/``json_path`` name where an inline list came from (``RUN.json``, ``chat``).
     """
     if isinstance(value, str | Path) or hasattr(value, "__fspath__"):
-        return read_chat_file(resolve(value, base_dir), warnings).messages
+        return read_chat_file(resolve(value, base_dir)).messages
     items = list(value) if isinstance(value, list | tuple) else value
     return parse_messages(items, file=origin or INLINE, path=json_path)

@@ -18,12 +18,14 @@ replaced with U+FFFD, and the reader reports a ``context.lone_surrogate`` warnin
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
@@ -42,6 +44,7 @@ MAX_INPUT_BYTES = 64 * 1024 * 1024
 MAX_INT_DIGITS = 100
 """The most digits an integer in JSON input may have (no count or budget needs more)."""
 
+_INT_LIMIT = 10**MAX_INT_DIGITS
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -69,6 +72,34 @@ def join_path(prefix: str, *parts: str | int) -> str:
     return out
 
 
+def is_file(path: PathLike) -> bool:
+    """Whether ``path`` is a regular file; a path the OS cannot take (too long, NUL, a loop)
+    is simply not one (``Path.is_file`` raises on some of them)."""
+    try:
+        return os.path.isfile(path)
+    except (OSError, ValueError):
+        return False
+
+
+def lexists(path: PathLike) -> bool:
+    """Whether something (even a broken link) is at ``path``; False for a path the OS
+    cannot take."""
+    try:
+        return os.path.lexists(path)
+    except (OSError, ValueError):
+        return False
+
+
+def real_dir(path: PathLike) -> Path | None:
+    """``path`` resolved, if it is a directory; None for anything else (missing, a file, a
+    name too long, a NUL, a symlink loop)."""
+    try:
+        real = Path(os.path.realpath(path))
+        return real if real.is_dir() else None
+    except (OSError, ValueError, RuntimeError):
+        return None
+
+
 def open_input(path: Path) -> BinaryIO:
     """``path`` open for binary reading, if it is a regular file (checked on the opened
     descriptor, without blocking on a pipe); else a ContextError."""
@@ -83,6 +114,8 @@ def open_input(path: Path) -> BinaryIO:
     except OSError as exc:
         why = exc.strerror or str(exc)
         raise fail("context.file_unreadable", f"cannot read {path}: {why}") from None
+    except ValueError:  # a NUL in the path
+        raise fail("context.file_unreadable", f"not a valid path: {str(path)!r}") from None
     mode = os.fstat(fd).st_mode
     if stat.S_ISREG(mode):
         return os.fdopen(fd, "rb")
@@ -136,17 +169,32 @@ def decode_text(data: bytes, file: str, *, code: str = "context.invalid_json") -
         ) from None
 
 
-def parse_json(
-    text: str,
-    file: str,
-    *,
-    line_offset: int = 0,
-    what: str = "JSON",
-    warnings: list[Diagnostic] | None = None,
-) -> Any:
+_WARNINGS: ContextVar[list[Diagnostic] | None] = ContextVar("apc_input_warnings", default=None)
+
+
+@contextlib.contextmanager
+def collect_warnings() -> Iterator[list[Diagnostic]]:
+    """Collect the warnings every reader reports while the block runs (in this thread or
+    task only): ``compile()`` puts them in ``result.warnings``."""
+    found: list[Diagnostic] = []
+    token = _WARNINGS.set(found)
+    try:
+        yield found
+    finally:
+        _WARNINGS.reset(token)
+
+
+def report(warning: Diagnostic) -> None:
+    """A reader's warning, for the active :func:`collect_warnings` (dropped without one)."""
+    sink = _WARNINGS.get()
+    if sink is not None:
+        sink.append(warning)
+
+
+def parse_json(text: str, file: str, *, line_offset: int = 0, what: str = "JSON") -> Any:
     """Parse JSON text strictly (see the module docstring); a syntax error becomes
     ``context.invalid_json`` with line and column. Lone surrogates are replaced and reported
-    in ``warnings`` (when given).
+    (:func:`report`).
 
     ``line_offset`` shifts reported lines, for one line of a JSONL file.
     """
@@ -171,8 +219,8 @@ def parse_json(
         ) from None
     if _SURROGATE_ESCAPE.search(text):
         value, count = sanitize(value, file)
-        if count and warnings is not None:
-            warnings.append(surrogate_warning(count, file))
+        if count:
+            report(surrogate_warning(count, file))
     return value
 
 
@@ -200,7 +248,8 @@ def _float(digits: str) -> float:
 def sanitize(value: Any, file: str = INLINE) -> tuple[Any, int]:
     """``value`` (parsed JSON or a caller's objects) with every lone surrogate in its strings
     (keys included) replaced by U+FFFD, and how many strings changed; a NaN or infinite
-    float is ``context.invalid_json`` (it would make the request invalid JSON)."""
+    float, or an integer over :data:`MAX_INT_DIGITS` digits, is ``context.invalid_json``
+    (the same limits as JSON text, whichever way the data comes in)."""
     count = 0
 
     def walk(node: Any) -> Any:
@@ -217,6 +266,12 @@ def sanitize(value: Any, file: str = INLINE) -> tuple[Any, int]:
         if isinstance(node, float) and not math.isfinite(node):
             raise ContextError(
                 code="context.invalid_json", message=f"{node} is not a JSON number", file=file
+            )
+        if isinstance(node, int) and not isinstance(node, bool) and abs(node) >= _INT_LIMIT:
+            raise ContextError(
+                code="context.invalid_json",
+                message=f"an integer of more than {MAX_INT_DIGITS} digits",
+                file=file,
             )
         return node
 
@@ -239,12 +294,10 @@ def surrogate_warning(count: int, file: str) -> Diagnostic:
     )
 
 
-def load_json_file(
-    path: Path, *, warnings: list[Diagnostic] | None = None, what: str = "input"
-) -> Any:
+def load_json_file(path: Path, *, what: str = "input") -> Any:
     """Read and parse one JSON file (see :func:`read_bytes` and :func:`parse_json`)."""
     data = read_bytes(path, what=what)
-    return parse_json(decode_text(data, str(path)), str(path), warnings=warnings)
+    return parse_json(decode_text(data, str(path)), str(path))
 
 
 def resolve(value: PathLike, base_dir: PathLike | None) -> Path:

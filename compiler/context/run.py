@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from compiler.context.cards import CharacterCard, parse_card, read_card, read_card_json
@@ -20,6 +20,8 @@ from compiler.context.inputs import (
     decode_text,
     load_json_file,
     read_bytes,
+    real_dir,
+    report,
     resolve,
     sanitize,
     surrogate_warning,
@@ -27,7 +29,7 @@ from compiler.context.inputs import (
 )
 from compiler.context.workspace import Workspace
 from compiler.context.world import Lorebook, WorldEntry, activate, read_lorebook
-from compiler.errors import ContextError, Diagnostic
+from compiler.errors import ContextError, Diagnostic, is_too_deep, too_deep
 
 SKILL_NAME_RE = re.compile(r"[a-z0-9_-]{1,128}")
 MAX_SKILL_BYTES = 1024 * 1024
@@ -113,7 +115,6 @@ class RunContext(_Model):
     _card_json: Parsed | None = None
     _lorebook: Lorebook | None = None
     _lorebook_file: str = INLINE
-    _warnings: list[Diagnostic] = PrivateAttr(default_factory=list)
 
     @property
     def messages(self) -> list[ChatMessageIn]:
@@ -136,7 +137,7 @@ class RunContext(_Model):
         :func:`compiler.context.world.activate`).
         """
         if isinstance(self.chat, str):
-            read = read_chat(self.chat, self._base_dir, warnings=self._warnings)
+            read = read_chat(self.chat, self._base_dir)
             self.chat = [_message_in(m) for m in read]
         if isinstance(self.character, str):
             self._character_path = resolve(self.character, self._base_dir)
@@ -144,9 +145,14 @@ class RunContext(_Model):
             card = parse_card(raw, file=label)
             self._card = card
             self._card_json = Parsed(raw, str(self._character_path))
-            self.character = card.model_dump(
-                mode="json", exclude={"character_book", "extra", "origin"}
-            )
+            try:
+                self.character = card.model_dump(
+                    mode="json", exclude={"character_book", "extra", "origin"}
+                )
+            except (ValueError, RecursionError) as exc:
+                if not is_too_deep(exc):
+                    raise
+                raise too_deep(f"the card {label}") from None
         elif isinstance(self.character, dict):  # a broken inline card is an error too
             self._card = read_card(self.character, origin=self._file, json_path="character")
         if isinstance(self.world_info, str):
@@ -169,11 +175,6 @@ class RunContext(_Model):
         warnings += [dataclasses.replace(w, file=self._lorebook_file) for w in found]
         return [_entry_out(e) for e in entries]
 
-    @property
-    def warnings(self) -> list[Diagnostic]:
-        """Warnings from reading the inputs (``world.regex_timeout``), for the compile's."""
-        return list(self._warnings)
-
     def skill_text(self, name: str) -> str:
         """A skill's text: from the inline map, or ``<skills dir>/<name>/SKILL.md``."""
         if not SKILL_NAME_RE.fullmatch(name):
@@ -186,10 +187,20 @@ class RunContext(_Model):
             if name in self.skills:
                 return self.skills[name]
         else:
-            root = resolve(self.skills, self._base_dir)
+            root = real_dir(resolve(self.skills, self._base_dir))
+            if root is None:
+                raise ContextError(
+                    code="context.skill_not_found",
+                    message=f"the skills directory {self.skills[:200]!r} does not exist",
+                    file=self._file,
+                    path="skills",
+                )
             path = root / name / "SKILL.md"
-            real = Path(os.path.realpath(path))
-            if path.exists() and not real.is_relative_to(Path(os.path.realpath(root))):
+            try:
+                real = Path(os.path.realpath(path))
+            except (OSError, RuntimeError):
+                real = path
+            if os.path.lexists(path) and not real.is_relative_to(root):
                 raise ContextError(
                     code="context.invalid_skill",
                     message=f"skill '{name}' links outside the skills directory",
@@ -233,11 +244,11 @@ class RunContext(_Model):
             return Workspace(files={}, visible=visible)
         if isinstance(self.workspace, InlineWorkspace):
             return Workspace(files=self.workspace.files, visible=visible)
-        directory = (self._base_dir / self.workspace).resolve()
-        if not directory.is_dir():
+        directory = real_dir(self._base_dir / self.workspace)
+        if directory is None:
             raise ContextError(
                 code="context.workspace_not_found",
-                message=f"workspace directory not found: {directory}",
+                message=f"workspace directory not found: {self.workspace[:200]!r}",
                 file=self._file,
                 path="workspace",
             )
@@ -257,15 +268,14 @@ def load_context(
     if isinstance(value, RunContext):
         return value
     file = INLINE
-    warnings: list[Diagnostic] = []
     if isinstance(value, str | Path):
         path = Path(value)
-        data = load_json_file(path, warnings=warnings, what="run context")
+        data = load_json_file(path, what="run context")
         file, base_dir = str(path), path.resolve().parent
     else:  # a caller's objects: lone surrogates can only come in this way, or from JSON
         data, repaired = sanitize(value)
         if repaired:
-            warnings.append(surrogate_warning(repaired, file))
+            report(surrogate_warning(repaired, file))
     if not isinstance(data, dict):
         raise ContextError(
             code="context.invalid_context",
@@ -277,7 +287,6 @@ def load_context(
     )
     ctx._base_dir = base_dir or Path.cwd()
     ctx._file = file
-    ctx._warnings.extend(warnings)
     ctx.load_inputs()
     return ctx
 

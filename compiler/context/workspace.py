@@ -118,7 +118,7 @@ class Workspace:
         root = base / rel.split("/")[0]
         try:
             target = Path(os.path.realpath(self.directory / rel))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RuntimeError) as exc:
             raise _unreadable(rel, str(exc)) from None
         if target != root and root not in target.parents:
             raise _deny(path, "a symlink resolves outside its workspace root", "symlink")
@@ -136,18 +136,21 @@ class Workspace:
             raise ContextError(code="workspace.file_not_found", message=f"no workspace file {real}")
         try:
             fd = _open_beneath(self.directory.resolve(), real)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # a file where a folder would be
             raise ContextError(
                 code="workspace.file_not_found", message=f"no workspace file {real}"
             ) from None
         except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            if exc.errno == errno.ELOOP:
                 why = "a symlink appeared on the checked path (or loops)"
                 raise _deny(path, why, "symlink") from None
             raise _unreadable(real, exc.strerror or str(exc)) from None
+        try:
+            self._check_file(path, real, os.fstat(fd))  # before it becomes a file object
+        except BaseException:
+            os.close(fd)
+            raise
         with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            self._check_file(path, real, info)
             data = handle.read(MAX_FILE_BYTES + 1)
         if len(data) > MAX_FILE_BYTES:
             raise _too_large(real)
@@ -208,7 +211,12 @@ def _open_beneath(base: Path, real: str) -> int:
     fd = os.open(base, os.O_RDONLY | _DIR_FLAGS)
     try:
         for part in parts[:-1]:
-            child = os.open(part, os.O_RDONLY | _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
+            try:
+                child = os.open(part, os.O_RDONLY | _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
+            except NotADirectoryError:  # a file where a folder would be, or a swapped link
+                if stat.S_ISLNK(os.lstat(part, dir_fd=fd).st_mode):
+                    raise OSError(errno.ELOOP, "a symlink on the path") from None
+                raise
             os.close(fd)
             fd = child
         return os.open(parts[-1], _OPEN_FLAGS, dir_fd=fd)

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from compiler.atomic import atomic_write_text
+from compiler.context.inputs import is_file, lexists, real_dir
 from compiler.errors import ProfileError
 from compiler.profile.embedded import load_json
 from compiler.profile.models import (
@@ -62,18 +63,18 @@ class ProfileRegistry:
 
     def ids(self) -> list[str]:
         """The ids stored on disk, sorted."""
-        if not self.directory.is_dir():
+        if real_dir(self.directory) is None:
             return []
         return sorted(
             p.stem
             for p in self.directory.glob("*.json")
-            if p.is_file() and check_profile_id(p.stem) is None
+            if is_file(p) and check_profile_id(p.stem) is None
         )
 
     def load(self, profile_id: str) -> AgentProfile | None:
         """The stored profile ``profile_id`` (validated as a layer fragment), or None."""
         path = self.path_for(profile_id)
-        if not path.is_file():
+        if not lexists(path):  # something unreadable there is an error, not "no profile"
             return None
         profile = validate_model(AgentProfile, load_json(path), file=str(path), partial=True)
         if profile.id != normalize_profile_id(profile_id):
