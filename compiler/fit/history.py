@@ -137,15 +137,8 @@ def fit_history(
     if walk.next == 0:
         return HistoryFit(list(messages), walk.used, 0, 0, None, True)
     # something has to go: set room aside for the summary, round the cut, no orphan first
-    reserve = 0
-    if summarize:
-        # a tenth of the limit, at least room for the note (unless that is over a quarter)
-        base = limit if limit is not None else cap or 0
-        floor = dialect.message_tokens(
-            {"role": SUMMARY_ROLE, "content": note(n, search_tool)}, counter
-        )
-        wanted = max(base // 10, floor if floor <= base // 4 else 0)
-        reserve = min_present(summary_limit, min(MAX_RESERVE, wanted)) or 0
+    maker = _SummaryMaker(dialect, counter, chain, component_id, precomputed, search_tool)
+    reserve = maker.reserve(n, limit, cap, summary_limit) if summarize else 0
     # the summary counts against the summary budget, so only a total limit loses the room
     walk_cap = min_present(cap, None if limit is None else limit - reserve)
     assert walk_cap is not None
@@ -155,91 +148,106 @@ def fit_history(
         while walk.units and walk.start < rounded:
             walk.pop()
     walk.drop_leading_tool()
-    summary: Message | None = None
-    summary_cost = 0
-    which: str | None = None
+    made = None
     if summarize:
         # cache-stable: a target that does not move with the newest messages
         slack = 0 if step > 0 else max(0, walk_cap - walk.used)
         target = min_present(summary_limit, reserve + slack)
         if limit is not None:
             target = min_present(target, limit - walk.used)
-        for _ in range(4):
-            made = _summary(
-                messages[: walk.start],
-                target,
-                dialect,
-                counter,
-                chain,
-                component_id,
-                precomputed,
-                search_tool,
-            )
-            if made is None:
-                summary, summary_cost, which = None, 0, None
-                break
-            summary, summary_cost, which = made
-            if step > 0 or limit is None:
-                break
-            before = walk.start
-            walk.extend(min_present(cap, limit - summary_cost))
-            walk.drop_leading_tool()
-            if walk.start == before:
-                break
-            if walk.start == 0:
-                summary, summary_cost, which = None, 0, None
-                break
-            target = min_present(target, limit - walk.used)
-    if summary is None and step == 0:  # the room set aside went unused: more messages
+        made = _summarize_cut(walk, maker, target, cap=cap, limit=limit, step=step)
+    if made is None and step == 0:  # the room set aside went unused: more messages
         walk.extend(cap)
         walk.drop_leading_tool()
     kept = list(messages[walk.start :])
-    if summary is not None:
-        kept.insert(0, summary)
+    summary_cost, which = (made[1], made[2]) if made is not None else (0, None)
+    if made is not None:
+        kept.insert(0, made[0])
     return HistoryFit(
         kept, walk.used + summary_cost, summary_cost, walk.start, which, walk.start == 0 and n > 0
     )
 
 
-def _summary(
-    cut: Sequence[Message],
+def _summarize_cut(
+    walk: _Walk,
+    maker: _SummaryMaker,
     target: int | None,
-    dialect: Dialect,
-    counter: TokenCounter,
-    chain: SummaryChain,
-    component_id: str,
-    precomputed: str | None,
-    search_tool: str | None,
+    *,
+    cap: int | None,
+    limit: int | None,
+    step: int,
 ) -> tuple[Message, int, str] | None:
-    """The system message standing for ``cut``, its cost and its summarizer, within
-    ``target`` tokens (None: no limit)."""
-    if not cut:
-        return None
-    frame_cost = dialect.message_tokens({"role": SUMMARY_ROLE, "content": ""}, counter)
-    head = note(len(cut), search_tool)
-    room = None if target is None else target - frame_cost - counter.count(head) - 1
-    if room is not None and room < 0:
-        if target is not None and target - frame_cost >= counter.count(head):
-            content, which = head, "note"
-        else:
+    """The summary of what ``walk`` leaves out, within ``target``. Without cache-stable
+    steps, the room a short summary leaves goes back to the walk (more messages, then a
+    summary of the smaller cut), a few times at most."""
+    made = None
+    for _ in range(4):
+        made = maker.make(walk.messages[: walk.start], target)
+        if made is None or step > 0 or limit is None:
+            break
+        before = walk.start
+        walk.extend(min_present(cap, limit - made[1]))
+        walk.drop_leading_tool()
+        if walk.start == before:
+            break
+        if walk.start == 0:
             return None
-    else:
-        body_target = 4 * MAX_RESERVE if room is None else room
-        made = (
-            chain.summarize(
-                SummaryRequest(component_id, "ChatHistory", body_target, messages=cut),
-                precomputed,
-            )
-            if body_target >= MIN_SUMMARY
-            else None
+        target = min_present(target, limit - walk.used)
+    return made
+
+
+@dataclass(frozen=True)
+class _SummaryMaker:
+    """The system message that stands for the cut part of one history."""
+
+    dialect: Dialect
+    counter: TokenCounter
+    chain: SummaryChain
+    component_id: str
+    precomputed: str | None
+    search_tool: str | None
+
+    def reserve(self, n: int, limit: int | None, cap: int | None, summary_limit: int | None) -> int:
+        """The room set aside for a summary: a tenth of the limit, at least room for the note
+        (unless that is over a quarter), at most :data:`MAX_RESERVE` and the summary budget."""
+        base = limit if limit is not None else cap or 0
+        floor = self.dialect.message_tokens(
+            {"role": SUMMARY_ROLE, "content": note(n, self.search_tool)}, self.counter
         )
-        content, which = (f"{head}\n{made[0]}", made[1]) if made else (head, "note")
-        while target is not None and frame_cost + counter.count(content) > target:
-            content = content[: max(len(head), len(content) - 16)]  # rare: seam merges
-            if content == head:
-                break
-    message: Message = {"role": SUMMARY_ROLE, "content": content}
-    cost = dialect.message_tokens(message, counter)
-    if target is not None and cost > target:
-        return None
-    return message, cost, which
+        wanted = max(base // 10, floor if floor <= base // 4 else 0)
+        return min_present(summary_limit, min(MAX_RESERVE, wanted)) or 0
+
+    def make(self, cut: Sequence[Message], target: int | None) -> tuple[Message, int, str] | None:
+        """The system message standing for ``cut``, its cost and its summarizer, within
+        ``target`` tokens (None: no limit)."""
+        if not cut:
+            return None
+        counter = self.counter
+        frame_cost = self.dialect.message_tokens({"role": SUMMARY_ROLE, "content": ""}, counter)
+        head = note(len(cut), self.search_tool)
+        room = None if target is None else target - frame_cost - counter.count(head) - 1
+        if room is not None and room < 0:
+            if target is not None and target - frame_cost >= counter.count(head):
+                content, which = head, "note"
+            else:
+                return None
+        else:
+            body_target = 4 * MAX_RESERVE if room is None else room
+            made = (
+                self.chain.summarize(
+                    SummaryRequest(self.component_id, "ChatHistory", body_target, messages=cut),
+                    self.precomputed,
+                )
+                if body_target >= MIN_SUMMARY
+                else None
+            )
+            content, which = (f"{head}\n{made[0]}", made[1]) if made else (head, "note")
+            while target is not None and frame_cost + counter.count(content) > target:
+                content = content[: max(len(head), len(content) - 16)]  # rare: seam merges
+                if content == head:
+                    break
+        message: Message = {"role": SUMMARY_ROLE, "content": content}
+        cost = self.dialect.message_tokens(message, counter)
+        if target is not None and cost > target:
+            return None
+        return message, cost, which

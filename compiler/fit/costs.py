@@ -1,0 +1,110 @@
+"""What a component costs in the request: its content by the dialect's cost model, and what
+it adds around its content when it joins the components already present (a message of its
+own or one it splits in two, merges at its seams, whitespace trimmed at a message's edges,
+tool framing)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from compiler.fit.items import Item
+from compiler.frame import MESSAGE_KINDS, Component, ComponentKind, Message, Role
+from compiler.lower.base import Dialect
+from compiler.tokens import TokenCounter
+
+#: Characters each side of a seam between two texts that the grant loop tokenizes together.
+SEAM_WINDOW = 32
+
+
+def _key(comp: Component | None) -> tuple[int, str] | None:
+    """The message an inline component joins: its group and role."""
+    return None if comp is None else (comp.group, comp.role)
+
+
+def neighbour(items: Sequence[Item], index: int, step: int) -> Component | None:
+    """The nearest present inline text before (step -1) or after (step 1) ``index``; None
+    when a message block or the edge comes first."""
+    j = index + step
+    while 0 <= j < len(items):
+        out = items[j].outcome.out
+        if out is not None:
+            if out.kind in MESSAGE_KINDS:
+                return None
+            if out.kind != ComponentKind.TOOL_DEFINITIONS and out.inline_content:
+                return out
+        j += step
+    return None
+
+
+class Costs:
+    """The cost model of one dialect and encoding (message framing cached per role)."""
+
+    def __init__(self, dialect: Dialect, counter: TokenCounter) -> None:
+        self.dialect = dialect
+        self.counter = counter
+        self.frames: dict[str, int] = {}
+
+    def cost(self, comp: Component) -> int:
+        """Tokens of the component's own content."""
+        if comp.kind == ComponentKind.TOOL_DEFINITIONS:
+            return self.dialect.tools_tokens(comp.tools or [], self.counter)
+        if comp.messages is not None:
+            return sum(self.dialect.message_tokens(m, self.counter) for m in comp.messages)
+        return self.counter.count(comp.inline_content or "")
+
+    def frame_cost(self, role: Role) -> int:
+        """What a message of ``role`` costs around its content."""
+        if role not in self.frames:
+            empty: Message = {"role": role, "content": ""}
+            self.frames[role] = self.dialect.message_tokens(empty, self.counter)
+        return self.frames[role]
+
+    def overhead(self, items: Sequence[Item], item: Item, text: str | None = None) -> int:
+        """What the request gains besides the item's content (``text``, else all of it) when
+        it joins what is present in ``items``. An estimate (seams are looked at
+        :data:`SEAM_WINDOW` characters wide); the allocator decides on the exact count."""
+        comp = item.comp
+        if comp.kind == ComponentKind.TOOL_DEFINITIONS:
+            present = (i.outcome.out for i in items if i.outcome.out is not None)
+            tools = [t for out in present for t in out.tools or []]
+            now = self.dialect.tools_tokens(tools, self.counter)
+            grown = self.dialect.tools_tokens([*tools, *(comp.tools or [])], self.counter)
+            return grown - now - self.cost(comp)
+        text = comp.inline_content if text is None else text
+        if comp.kind not in MESSAGE_KINDS and not text:
+            return 0
+        before, after = neighbour(items, item.index, -1), neighbour(items, item.index, 1)
+        kb, ka = _key(before), _key(after)
+        seam, trim = self.seam, self.trimmed
+        split = 0
+        if before is not None and after is not None and kb == ka:  # one message now
+            b, a = before.inline_content or "", after.inline_content or ""
+            split = self.frame_cost(before.role) - seam(b, a) + trim(b, False) + trim(a, True)
+        if comp.kind in MESSAGE_KINDS or not text:
+            return split  # messages are counted with them; the text around cannot merge
+        key = (comp.group, comp.role)
+        b = before.inline_content or "" if before is not None else ""
+        a = after.inline_content or "" if after is not None else ""
+        if kb == key and ka == key:
+            return seam(b, text) + seam(text, a) - seam(b, a)
+        if kb == key:
+            return seam(b, text) + trim(text, False) - trim(b, False)
+        if ka == key:
+            return seam(text, a) + trim(text, True) - trim(a, True)
+        return self.frame_cost(comp.role) + trim(text, None) + split
+
+    def seam(self, a: str, b: str) -> int:
+        """Tokens that joining ``a`` and ``b`` adds to their separate counts (often -1)."""
+        a, b = a[-SEAM_WINDOW:], b[:SEAM_WINDOW]
+        return self.counter.count(a + b) - self.counter.count(a) - self.counter.count(b)
+
+    def trimmed(self, text: str, head: bool | None) -> int:
+        """Tokens that trimming whitespace saves at the head (True), tail (False) or both
+        (None) of ``text`` when it stands at a message's edge (zero or negative)."""
+        count = self.counter.count
+        if head is None and len(text) <= 2 * SEAM_WINDOW:
+            return count(text.strip()) - count(text)
+        if head is None:
+            return self.trimmed(text, True) + self.trimmed(text, False)
+        w = text[:SEAM_WINDOW] if head else text[-SEAM_WINDOW:]
+        return count(w.lstrip() if head else w.rstrip()) - count(w)

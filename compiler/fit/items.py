@@ -1,0 +1,64 @@
+"""The records of one grant run, per component: what it is (:class:`Item`), the budgets left
+at its turn (:class:`Turn`) and what a fit made of it (:class:`Outcome`).
+
+The grant loop replaces an item's turn and outcome whole; the fitters read an item and
+return a new outcome, so no fitter changes the state of the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler.fit.ledger import Action, AppliedBudget
+from compiler.frame import Component, Strategy
+
+
+@dataclass(frozen=True)
+class Turn:
+    """The budgets that applied when the component's turn came."""
+
+    applied: AppliedBudget = field(default_factory=AppliedBudget)
+    limit: int | None = None  # the smallest of them: the grant (None: unlimited)
+    category_left: int | None = None  # of its category's budget (elastic components)
+    summary_left: int | None = None  # of the summary budget (elastic components)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What was made of a component; the defaults stand for "not fitted yet"."""
+
+    out: Component | None = None  # what the request carries (None: nothing)
+    offered: int | None = None  # None: not (all) counted
+    used: int = 0
+    summary_tokens: int = 0
+    action: Action = "kept"
+    reason: str | None = None
+    messages_kept: int | None = None
+    #: the extra payload of its ``context_component_skipped`` event; None: it was kept as
+    #: offered (no event)
+    skipped: Mapping[str, Any] | None = None
+
+    @property
+    def cut(self) -> bool:
+        """Cut (or dropped) to fit its limit."""
+        return self.skipped is not None
+
+
+@dataclass
+class Item:
+    """One component in a grant run."""
+
+    index: int
+    comp: Component
+    strategy: Strategy
+    category: str | None
+    fixed: bool
+    turn: Turn = field(default_factory=Turn)
+    outcome: Outcome = field(default_factory=Outcome)
+
+    @property
+    def empty(self) -> bool:
+        c = self.comp
+        return not (c.inline_content or c.messages or c.tools)

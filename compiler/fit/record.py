@@ -1,0 +1,144 @@
+"""Recording a fit: the ``context_component_skipped`` events of the grant run that stands,
+the budget ledger, and the error (with the ledger) when a budget cannot be met."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compiler.errors import BudgetError
+from compiler.fit.budgets import CATEGORIES, TotalBudget
+from compiler.fit.items import Item
+from compiler.fit.ledger import BudgetLedger, CategoryTotal, LedgerEntry
+from compiler.journal import Journal
+from compiler.lower.base import Dialect
+from compiler.tokens import TokenCounter
+
+
+class Recorder:
+    """The journal and ledger of one fit."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        *,
+        dialect: Dialect,
+        counter: TokenCounter,
+        model: str,
+        total: TotalBudget,
+        budgets: dict[str, int | None],
+        step: int,
+    ) -> None:
+        self.journal = journal
+        self.dialect = dialect
+        self.counter = counter
+        self.model = model
+        self.total = total
+        self.budgets = budgets
+        self.step = step
+        self.skips: list[dict[str, Any]] = []  # the skip events of the current grant run
+
+    # -- the journal -------------------------------------------------------------------
+    def reset(self) -> None:
+        """A new grant run: the events of the last one are void."""
+        self.skips = []
+
+    def skipped(self, item: Item) -> None:
+        """The journal's ``context_component_skipped`` (reason budget) for a cut or drop,
+        held until the grant run stands."""
+        fate = item.outcome
+        if fate.skipped is None:
+            return
+        self.skips.append(
+            {
+                "component": item.comp.id,
+                "kind": item.comp.kind.value,
+                "reason": "budget",
+                "action": fate.action,
+                **fate.skipped,
+            }
+        )
+
+    def flush(self) -> None:
+        """Into the journal: the events of the grant run that stands (runs that were over the
+        budget leave none)."""
+        for payload in self.skips:
+            self.journal.emit("context_component_skipped", **payload)
+        self.skips = []
+
+    def failure(
+        self, items: list[Item], item: Item | None, message: str, limit: int | None
+    ) -> BudgetError:
+        """``context.budget_exceeded`` with the ledger so far; the events of the run and the
+        failure go into the journal."""
+        ledger = self.ledger(items)
+        self.flush()
+        self.journal.emit(
+            "context_assembly_failed",
+            "error",
+            code="context.budget_exceeded",
+            component=item.comp.id if item else None,
+        )
+        return BudgetError(
+            code="context.budget_exceeded",
+            message=message,
+            hint="raise --budget (or the category budget), or give the component a cutting "
+            "strategy (strategy=truncate|summarize) or required=false",
+            details={
+                "budget": self.total.total,
+                "limit": limit,
+                "component": item.comp.id if item else None,
+                "ledger": ledger.model_dump(mode="json", by_alias=True),
+            },
+        )
+
+    # -- the ledger --------------------------------------------------------------------
+    def ledger(self, items: list[Item], total_tokens: int | None = None) -> BudgetLedger:
+        """The ledger of ``items``; with the request's exact count, its totals too."""
+        entries = [entry(i) for i in items]
+        categories = {name: CategoryTotal(budget=self.budgets[name]) for name in CATEGORIES}
+        for i in items:
+            fate = i.outcome
+            if i.category:
+                categories[i.category].used += fate.used - fate.summary_tokens
+            categories["summary"].used += fate.summary_tokens
+        ledger = BudgetLedger(
+            provider=self.dialect.name,
+            model=self.model,
+            encoding=self.counter.encoding_name,
+            budget=self.total.total,
+            budget_source=self.total.source,
+            profile_budget=self.total.profile_total,
+            window=self.total.window,
+            reserve=self.total.reserve,
+            cache_stable=self.step or None,
+            entries=entries,
+            categories=categories,
+        )
+        if total_tokens is not None:
+            ledger.total_tokens = total_tokens
+            ledger.overhead_tokens = total_tokens - sum(e.tokens_used for e in entries)
+        return ledger
+
+
+def entry(item: Item) -> LedgerEntry:
+    """One component's ledger entry."""
+    comp, fate = item.comp, item.outcome
+    offered_msgs = len(comp.messages) if comp.messages is not None else None
+    return LedgerEntry(
+        id=comp.id,
+        kind=comp.kind.value,
+        source=comp.source,
+        category=item.category,
+        priority=comp.priority,
+        required=comp.required,
+        tokens_offered=fate.offered,
+        budget=item.turn.applied,
+        tokens_granted=item.turn.limit,
+        tokens_used=fate.used,
+        summary_tokens=fate.summary_tokens,
+        action=fate.action,
+        strategy=item.strategy,
+        reason=fate.reason,
+        messages_offered=offered_msgs,
+        messages_kept=fate.messages_kept if fate.messages_kept is not None else offered_msgs,
+    )
