@@ -27,8 +27,8 @@ from compiler.policy.tools import (
     to_provider_name,
 )
 from compiler.profile import ResolvedAgentProfile
+from compiler.stmacros import card_values, inert, substitute
 from compiler.syntax.ast import Text
-from compiler.tavern.macros import card_values, inert, substitute
 
 
 class Assembler:

@@ -15,8 +15,9 @@ Two input forms are read into one :class:`Lorebook`:
 - disabled entries never activate; constant entries always do;
 - other entries need a primary key found in the scan buffer: the last ``scan_depth``
   messages (the entry's own ``scanDepth`` wins), each stripped, newest first, joined by
-  ``\\n``. Keys get SillyTavern macros substituted when ``macros`` is given, then are
-  stripped; an empty key never matches;
+  ``\\n``. Keys go through ``rewrite_key`` when given (a caller fills SillyTavern macros
+  such as ``{{char}}`` with it: :func:`compiler.stmacros.substitute`), then are stripped; an
+  empty key never matches;
 - matching is a plain substring test, case-insensitive unless the entry (or the call) says
   ``caseSensitive``; ``matchWholeWords`` makes a one-word key match only between non-word
   characters (a key of several words stays a substring test); a key written
@@ -54,7 +55,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import IntEnum
 from functools import lru_cache
 from pathlib import Path
@@ -74,7 +75,6 @@ from compiler.context.inputs import (
     validate,
 )
 from compiler.errors import ContextError, Diagnostic
-from compiler.tavern.macros import substitute
 
 Position = Literal[
     "before", "after", "an_top", "an_bottom", "at_depth", "em_top", "em_bottom", "outlet", "other"
@@ -532,13 +532,13 @@ class _Scanner:
         scan_depth: int,
         case_sensitive: bool,
         whole_words: bool,
-        macros: Mapping[str, str] | None,
+        rewrite_key: Callable[[str], str] | None,
     ) -> None:
         self.newest_first = [m.strip() for m in reversed(messages)]
         self.scan_depth = scan_depth
         self.case_sensitive = case_sensitive
         self.whole_words = whole_words
-        self.macros = macros
+        self.rewrite_key = rewrite_key
         self.recurse: list[str] = []
         self.warnings: list[Diagnostic] = []
         self._cache: dict[tuple[int, bool, int], str] = {}
@@ -563,8 +563,8 @@ class _Scanner:
         return entry.case_sensitive if entry.case_sensitive is not None else self.case_sensitive
 
     def matches(self, entry: WorldEntry, key: str) -> bool:
-        if self.macros is not None:
-            key = substitute(key, self.macros)
+        if self.rewrite_key is not None:
+            key = self.rewrite_key(key)
         key = key.strip()
         if not key:
             return False
@@ -693,7 +693,7 @@ def activate(
     case_sensitive: bool = False,
     match_whole_words: bool = False,
     recursive: bool = False,
-    macros: Mapping[str, str] | None = None,
+    rewrite_key: Callable[[str], str] | None = None,
     warnings: list[Diagnostic] | None = None,
 ) -> list[WorldEntry]:
     """The entries ``messages`` (oldest first) activate, in prompt order (module docstring).
@@ -703,7 +703,7 @@ def activate(
     """
     if scan_depth < 0:
         raise ValueError("scan_depth must be >= 0")
-    scanner = _Scanner(messages, scan_depth, case_sensitive, match_whole_words, macros)
+    scanner = _Scanner(messages, scan_depth, case_sensitive, match_whole_words, rewrite_key)
     index = {id(entry): i for i, entry in enumerate(lorebook.entries)}
     active: list[WorldEntry] = []
     taken: set[int] = set()

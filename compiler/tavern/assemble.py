@@ -44,10 +44,10 @@ from compiler.frame import Component, ComponentKind, Message
 from compiler.macros import BoundTemplate, MacroCall, bind
 from compiler.markers import ALLOWANCE, allowance, openers
 from compiler.profile import ResolvedAgentProfile
+from compiler.stmacros import comment_spans, inert
 from compiler.syntax import parse
 from compiler.syntax.ast import Template, Text
 from compiler.tavern.injections import apply_injections
-from compiler.tavern.macros import comment_spans, inert
 from compiler.tavern.preset import (
     AGENT_MARKERS,
     PresetPrompt,
