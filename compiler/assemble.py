@@ -21,14 +21,14 @@ from compiler.journal import Journal
 from compiler.macros import BoundTemplate, MacroCall
 from compiler.markers import ALLOWANCE, OPEN, openers
 from compiler.policy.resources import VisibleResourcePolicy
-from compiler.policy.tools import (
+from compiler.profile import ResolvedAgentProfile
+from compiler.stmacros import card_values, inert, substitute
+from compiler.syntax.ast import Text
+from compiler.tool_catalogue import (
     KNOWN_TOOLS,
     matches_any,
     to_provider_name,
 )
-from compiler.profile import ResolvedAgentProfile
-from compiler.stmacros import card_values, inert, substitute
-from compiler.syntax.ast import Text
 
 
 class Assembler:
@@ -392,7 +392,7 @@ def _tools(a: Assembler, call: MacroCall) -> dict[str, Any]:
     """Exactly the profile's visible tools: the run's definitions, else the built-in ones.
 
     Visibility is not decided here: it is the profile's ``tools.visible`` /
-    ``tools.approvalRequired``, which :func:`compiler.policy.tools.visible_tools` computed
+    ``tools.approvalRequired``, which :func:`compiler.tool_catalogue.visible_tools` computed
     once over the known tools plus the run's own when the compile bound the profile to this
     run (:meth:`ResolvedAgentProfile.with_run_tools`). A run tool the profile was not bound
     to is not offered. The run's tools come first in its order, then the visible known tools

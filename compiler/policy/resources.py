@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compiler.errors import PolicyError
-from compiler.policy.tools import matches
+from compiler.tool_catalogue import matches
 
 
 def _ancestors(resource: str) -> list[str]:
