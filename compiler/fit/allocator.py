@@ -56,6 +56,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from compiler.dialect import Dialect
 from compiler.errors import BudgetError
 from compiler.fit.budgets import CATEGORIES, CATEGORY_OF, CategoryBudgets, TotalBudget
 from compiler.fit.history import MIN_SUMMARY, fit_history, min_present
@@ -72,7 +73,6 @@ from compiler.frame import (
     Strategy,
 )
 from compiler.journal import Journal
-from compiler.lower.base import Dialect
 from compiler.tokens import TokenCounter
 
 #: ``<<agent.tool_results mode="summary">>``: each result is at most this many tokens.

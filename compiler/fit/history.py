@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from compiler.dialect import Dialect
 from compiler.fit.summarize import SummaryChain, SummaryRequest
 from compiler.frame import Message, Role
-from compiler.lower.base import Dialect
 from compiler.tokens import TokenCounter
 
 SUMMARY_ROLE: Role = "system"

@@ -12,9 +12,10 @@ import json
 import re
 from typing import Any, ClassVar
 
+from compiler.dialect import Dialect, ModelRequest
 from compiler.errors import LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.base import Dialect, ModelRequest, layout
+from compiler.lower.base import layout
 from compiler.tokens import TokenCounter
 
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
