@@ -34,6 +34,7 @@ from compiler.profile.models import (
 
 __all__ = [
     "EmbeddedSchema",
+    "TavernProfiles",
     "load_json",
     "read_card",
     "schema_from_card",
@@ -41,8 +42,8 @@ __all__ = [
 ]
 
 
-class _TavernProfiles(_Model):
-    """TauriTavern's ``agentProfiles`` container."""
+class TavernProfiles(_Model):
+    """TauriTavern's ``agentProfiles`` container (``{"version": 1, "items": [...]}``)."""
 
     version: int
     items: list[AgentProfile] = Field(default_factory=list)
@@ -116,7 +117,7 @@ def _combine(
         enabled_set = "enabled" in schema.model_fields_set
     if tavern is not None:
         container = validate_model(
-            _TavernProfiles, tavern, path_prefix=tavern_path, file=file, partial=True
+            TavernProfiles, tavern, path_prefix=tavern_path, file=file, partial=True
         )
         if container.version != 1:
             raise ProfileError(
