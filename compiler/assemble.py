@@ -1,5 +1,7 @@
 """The assemble stage: bound template + run context (+ profile) -> ContextFrame.
 
+Internal: the stage behind :func:`compiler.compile`.
+
 The only stage that reads inputs (workspace files, cards, chat). Each macro expands to one
 typed Component; content that arrives as data is never parsed for macros again.
 """

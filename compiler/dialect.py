@@ -1,6 +1,8 @@
 """The provider dialect interface: what the fit stage counts with and each
 ``compiler.lower.<provider>`` module implements.
 
+Internal: the public name is :class:`compiler.lower.Dialect`.
+
 It sits below both stages, so that fit (which must count the request the provider will see)
 never imports the lower stage, and the lower stage never imports fit; the public API hands
 fit the dialect :func:`compiler.lower.get_dialect` found.

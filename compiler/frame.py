@@ -1,4 +1,8 @@
-"""ContextFrame: the typed components a run's prompt is made of (not a provider payload)."""
+"""ContextFrame: the typed components a run's prompt is made of (not a provider payload).
+
+Internal: the public names are :class:`compiler.ContextFrame`, :class:`compiler.Component` and
+:class:`compiler.ComponentKind`.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """The macro catalogue (one place): name -> signature -> component kind; and binding.
 
+Internal: the stage behind :func:`compiler.compile` and :func:`compiler.check`.
+
 ``bind()`` checks a parsed Template against the catalogue and reports every semantic error
 of the file in one go, in source order.
 """

@@ -22,6 +22,15 @@ import re
 from collections.abc import Mapping
 from typing import Protocol
 
+__all__ = [
+    "STANDARD_MACROS",
+    "CardNames",
+    "card_values",
+    "comment_spans",
+    "inert",
+    "substitute",
+]
+
 STANDARD_MACROS: tuple[str, ...] = (
     "char",
     "user",

@@ -1,5 +1,7 @@
 """Token counting: offline tiktoken encodings, model -> encoding, and a counting cache.
 
+Internal: counting happens inside the fit stage.
+
 tiktoken downloads its rank files on first use. This module never lets it: the official
 rank files come from the ``bpe-openai`` package's data (gzipped), are checked against the
 sha256 that tiktoken itself expects for them, and are handed to tiktoken's own encoding

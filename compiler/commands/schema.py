@@ -1,5 +1,7 @@
 """``apc schema NAME``: JSON Schema (draft 2020-12) of an input format, for editors.
 
+Internal: the interface is the ``apc`` command line.
+
 The schemas are the entries of :data:`SCHEMAS`; register another with
 ``SCHEMAS["context"] = build_context_schema`` before the parser is built.
 """

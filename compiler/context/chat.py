@@ -1,5 +1,7 @@
 """Chat history: inline messages, or a SillyTavern ``.jsonl`` chat file.
 
+Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.load_context`.
+
 Inline form (the run context's wire format, camelCase): a list of
 ``{role, content, name?, toolCalls?, toolCallId?}``, oldest first. A ``.json`` file holding
 such a list is read the same way.

@@ -1,4 +1,7 @@
-"""RunContext: what a run has (RUN.json), validated, with paths resolved against its file."""
+"""RunContext: what a run has (RUN.json), validated, with paths resolved against its file.
+
+Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.load_context`.
+"""
 
 from __future__ import annotations
 

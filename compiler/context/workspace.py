@@ -1,5 +1,7 @@
 """The run's workspace: files under the roots output, scratch, plan, summaries, persist.
 
+Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.load_context`.
+
 :func:`safe_relpath` is the one enforcing function for workspace path *syntax*: relative only,
 no ``..``, no absolute or drive-prefixed paths, no control characters (C0, DEL, C1: a name
 with a newline would slip past resource patterns), ``\\`` read as ``/``, and the first

@@ -1,5 +1,7 @@
 """World info (lorebooks): reading SillyTavern world files and character books, and activation.
 
+Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.load_context`.
+
 Two input forms are read into one :class:`Lorebook`:
 
 - a SillyTavern world file ``{"entries": {"<uid>": {key, keysecondary, order, position,

@@ -1,5 +1,7 @@
 """Chat history: keep the newest whole units that fit, and a summary of what was cut.
 
+Internal: the API is :mod:`compiler.fit`.
+
 A unit is a message, or an assistant message with tool calls together with the tool results
 that answer it; units are kept or cut whole, and a kept history never starts with a tool
 result. The walk goes newest first and stops at the first unit that does not fit, so only

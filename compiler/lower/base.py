@@ -1,5 +1,7 @@
 """Finding a provider's dialect, and the provider-neutral message layout every dialect lowers.
 
+Internal: the API is :mod:`compiler.lower`.
+
 The :class:`~compiler.dialect.Dialect` interface itself (lowering, an exact cost model, a
 shape check) is :mod:`compiler.dialect`.
 """

@@ -1,5 +1,7 @@
 """OpenAI Chat Completions (POST /v1/chat/completions).
 
+Internal: the API is :mod:`compiler.lower`.
+
 Token counts follow OpenAI's cookbook: 3 per message, the tokens of every string value
 (role, content, name, tool_call_id), 1 more for a name, 3 for the reply priming; tool
 calls count their function name and arguments; tool definitions use the cookbook's

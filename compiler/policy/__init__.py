@@ -1,5 +1,7 @@
 """Policies the pipeline stages call, one enforcing module each.
 
+Internal: the public names are :class:`compiler.ToolGate` and :class:`compiler.PlatformPolicy`.
+
 - :mod:`compiler.policy.tools`: the run-time tool gate (visibility itself is computed by
   :func:`compiler.tool_catalogue.visible_tools`)
 - :mod:`compiler.policy.resources`: visible resources (include/exclude, workspace roots)

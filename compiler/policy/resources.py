@@ -1,5 +1,7 @@
 """Visible resource policy (seed section 7): which resources a macro may put in the prompt.
 
+Internal: the public names are :class:`compiler.ToolGate` and :class:`compiler.PlatformPolicy`.
+
 Resource ids are dotted: ``chat.history``, ``chat.history.tail``, ``world.activated``,
 ``character.instructions``, ``user.profile``, ``workspace.<root>[.<subpath>]``,
 ``workspace.scratch.private``, ``agent.plan``, ``agent.tool_results``, ``agent.diff``,

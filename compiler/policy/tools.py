@@ -1,5 +1,7 @@
 """The run-time tool gate: the one enforcement point of the tool policy while a run calls tools.
 
+Internal: the public names are :class:`compiler.ToolGate` and :class:`compiler.PlatformPolicy`.
+
 Which tools are visible is computed by :func:`compiler.tool_catalogue.visible_tools`; the gate
 reads only the tool fields of a resolved profile (:class:`GatedProfile`), so this module does
 not depend on :mod:`compiler.profile`.

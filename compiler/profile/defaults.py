@@ -1,4 +1,7 @@
-"""The built-in ``default-writer`` profile (seed section 12) and the default agent system prompt."""
+"""The built-in ``default-writer`` profile (seed section 12) and the default agent system prompt.
+
+Internal: the API is :mod:`compiler.profile`.
+"""
 
 from __future__ import annotations
 

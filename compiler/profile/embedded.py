@@ -1,5 +1,7 @@
 """Agent schemas embedded in presets and character cards (JSON or PNG).
 
+Internal: the API is :mod:`compiler.profile`.
+
 Where a schema may live (both forms may appear together; their profiles are combined and an
 id defined twice is ``agent.profile_duplicate_id``):
 

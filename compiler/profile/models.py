@@ -1,5 +1,7 @@
 """The agent profile schema: pydantic models, camelCase on the wire, snake_case in Python.
 
+Internal: the API is :mod:`compiler.profile`.
+
 An :class:`AgentProfile` is Preset + Model/API + Context Policy + Tool Policy + Plan Policy +
 Output Policy (seed section 1). Every section has built-in defaults, so a profile that names
 only what it changes is valid; layers are merged on their *explicitly set* fields

@@ -1,5 +1,7 @@
 """Layered profile resolution: built-in < preset < character < user < run (seed 1.2 and 6).
 
+Internal: the API is :mod:`compiler.profile`.
+
 Rules, applied to each layer's *explicitly set* fields:
 
 - objects merge key by key, and a later layer's scalar (or ``null``) wins;

@@ -1,4 +1,7 @@
-"""Loading ``grammar/agent.lark``: from inside the wheel, or from a source checkout."""
+"""Loading ``grammar/agent.lark``: from inside the wheel, or from a source checkout.
+
+Internal: the API is :mod:`compiler.syntax`.
+"""
 
 from __future__ import annotations
 

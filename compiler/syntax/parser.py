@@ -1,5 +1,7 @@
 """``parse()``: template text -> :class:`Template`, or a :class:`TemplateError`.
 
+Internal: the API is :mod:`compiler.syntax`.
+
 Lark exceptions are converted here, at the syntax boundary, into diagnostics with a code,
 an exact position and a hint; no lark type escapes this module.
 """

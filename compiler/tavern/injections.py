@@ -1,5 +1,7 @@
 """In-chat injections: preset entries with ``injection_position`` 1, placed inside the history.
 
+Internal: the API is :mod:`compiler.tavern`.
+
 Follows SillyTavern's ``populationInjectionPrompts`` (chat completion):
 
 - only enabled entries with ``injection_position`` 1 and non-empty ``content`` take part;

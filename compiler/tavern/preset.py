@@ -1,5 +1,7 @@
 """SillyTavern chat-completion presets: ``prompts[]``, ``prompt_order[]`` and the rest.
 
+Internal: the API is :mod:`compiler.tavern`.
+
 Reading keeps SillyTavern's own snake_case keys. Every prompt remembers its index in
 ``prompts[]`` (``source_index``) so a diagnostic can point at ``FILE#prompts[3].content``.
 Unknown keys of a prompt go to its ``extra``; unknown top-level keys (``temperature``,
