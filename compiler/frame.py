@@ -16,6 +16,10 @@ from pydantic.alias_generators import to_camel
 from typing_extensions import TypedDict
 
 Role = Literal["system", "user", "assistant", "tool", "developer"]
+"""A message's role."""
+PromptRole = Literal["system", "user", "assistant"]
+"""The roles SillyTavern sends prompt text in: a preset entry, an in-chat injection, a world
+info entry placed at a depth."""
 Strategy = Literal["truncate", "summarize", "drop_optional", "fail"]
 
 

@@ -41,8 +41,9 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     ("syntax", frozenset({"syntax"}), frozenset({"leaf"})),
     # the data the stages pass (ContextFrame), and the dialect interface fit counts with
     ("frame", frozenset({"frame", "dialect"}), frozenset({"leaf"})),
-    # libraries: readers of run inputs; policies; profiles (which read inputs, apply policies)
-    ("context", frozenset({"context"}), frozenset({"leaf"})),
+    # libraries: readers of run inputs (in the frame's vocabulary: roles); policies; profiles
+    # (which read inputs and apply policies)
+    ("context", frozenset({"context"}), frozenset({"frame"})),
     ("policy", frozenset({"policy"}), frozenset({"frame"})),
     ("profile", frozenset({"profile"}), frozenset({"context", "policy"})),
     # assemble: AST + profile + run context -> ContextFrame (macro catalogue, marker check)

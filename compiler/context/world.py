@@ -77,11 +77,11 @@ from compiler.context.inputs import (
     validate,
 )
 from compiler.errors import ContextError, Diagnostic
+from compiler.frame import PromptRole
 
 Position = Literal[
     "before", "after", "an_top", "an_bottom", "at_depth", "em_top", "em_bottom", "outlet", "other"
 ]
-Role = Literal["system", "user", "assistant"]
 
 POSITIONS: dict[int, Position] = {
     0: "before",
@@ -95,7 +95,7 @@ POSITIONS: dict[int, Position] = {
 }
 """SillyTavern's numeric ``position`` values and their names here."""
 
-_ROLES: dict[int, Role] = {0: "system", 1: "user", 2: "assistant"}
+_ROLES: dict[int, PromptRole] = {0: "system", 1: "user", 2: "assistant"}
 
 
 class SelectiveLogic(IntEnum):
@@ -125,7 +125,7 @@ class WorldEntry(BaseModel):
     position_raw: int | str | None = None
     disabled: bool = False
     depth: int = 4
-    role: Role | None = None
+    role: PromptRole | None = None
     case_sensitive: bool | None = None
     match_whole_words: bool | None = None
     scan_depth: int | None = Field(default=None, ge=0)
@@ -252,7 +252,7 @@ def _position(raw: _Pos) -> Position:
     return named.get(raw, "other")
 
 
-def _role(raw: int | str | None) -> Role | None:
+def _role(raw: int | str | None) -> PromptRole | None:
     if raw is None:
         return None
     if isinstance(raw, int):

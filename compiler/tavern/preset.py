@@ -33,6 +33,7 @@ from compiler.context.inputs import (
     validate,
 )
 from compiler.errors import ContextError, TemplateError
+from compiler.frame import PromptRole
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS, too_large
 
 _CODE = "context.invalid_preset"
@@ -70,7 +71,7 @@ class PresetPrompt(BaseModel):
 
     identifier: str = Field(min_length=1)
     name: str = ""
-    role: Literal["system", "user", "assistant"] = "system"
+    role: PromptRole = "system"
     content: str = ""
     system_prompt: bool = False
     marker: bool = False
