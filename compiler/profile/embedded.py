@@ -23,7 +23,6 @@ from typing import Any
 
 from pydantic import Field
 
-from compiler.context.cards import read_card_json
 from compiler.context.inputs import load_json_file
 from compiler.errors import ContextError, ProfileError
 from compiler.policy.creator import PlatformPolicy, check_creator_profile
@@ -38,7 +37,6 @@ __all__ = [
     "EmbeddedSchema",
     "TavernProfiles",
     "load_json",
-    "read_card",
     "schema_from_card",
     "schema_from_preset",
 ]
@@ -77,15 +75,6 @@ def load_json(path: str | Path) -> Any:
     missing, unreadable, oversized or malformed file is a ``context.*`` error, whichever
     stage reads it."""
     return load_json_file(Path(path), what="profile layer")
-
-
-def read_card(path: str | Path) -> Any:
-    """A character card's JSON, from a ``.json`` file, a PNG (``ccv3`` before ``chara``) or a
-    ``.charx``, read by :func:`compiler.context.cards.read_card_json`, the one card reader:
-    its errors (``context.invalid_card``, ``context.card_too_large``, ...) are the same
-    through every path."""
-    card, _ = read_card_json(path)
-    return card
 
 
 def _dig(data: Any, *keys: str) -> Any:
