@@ -47,8 +47,6 @@ class Assembler:
         self.warnings: list[Diagnostic] = []
         self._workspace: Workspace | None = None
         self._group = 0
-        #: agent-mode policies apply; a legacy preset compile turns this off
-        self.enforce_resources = True
         #: ``legacy`` (a preset compiled as plain SillyTavern): no agent components at all
         self.mode: Literal["agent", "legacy"] = "agent"
         self.resources = VisibleResourcePolicy(
@@ -58,14 +56,13 @@ class Assembler:
         )
 
     def visible(self, resource: str) -> bool:
-        """Whether the resource policy shows ``resource`` (always, when not enforced)."""
-        return not self.enforce_resources or self.resources.is_visible(resource)
+        """Whether the resource policy shows ``resource``."""
+        return self.resources.is_visible(resource)
 
     def require(self, resource: str, call: MacroCall) -> None:
         """The one place a macro's resource is checked, before anything is read."""
-        if self.enforce_resources:
-            where = _where(call.span.file, call.span.line, call.span.column)
-            self.resources.require(resource, what=call.name, where=where)
+        where = _where(call.span.file, call.span.line, call.span.column)
+        self.resources.require(resource, what=call.name, where=where)
 
     @functools.cached_property
     def macro_values(self) -> dict[str, str]:
@@ -116,8 +113,6 @@ class Assembler:
         them, the newest ``context.historyTailMessages`` when only ``chat.history.tail`` is
         granted (never starting with a tool result whose call is cut), or none."""
         messages = list(self.context.messages)
-        if not self.enforce_resources:
-            return messages, None
         if not self.resources.is_visible("chat.history"):
             return [], None
         window = self.resources.window("chat.history")
@@ -170,8 +165,7 @@ class Assembler:
     ) -> None:
         """Append one inline text that is data (not template text) as its own message; its
         ``resource`` is checked like a macro's (``policy.resource_hidden``)."""
-        if self.enforce_resources:
-            self.resources.require(resource, what=f"'{source}'", where=source)
+        self.resources.require(resource, what=f"'{source}'", where=source)
         self._group += 1
         self._add(
             Component(
@@ -315,7 +309,6 @@ def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
     return {
         "messages": messages,
         "resource": "chat.history",
-        "content_ref": "context:chat",
         "role": "user",
         "metadata": meta,
     }
@@ -380,7 +373,6 @@ def _file(a: Assembler, call: MacroCall) -> dict[str, Any]:
     return {
         "inline_content": text,
         "resource": file_resource(path),
-        "content_ref": f"workspace:{path}",
         "source": f"workspace:{path}",
     }
 
@@ -461,9 +453,7 @@ def _diff(a: Assembler, call: MacroCall) -> dict[str, Any]:
 def _skill(a: Assembler, call: MacroCall) -> dict[str, Any]:
     name = str(call.args["name"])
     policy = a.profile.skills
-    if a.enforce_resources and (
-        not matches_any(policy.visible, name) or matches_any(policy.deny, name)
-    ):
+    if not matches_any(policy.visible, name) or matches_any(policy.deny, name):
         raise PolicyError(
             code="policy.resource_hidden",
             message=f"skill '{name}' is not visible to this profile",

@@ -85,7 +85,6 @@ class Component(_Model):
     kind: ComponentKind
     source: str
     resource: str | None = None
-    visibility: Literal["visible", "approval_required"] = "visible"
     token_budget: int | None = None
     priority: int = 0
     required: bool = False
@@ -93,7 +92,6 @@ class Component(_Model):
     role: Role = "system"
     group: int = 0  # inline components of one group and role share a message
     inline_content: str | None = None
-    content_ref: str | None = None
     messages: list[Message] | None = None
     tools: list[ToolSpec] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -116,6 +114,3 @@ class ContextFrame(_Model):
 
     components: list[Component]
     metadata: dict[str, Any] = Field(default_factory=dict)
-
-    def of_kind(self, kind: ComponentKind) -> list[Component]:
-        return [c for c in self.components if c.kind == kind]

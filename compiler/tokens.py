@@ -139,9 +139,6 @@ class TokenCounter:
     def encode(self, text: str) -> list[int]:
         return self.encoding.encode_ordinary(text)
 
-    def decode(self, tokens: list[int]) -> str:
-        return self.encoding.decode(tokens)
-
 
 @functools.cache
 def counter_for(encoding: str) -> TokenCounter:
