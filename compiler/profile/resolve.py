@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, Field, field_serializer, field_validator
+from pydantic.alias_generators import to_snake
 
 from compiler.errors import Diagnostic, did_you_mean
 from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, DEFAULT_WRITER
@@ -473,7 +474,7 @@ def _check(
     total = profile.context.total_context_budget
     if total is not None:
         for name in _BUDGETS:
-            value = getattr(profile.context, _snake(name))
+            value = getattr(profile.context, to_snake(name))
             if value is not None and value > total:
                 warnings.append(
                     _warn(
@@ -484,10 +485,6 @@ def _check(
                     )
                 )
     return errors, warnings, result
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name)
 
 
 def _check_workspace(profile: AgentProfile) -> list[Diagnostic]:
@@ -600,7 +597,7 @@ def _check_tools(
     tools = profile.tools
     errors: list[Diagnostic] = []
     for name in ("allow", "deny", "requireApproval"):
-        for index, pattern in enumerate(getattr(tools, _snake(name))):
+        for index, pattern in enumerate(getattr(tools, to_snake(name))):
             if pattern in RUNTIME_ONLY_TOOLS:
                 errors.append(
                     _err(
@@ -634,7 +631,7 @@ def _check_tools(
         ("maxCallsPerTool", "agent.profile_tool_budget_invisible"),
         ("toolDescriptions", "agent.profile_tool_description_invisible"),
     ):
-        for name in getattr(tools, _snake(field)):
+        for name in getattr(tools, to_snake(field)):
             at = format_path(("tools", field, name))
             if name not in KNOWN_TOOLS:
                 errors.append(
