@@ -1,4 +1,7 @@
-"""``python -m compiler`` runs the ``apc`` command line."""
+"""``python -m compiler`` runs the ``apc`` command line.
+
+Internal: the interface is the ``apc`` command line.
+"""
 
 from compiler.cli import main
 

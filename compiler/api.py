@@ -1,4 +1,7 @@
-"""The public entry points: thin orchestration over syntax -> assemble -> fit -> lower."""
+"""The public entry points: thin orchestration over syntax -> assemble -> fit -> lower.
+
+Internal: the functions are public as ``compiler.compile`` and friends.
+"""
 
 from __future__ import annotations
 

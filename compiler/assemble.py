@@ -1,5 +1,7 @@
 """The assemble stage: bound template + run context (+ profile) -> ContextFrame.
 
+Internal: the stage behind :func:`compiler.compile`.
+
 The only stage that reads inputs (workspace files, cards, chat). Each macro expands to one
 typed Component; content that arrives as data is never parsed for macros again.
 """
@@ -21,14 +23,14 @@ from compiler.journal import Journal
 from compiler.macros import BoundTemplate, MacroCall
 from compiler.markers import ALLOWANCE, OPEN, openers
 from compiler.policy.resources import VisibleResourcePolicy
-from compiler.policy.tools import (
+from compiler.profile import ResolvedAgentProfile
+from compiler.stmacros import card_values, inert, substitute
+from compiler.syntax.ast import Text
+from compiler.tool_catalogue import (
     KNOWN_TOOLS,
     matches_any,
     to_provider_name,
 )
-from compiler.profile import ResolvedAgentProfile
-from compiler.syntax.ast import Text
-from compiler.tavern.macros import card_values, inert, substitute
 
 
 class Assembler:
@@ -45,8 +47,6 @@ class Assembler:
         self.warnings: list[Diagnostic] = []
         self._workspace: Workspace | None = None
         self._group = 0
-        #: agent-mode policies apply; a legacy preset compile turns this off
-        self.enforce_resources = True
         #: ``legacy`` (a preset compiled as plain SillyTavern): no agent components at all
         self.mode: Literal["agent", "legacy"] = "agent"
         self.resources = VisibleResourcePolicy(
@@ -56,14 +56,13 @@ class Assembler:
         )
 
     def visible(self, resource: str) -> bool:
-        """Whether the resource policy shows ``resource`` (always, when not enforced)."""
-        return not self.enforce_resources or self.resources.is_visible(resource)
+        """Whether the resource policy shows ``resource``."""
+        return self.resources.is_visible(resource)
 
     def require(self, resource: str, call: MacroCall) -> None:
         """The one place a macro's resource is checked, before anything is read."""
-        if self.enforce_resources:
-            where = _where(call.span.file, call.span.line, call.span.column)
-            self.resources.require(resource, what=call.name, where=where)
+        where = _where(call.span.file, call.span.line, call.span.column)
+        self.resources.require(resource, what=call.name, where=where)
 
     @functools.cached_property
     def macro_values(self) -> dict[str, str]:
@@ -114,8 +113,6 @@ class Assembler:
         them, the newest ``context.historyTailMessages`` when only ``chat.history.tail`` is
         granted (never starting with a tool result whose call is cut), or none."""
         messages = list(self.context.messages)
-        if not self.enforce_resources:
-            return messages, None
         if not self.resources.is_visible("chat.history"):
             return [], None
         window = self.resources.window("chat.history")
@@ -178,8 +175,7 @@ class Assembler:
     ) -> None:
         """Append one inline text that is data (not template text) as its own message; its
         ``resource`` is checked like a macro's (``policy.resource_hidden``)."""
-        if self.enforce_resources:
-            self.resources.require(resource, what=f"'{source}'", where=source)
+        self.resources.require(resource, what=f"'{source}'", where=source)
         self._group += 1
         self._add(
             Component(
@@ -327,7 +323,6 @@ def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
     return {
         "messages": messages,
         "resource": "chat.history",
-        "content_ref": "context:chat",
         "role": "user",
         "metadata": meta,
     }
@@ -393,7 +388,6 @@ def _file(a: Assembler, call: MacroCall) -> dict[str, Any]:
     return {
         "inline_content": text,
         "resource": file_resource(path),
-        "content_ref": f"workspace:{path}",
         "source": f"workspace:{path}",
     }
 
@@ -407,7 +401,7 @@ def _tools(a: Assembler, call: MacroCall) -> dict[str, Any]:
     """Exactly the profile's visible tools: the run's definitions, else the built-in ones.
 
     Visibility is not decided here: it is the profile's ``tools.visible`` /
-    ``tools.approvalRequired``, which :func:`compiler.policy.tools.visible_tools` computed
+    ``tools.approvalRequired``, which :func:`compiler.tool_catalogue.visible_tools` computed
     once over the known tools plus the run's own when the compile bound the profile to this
     run (:meth:`ResolvedAgentProfile.with_run_tools`). A run tool the profile was not bound
     to is not offered. The run's tools come first in its order, then the visible known tools
@@ -474,9 +468,7 @@ def _diff(a: Assembler, call: MacroCall) -> dict[str, Any]:
 def _skill(a: Assembler, call: MacroCall) -> dict[str, Any]:
     name = str(call.args["name"])
     policy = a.profile.skills
-    if a.enforce_resources and (
-        not matches_any(policy.visible, name) or matches_any(policy.deny, name)
-    ):
+    if not matches_any(policy.visible, name) or matches_any(policy.deny, name):
         raise PolicyError(
             code="policy.resource_hidden",
             message=f"skill '{name}' is not visible to this profile",

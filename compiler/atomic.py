@@ -1,5 +1,7 @@
 """Atomic file writes: a temp file beside the target, fsync, then one rename.
 
+Internal: used by the command line and the profile registry.
+
 Nothing half-written is ever visible at the target; on any failure the target is untouched
 and the temp file is removed. The file gets the usual permissions (0666 less the umask), not
 the 0600 of a bare temp file.

@@ -1,5 +1,7 @@
 """The ``apc`` command line: a thin orchestrator over the pipeline stages.
 
+Internal: the interface is the ``apc`` command line.
+
 Each command family lives in a module that exposes ``register(subparsers)``; the module list
 below is the one place commands are wired in. Exit codes: 0 success, 1 diagnostics, 2 usage.
 """

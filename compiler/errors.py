@@ -28,6 +28,24 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+__all__ = [
+    "CODES",
+    "APCError",
+    "BudgetError",
+    "ContextError",
+    "Diagnostic",
+    "InternalError",
+    "LoweringError",
+    "PolicyError",
+    "ProfileError",
+    "Severity",
+    "Span",
+    "StrictError",
+    "TemplateError",
+    "TokenizerError",
+    "did_you_mean",
+]
+
 Severity = Literal["error", "warning"]
 
 

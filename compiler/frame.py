@@ -1,4 +1,8 @@
-"""ContextFrame: the typed components a run's prompt is made of (not a provider payload)."""
+"""ContextFrame: the typed components a run's prompt is made of (not a provider payload).
+
+Internal: the public names are :class:`compiler.ContextFrame`, :class:`compiler.Component` and
+:class:`compiler.ComponentKind`.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,10 @@ from pydantic.alias_generators import to_camel
 from typing_extensions import TypedDict
 
 Role = Literal["system", "user", "assistant", "tool", "developer"]
+"""A message's role."""
+PromptRole = Literal["system", "user", "assistant"]
+"""The roles SillyTavern sends prompt text in: a preset entry, an in-chat injection, a world
+info entry placed at a depth."""
 Strategy = Literal["truncate", "summarize", "drop_optional", "fail"]
 
 
@@ -77,7 +85,6 @@ class Component(_Model):
     kind: ComponentKind
     source: str
     resource: str | None = None
-    visibility: Literal["visible", "approval_required"] = "visible"
     token_budget: int | None = None
     priority: int = 0
     required: bool = False
@@ -85,7 +92,6 @@ class Component(_Model):
     role: Role = "system"
     group: int = 0  # inline components of one group and role share a message
     inline_content: str | None = None
-    content_ref: str | None = None
     messages: list[Message] | None = None
     tools: list[ToolSpec] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -108,6 +114,3 @@ class ContextFrame(_Model):
 
     components: list[Component]
     metadata: dict[str, Any] = Field(default_factory=dict)
-
-    def of_kind(self, kind: ComponentKind) -> list[Component]:
-        return [c for c in self.components if c.kind == kind]

@@ -1,4 +1,7 @@
-"""Run journal events in TauriTavern's envelope, and a JSONL sink."""
+"""Run journal events in TauriTavern's envelope, and a JSONL sink.
+
+Internal: the public name of an event is :class:`compiler.Event`.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """The macro catalogue (one place): name -> signature -> component kind; and binding.
 
+Internal: the stage behind :func:`compiler.compile` and :func:`compiler.check`.
+
 ``bind()`` checks a parsed Template against the catalogue and reports every semantic error
 of the file in one go, in source order.
 """
@@ -8,10 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, Protocol, get_args
 
 from compiler.errors import Diagnostic, Span, TemplateError, did_you_mean
-from compiler.frame import ComponentKind
+from compiler.frame import ComponentKind, Strategy
 from compiler.syntax.ast import Arg, ArgValue, Macro, Template, Text
 
 ParamType = Literal["string", "int", "bool", "choice"]
@@ -44,7 +46,7 @@ class MacroSpec:
         return {p.name: p for p in (*self.positional, *self.keywords, *COMMON_PARAMS)}
 
 
-STRATEGIES = ("truncate", "summarize", "drop_optional", "fail")
+STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 CHARACTER_FIELDS = (
     "name",
     "description",

@@ -1,5 +1,7 @@
 """The unexpanded-marker check: no ``<<agent.*>>`` the compiler did not expand is sent.
 
+Internal: the check runs inside :func:`compiler.compile`.
+
 A ``<<agent.`` opener may reach the request only as something somebody wrote on purpose:
 
 - an escape the template author wrote (``\\<<agent.``; :attr:`Text.literal_opens`);

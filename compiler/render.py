@@ -1,5 +1,7 @@
 """Rendering diagnostics for people (``file:line:col: error[code]: ...`` + caret) and tools.
 
+Internal: used by the command line.
+
 Output stays proportional to the input: at most :data:`MAX_PER_FILE` diagnostics are shown
 per input file, then one ``FILE: note: and N more errors`` line (in JSON, one ``note``
 entry with an ``omitted`` count), and the source excerpt under a header is at most

@@ -1,10 +1,17 @@
 """Token counting: offline tiktoken encodings, model -> encoding, and a counting cache.
 
-tiktoken downloads its rank files on first use. This module never lets it: the official
+Internal: counting happens inside the fit stage.
+
+tiktoken downloads its rank files on first use. This module never asks it to: the official
 rank files come from the ``bpe-openai`` package's data (gzipped), are checked against the
-sha256 that tiktoken itself expects for them, and are handed to tiktoken's own encoding
-constructors (which supply the split pattern and special tokens). Nothing touches the
-network. Encodings load lazily, once per process (o200k_base takes about half a second).
+sha256 that tiktoken itself expects for them (:func:`tiktoken.load.check_hash`), parsed as
+:func:`tiktoken.load.load_tiktoken_bpe` parses them (which reads only a plain path or a
+URL, and copies what it reads into a cache directory), and given to the public
+:class:`tiktoken.Encoding` constructor with the split pattern and special tokens of
+tiktoken's own ``tiktoken_ext.openai_public`` constructors (:data:`OFFLINE_ENCODINGS`; a
+test fails when they drift from tiktoken's). Nothing touches the network and nothing in
+tiktoken is patched. Encodings load lazily, once per process (o200k_base takes about half
+a second).
 """
 
 from __future__ import annotations
@@ -13,10 +20,9 @@ import base64
 import functools
 import gzip
 import importlib.util
-import threading
-from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import tiktoken
 import tiktoken.model
@@ -24,10 +30,84 @@ from tiktoken.load import check_hash
 
 from compiler.errors import TokenizerError, did_you_mean
 
-#: Encodings this package can load offline.
-ENCODINGS = ("o200k_base", "cl100k_base", "o200k_harmony")
 
-_lock = threading.Lock()
+@dataclass(frozen=True)
+class OfflineEncoding:
+    """What tiktoken's constructor of an encoding holds, with its rank file made local."""
+
+    rank_file: str  # in bpe-openai's data directory, gzipped
+    expected_hash: str  # the sha256 tiktoken expects of the (uncompressed) rank file
+    pat_str: str
+    special_tokens: Mapping[str, int]
+
+
+_ENDOFTEXT = "<|endoftext|>"
+_FIM_PREFIX = "<|fim_prefix|>"
+_FIM_MIDDLE = "<|fim_middle|>"
+_FIM_SUFFIX = "<|fim_suffix|>"
+_ENDOFPROMPT = "<|endofprompt|>"
+_CL100K_HASH = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+_O200K_HASH = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+_CL100K_PAT = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+_O200K_PAT = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+_O200K_SPECIAL = {_ENDOFTEXT: 199999, _ENDOFPROMPT: 200018}
+
+OFFLINE_ENCODINGS: dict[str, OfflineEncoding] = {
+    "o200k_base": OfflineEncoding("o200k_base.tiktoken", _O200K_HASH, _O200K_PAT, _O200K_SPECIAL),
+    "cl100k_base": OfflineEncoding(
+        "cl100k_base.tiktoken",
+        _CL100K_HASH,
+        _CL100K_PAT,
+        {
+            _ENDOFTEXT: 100257,
+            _FIM_PREFIX: 100258,
+            _FIM_MIDDLE: 100259,
+            _FIM_SUFFIX: 100260,
+            _ENDOFPROMPT: 100276,
+        },
+    ),
+    "o200k_harmony": OfflineEncoding(
+        "o200k_base.tiktoken",
+        _O200K_HASH,
+        _O200K_PAT,
+        {
+            **_O200K_SPECIAL,
+            "<|startoftext|>": 199998,
+            "<|endoftext|>": 199999,
+            "<|reserved_200000|>": 200000,
+            "<|reserved_200001|>": 200001,
+            "<|return|>": 200002,
+            "<|constrain|>": 200003,
+            "<|reserved_200004|>": 200004,
+            "<|channel|>": 200005,
+            "<|start|>": 200006,
+            "<|end|>": 200007,
+            "<|message|>": 200008,
+            "<|reserved_200009|>": 200009,
+            "<|reserved_200010|>": 200010,
+            "<|reserved_200011|>": 200011,
+            "<|call|>": 200012,
+        }
+        | {f"<|reserved_{i}|>": i for i in range(200013, 201088)},
+    ),
+}
+"""The encodings this package loads offline (tiktoken's own definitions, rank files local)."""
+
+#: Encodings this package can load offline.
+ENCODINGS = tuple(OFFLINE_ENCODINGS)
 
 
 def encoding_name_for_model(model: str) -> str:
@@ -67,11 +147,12 @@ def _rank_file(name: str) -> bytes:
     return gzip.decompress(path.read_bytes())
 
 
-def _offline_load(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
-    """Stands in for tiktoken's ``load_tiktoken_bpe``: same result, from the local copy."""
-    name = url.rsplit("/", 1)[-1]
+def _offline_load(file: str, expected_hash: str) -> dict[bytes, int]:
+    """The ranks of the rank file ``file`` (a name, or a path or URL ending in it), from the
+    local copy, checked against ``expected_hash`` and parsed as ``load_tiktoken_bpe`` does."""
+    name = file.rsplit("/", 1)[-1]
     contents = _rank_file(name)
-    if expected_hash is None or not check_hash(contents, expected_hash):
+    if not check_hash(contents, expected_hash):
         raise TokenizerError(
             code="tokenizer.rank_file_hash",
             message=f"the offline rank file {name} does not match tiktoken's expected hash",
@@ -85,23 +166,19 @@ def _offline_load(url: str, expected_hash: str | None = None) -> dict[bytes, int
 @functools.cache
 def get_encoding(name: str) -> tiktoken.Encoding:
     """Load a tiktoken encoding offline (cached for the process)."""
-    if name not in ENCODINGS:
+    spec = OFFLINE_ENCODINGS.get(name)
+    if spec is None:
         raise TokenizerError(
             code="tokenizer.unknown_encoding",
             message=f"unknown encoding '{name}'",
             hint=did_you_mean(name, ENCODINGS) or f"known: {', '.join(ENCODINGS)}",
         )
-    import tiktoken_ext.openai_public as public
-
-    constructor: Callable[[], dict[str, Any]] = public.ENCODING_CONSTRUCTORS[name]
-    with _lock:  # tiktoken's constructors call the module-level loader; point it home
-        original = public.load_tiktoken_bpe
-        public.load_tiktoken_bpe = _offline_load
-        try:
-            kwargs = constructor()
-        finally:
-            public.load_tiktoken_bpe = original
-    return tiktoken.Encoding(**kwargs)
+    return tiktoken.Encoding(
+        name,
+        pat_str=spec.pat_str,
+        mergeable_ranks=_offline_load(spec.rank_file, spec.expected_hash),
+        special_tokens=dict(spec.special_tokens),
+    )
 
 
 class TokenCounter:
@@ -136,9 +213,6 @@ class TokenCounter:
 
     def encode(self, text: str) -> list[int]:
         return self.encoding.encode_ordinary(text)
-
-    def decode(self, tokens: list[int]) -> str:
-        return self.encoding.decode(tokens)
 
 
 @functools.cache

@@ -1,5 +1,7 @@
 """The one conversion of pydantic validation errors into diagnostics.
 
+Internal: used by the readers and the profile schema.
+
 Every reader (run context, chat, cards, lorebooks, presets) and the profile schema validate
 with pydantic; :func:`diagnostics_from` turns a ``ValidationError`` into diagnostics that name
 the JSON path of the bad value (as the input spells it: aliases, indices, no pydantic union

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import importlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -76,3 +79,58 @@ def test_one_options_object_with_keyword_overrides() -> None:
         compiler.compile_string("S", options=options, budgte=3)  # type: ignore[call-arg]
     fields = {f.name for f in dataclasses.fields(compiler.CompileOptions)}
     assert set(get_type_hints(OptionFields)) == fields  # the keyword spelling cannot drift
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _documented_public_modules() -> set[str]:
+    """The README's list: the paragraph of its Architecture section that starts with
+    "Public modules"."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Architecture\n", 1)[1].split("\n## ", 1)[0]
+    paragraph = next(p for p in section.split("\n\n") if p.startswith("Public modules"))
+    listed = paragraph.rsplit("):", 1)[1]  # the list follows "... starts with `_`):"
+    return set(re.findall(r"`(compiler(?:\.[a-z_]+)*)`", listed))
+
+
+def _internal(module: str, path: Path) -> bool:
+    if any(part.startswith("_") and part != "__init__" for part in path.with_suffix("").parts):
+        return True
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    return any(line.startswith("Internal:") for line in doc.splitlines())
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted((ROOT / "compiler").rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def test_public_surface_is_the_documented_list() -> None:
+    """Every module is either in the README's list of public modules or marked internal."""
+    documented = _documented_public_modules()
+    assert "compiler" in documented and "compiler.errors" in documented
+    public = {
+        module
+        for module, path in _modules().items()
+        if not _internal(module, path.relative_to(ROOT))
+    }
+    assert public == documented, (
+        f"public but not in the README's list: {sorted(public - documented)}; "
+        f"listed but internal or absent: {sorted(documented - public)}"
+    )
+
+
+def test_every_public_module_has_an_importable_all() -> None:
+    for module in sorted(_documented_public_modules()):
+        mod = importlib.import_module(module)
+        names = getattr(mod, "__all__", None)
+        assert names, f"{module} has no __all__"
+        assert len(set(names)) == len(names), f"{module}.__all__ repeats a name"
+        for name in names:
+            assert hasattr(mod, name), f"{module}.__all__ names {name!r}, which is not there"

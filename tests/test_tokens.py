@@ -103,3 +103,25 @@ def test_counter_caches_by_content() -> None:
     assert counter.count("hello world") == 2
     assert counter.count("") == 0
     assert counter._cache == {"hello world": 2}
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "o200k_harmony"])
+def test_offline_encodings_are_tiktokens_own(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The split pattern, special tokens, rank file and hash are those of tiktoken's own
+    constructor (run here with its loader stubbed: it would download)."""
+    from compiler.tokens import OFFLINE_ENCODINGS
+
+    asked: list[tuple[str, str | None]] = []
+
+    def loader(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        asked.append((url.rsplit("/", 1)[-1], expected_hash))
+        return {}
+
+    monkeypatch.setattr(public, "load_tiktoken_bpe", loader)
+    theirs = public.ENCODING_CONSTRUCTORS[name]()
+    ours = OFFLINE_ENCODINGS[name]
+    assert ours.pat_str == theirs["pat_str"]
+    assert dict(ours.special_tokens) == theirs["special_tokens"]
+    assert "explicit_n_vocab" not in theirs
+    assert set(asked) == {(ours.rank_file, ours.expected_hash)}
+    assert get_encoding(name).name == name

@@ -1,1 +1,4 @@
-"""One module per ``apc`` command family; each exposes ``register(subparsers)``."""
+"""One module per ``apc`` command family; each exposes ``register(subparsers)``.
+
+Internal: the interface is the ``apc`` command line.
+"""

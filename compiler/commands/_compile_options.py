@@ -8,7 +8,7 @@ from pathlib import Path
 from compiler.api import CompileResult
 from compiler.api import compile as compile_source
 from compiler.context.inputs import is_file, lexists
-from compiler.options import CompileOptions
+from compiler.options import CACHE_STABLE_STEP, CompileOptions
 from compiler.profile import add_profile_arguments, layers_from_args
 from compiler.profile.registry import write_resolved_profile
 
@@ -38,9 +38,10 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
         "--cache-stable",
         type=int,
         nargs="?",
-        const=32,
+        const=CACHE_STABLE_STEP,
         metavar="STEP",
-        help="move history cut points in steps of STEP messages (default 32) so successive "
+        help="move history cut points in steps of STEP messages "
+        f"(default {CACHE_STABLE_STEP}) so successive "
         "turns keep a byte-identical prefix",
     )
     add_strict(p)

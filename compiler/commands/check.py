@@ -1,4 +1,7 @@
-"""``apc check FILE...``: report every error (and warning) of each template."""
+"""``apc check FILE...``: report every error (and warning) of each template.
+
+Internal: the interface is the ``apc`` command line.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""``apc compile TEMPLATE --context RUN.json``: print the provider request body."""
+"""``apc compile TEMPLATE --context RUN.json``: print the provider request body.
+
+Internal: the interface is the ``apc`` command line.
+"""
 
 from __future__ import annotations
 

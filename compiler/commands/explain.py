@@ -1,4 +1,7 @@
-"""``apc explain SOURCE --context RUN.json``: the budget ledger, as a table or JSON."""
+"""``apc explain SOURCE --context RUN.json``: the budget ledger, as a table or JSON.
+
+Internal: the interface is the ``apc`` command line.
+"""
 
 from __future__ import annotations
 

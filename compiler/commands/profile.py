@@ -1,4 +1,7 @@
-"""``apc profile resolve``: resolve an agent profile from its layers and print it as JSON."""
+"""``apc profile resolve``: resolve an agent profile from its layers and print it as JSON.
+
+Internal: the interface is the ``apc`` command line.
+"""
 
 from __future__ import annotations
 

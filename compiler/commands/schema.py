@@ -1,5 +1,7 @@
 """``apc schema NAME``: JSON Schema (draft 2020-12) of an input format, for editors.
 
+Internal: the interface is the ``apc`` command line.
+
 The schemas are the entries of :data:`SCHEMAS`; register another with
 ``SCHEMAS["context"] = build_context_schema`` before the parser is built.
 """
@@ -15,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from compiler.commands._common import dumps
-from compiler.profile.embedded import _TavernProfiles
+from compiler.profile.embedded import TavernProfiles
 from compiler.profile.models import AgentProfile, AgentSchema
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -31,7 +33,7 @@ class _Open(BaseModel):
 
 
 class _Tauritavern(_Open):
-    agent_profiles: _TavernProfiles = Field(default_factory=lambda: _TavernProfiles(version=1))
+    agent_profiles: TavernProfiles = Field(default_factory=lambda: TavernProfiles(version=1))
 
 
 class _Extensions(_Open):

@@ -1,5 +1,7 @@
 """Character cards: JSON V1/V2/V3, PNG (``ccv3``/``chara`` text chunks) and ``.charx``.
 
+Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.load_context`.
+
 - V1 is flat ``{name, description, personality, scenario, first_mes, mes_example}``;
   SillyTavern's ``creatorcomment`` becomes ``creator_notes``; other top-level keys
   (``avatar``, ``chat``, ``create_date``, ...) are kept in ``extra``.

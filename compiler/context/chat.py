@@ -1,5 +1,7 @@
 """Chat history: inline messages, or a SillyTavern ``.jsonl`` chat file.
 
+Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.load_context`.
+
 Inline form (the run context's wire format, camelCase): a list of
 ``{role, content, name?, toolCalls?, toolCallId?}``, oldest first. A ``.json`` file holding
 such a list is read the same way.
@@ -44,11 +46,12 @@ from compiler.context.inputs import (
 )
 from compiler.errors import ContextError, Span
 
-Role = Literal["system", "user", "assistant", "tool"]
+ChatRole = Literal["system", "user", "assistant", "tool"]
+"""The roles a message of a chat file (or inline chat) may have."""
 _CODE = "context.invalid_chat"
 
 
-class ToolCall(BaseModel):
+class ChatToolCall(BaseModel):
     """A tool call an assistant message made; ``arguments`` is JSON text, as providers send."""
 
     model_config = ConfigDict(extra="forbid")
@@ -70,10 +73,10 @@ class ChatMessage(BaseModel):
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
-    role: Role
+    role: ChatRole
     content: str = ""
     name: str | None = None
-    tool_calls: list[ToolCall] | None = None
+    tool_calls: list[ChatToolCall] | None = None
     tool_call_id: str | None = None
 
     @field_validator("content", mode="before")
@@ -142,14 +145,14 @@ def _tavern_message(obj: dict[str, Any], file: str, span: Span, line: int) -> li
         if not isinstance(invocations, list) or not invocations:
             return []
         return _tool_messages(invocations, name, bad)
-    role: Role = "user" if obj.get("is_user") else "assistant"
+    role: ChatRole = "user" if obj.get("is_user") else "assistant"
     if extra.get("type") == "narrator":
         role = "system"
     return [ChatMessage(role=role, content=content, name=name)]
 
 
 def _tool_messages(invocations: list[Any], name: str | None, bad: Any) -> list[ChatMessage]:
-    calls: list[ToolCall] = []
+    calls: list[ChatToolCall] = []
     results: list[ChatMessage] = []
     for j, inv in enumerate(invocations):
         if not isinstance(inv, dict) or not isinstance(inv.get("name"), str):
@@ -158,7 +161,7 @@ def _tool_messages(invocations: list[Any], name: str | None, bad: Any) -> list[C
         params = inv.get("parameters", "{}")
         if not isinstance(params, str | dict | list):
             raise bad(f"extra.tool_invocations[{j}].parameters must be JSON text or an object")
-        calls.append(ToolCall(id=call_id, name=inv["name"], arguments=params))
+        calls.append(ChatToolCall(id=call_id, name=inv["name"], arguments=params))
         result = inv.get("result")
         results.append(
             ChatMessage(role="tool", content=str(result or "[No content]"), tool_call_id=call_id)

@@ -1,5 +1,7 @@
 """The one way the input readers read files and JSON, and turn errors into diagnostics.
 
+Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.load_context`.
+
 Every reader turns a broken input into a :class:`~compiler.errors.ContextError` that names the
 file and the JSON path inside it; no ``json``, ``pydantic`` or ``OSError`` escapes.
 

@@ -1,4 +1,7 @@
-"""RunContext: what a run has (RUN.json), validated, with paths resolved against its file."""
+"""RunContext: what a run has (RUN.json), validated, with paths resolved against its file.
+
+Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.load_context`.
+"""
 
 from __future__ import annotations
 
@@ -59,10 +62,15 @@ class ToolIn(_Model):
 
     @field_validator("parameters")
     @classmethod
-    def _object_schema(cls, value: dict[str, Any]) -> dict[str, Any]:
-        props = value.get("properties", {})
-        if not isinstance(props, dict) or not all(isinstance(p, dict) for p in props.values()):
-            raise ValueError("'properties' must map each parameter name to a JSON schema object")
+    def _json_schema(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """``parameters`` must be a valid JSON Schema (draft 2020-12, what providers take)."""
+        import jsonschema  # imported on first use: most compiles define no tools
+
+        try:
+            jsonschema.Draft202012Validator.check_schema(value)
+        except jsonschema.SchemaError as exc:
+            where = "" if not exc.path else f" at {exc.json_path.replace('$', 'parameters', 1)}"
+            raise ValueError(f"not a valid JSON Schema{where}: {exc.message}") from None
         return value
 
 

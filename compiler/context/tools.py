@@ -1,4 +1,7 @@
-"""Built-in definitions of the known TauriTavern tools (a run may override any of them)."""
+"""Built-in definitions of the known TauriTavern tools (a run may override any of them).
+
+Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.load_context`.
+"""
 
 from __future__ import annotations
 

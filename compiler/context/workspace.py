@@ -1,5 +1,7 @@
 """The run's workspace: files under the roots output, scratch, plan, summaries, persist.
 
+Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.load_context`.
+
 :func:`safe_relpath` is the one enforcing function for workspace path *syntax*: relative only,
 no ``..``, no absolute or drive-prefixed paths, no control characters (C0, DEL, C1: a name
 with a newline would slip past resource patterns), ``\\`` read as ``/``, and the first
@@ -33,7 +35,8 @@ from pathlib import Path
 
 from compiler.errors import ContextError, PolicyError
 
-ROOTS = ("output", "scratch", "plan", "summaries", "persist")
+WORKSPACE_ROOTS = ("output", "scratch", "plan", "summaries", "persist")
+"""The five workspace roots (seed section 7), in tree order; profiles name them too."""
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """The largest workspace file the compiler reads (``workspace.file_too_large`` above it)."""
 
@@ -48,7 +51,7 @@ def _deny(path: str, why: str, reason: str) -> PolicyError:
     return PolicyError(
         code="workspace.path_denied",
         message=f"workspace path {path!r} denied ({reason}): {why}",
-        hint=f"use a relative path under one of the roots: {', '.join(ROOTS)}",
+        hint=f"use a relative path under one of the roots: {', '.join(WORKSPACE_ROOTS)}",
         details={"reason": reason},
     )
 
@@ -69,7 +72,7 @@ def safe_relpath(path: str) -> str:
         raise _deny(path, "'..' leaves the workspace", "parent")
     if not parts:
         raise _deny(path, "empty path", "empty")
-    if parts[0] not in ROOTS:
+    if parts[0] not in WORKSPACE_ROOTS:
         raise _deny(path, f"'{parts[0]}' is not a workspace root", "root")
     return "/".join(parts)
 
@@ -171,7 +174,7 @@ class Workspace:
         if info.st_size > MAX_FILE_BYTES:
             raise _too_large(real)
 
-    def tree(self, roots: tuple[str, ...] = ROOTS) -> list[str]:
+    def tree(self, roots: tuple[str, ...] = WORKSPACE_ROOTS) -> list[str]:
         """Every file :meth:`read` would accept under the given roots, as sorted paths
         (symlinks, hidden and dot files, hard links and invalid names left out)."""
         if self.directory is None:

@@ -1,5 +1,7 @@
 """World info (lorebooks): reading SillyTavern world files and character books, and activation.
 
+Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.load_context`.
+
 Two input forms are read into one :class:`Lorebook`:
 
 - a SillyTavern world file ``{"entries": {"<uid>": {key, keysecondary, order, position,
@@ -15,8 +17,9 @@ Two input forms are read into one :class:`Lorebook`:
 - disabled entries never activate; constant entries always do;
 - other entries need a primary key found in the scan buffer: the last ``scan_depth``
   messages (the entry's own ``scanDepth`` wins), each stripped, newest first, joined by
-  ``\\n``. Keys get SillyTavern macros substituted when ``macros`` is given, then are
-  stripped; an empty key never matches;
+  ``\\n``. Keys go through ``rewrite_key`` when given (a caller fills SillyTavern macros
+  such as ``{{char}}`` with it: :func:`compiler.stmacros.substitute`), then are stripped; an
+  empty key never matches;
 - matching is a plain substring test, case-insensitive unless the entry (or the call) says
   ``caseSensitive``; ``matchWholeWords`` makes a one-word key match only between non-word
   characters (a key of several words stays a substring test); a key written
@@ -54,7 +57,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import IntEnum
 from functools import lru_cache
 from pathlib import Path
@@ -74,12 +77,11 @@ from compiler.context.inputs import (
     validate,
 )
 from compiler.errors import ContextError, Diagnostic
-from compiler.tavern.macros import substitute
+from compiler.frame import PromptRole
 
 Position = Literal[
     "before", "after", "an_top", "an_bottom", "at_depth", "em_top", "em_bottom", "outlet", "other"
 ]
-Role = Literal["system", "user", "assistant"]
 
 POSITIONS: dict[int, Position] = {
     0: "before",
@@ -93,7 +95,7 @@ POSITIONS: dict[int, Position] = {
 }
 """SillyTavern's numeric ``position`` values and their names here."""
 
-_ROLES: dict[int, Role] = {0: "system", 1: "user", 2: "assistant"}
+_ROLES: dict[int, PromptRole] = {0: "system", 1: "user", 2: "assistant"}
 
 
 class SelectiveLogic(IntEnum):
@@ -123,7 +125,7 @@ class WorldEntry(BaseModel):
     position_raw: int | str | None = None
     disabled: bool = False
     depth: int = 4
-    role: Role | None = None
+    role: PromptRole | None = None
     case_sensitive: bool | None = None
     match_whole_words: bool | None = None
     scan_depth: int | None = Field(default=None, ge=0)
@@ -250,7 +252,7 @@ def _position(raw: _Pos) -> Position:
     return named.get(raw, "other")
 
 
-def _role(raw: int | str | None) -> Role | None:
+def _role(raw: int | str | None) -> PromptRole | None:
     if raw is None:
         return None
     if isinstance(raw, int):
@@ -532,13 +534,13 @@ class _Scanner:
         scan_depth: int,
         case_sensitive: bool,
         whole_words: bool,
-        macros: Mapping[str, str] | None,
+        rewrite_key: Callable[[str], str] | None,
     ) -> None:
         self.newest_first = [m.strip() for m in reversed(messages)]
         self.scan_depth = scan_depth
         self.case_sensitive = case_sensitive
         self.whole_words = whole_words
-        self.macros = macros
+        self.rewrite_key = rewrite_key
         self.recurse: list[str] = []
         self.warnings: list[Diagnostic] = []
         self._cache: dict[tuple[int, bool, int], str] = {}
@@ -563,8 +565,8 @@ class _Scanner:
         return entry.case_sensitive if entry.case_sensitive is not None else self.case_sensitive
 
     def matches(self, entry: WorldEntry, key: str) -> bool:
-        if self.macros is not None:
-            key = substitute(key, self.macros)
+        if self.rewrite_key is not None:
+            key = self.rewrite_key(key)
         key = key.strip()
         if not key:
             return False
@@ -693,7 +695,7 @@ def activate(
     case_sensitive: bool = False,
     match_whole_words: bool = False,
     recursive: bool = False,
-    macros: Mapping[str, str] | None = None,
+    rewrite_key: Callable[[str], str] | None = None,
     warnings: list[Diagnostic] | None = None,
 ) -> list[WorldEntry]:
     """The entries ``messages`` (oldest first) activate, in prompt order (module docstring).
@@ -703,7 +705,7 @@ def activate(
     """
     if scan_depth < 0:
         raise ValueError("scan_depth must be >= 0")
-    scanner = _Scanner(messages, scan_depth, case_sensitive, match_whole_words, macros)
+    scanner = _Scanner(messages, scan_depth, case_sensitive, match_whole_words, rewrite_key)
     index = {id(entry): i for i, entry in enumerate(lorebook.entries)}
     active: list[WorldEntry] = []
     taken: set[int] = set()

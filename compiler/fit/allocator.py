@@ -48,6 +48,8 @@ grant loop estimates from a few characters each side of a seam. After a grant ru
 allocator lowers the frame and counts the real request. If it is over the budget, the grant
 loop runs again from the start with a total one token smaller, until the exact count fits:
 room is never taken back from one component, it is handed out again in grant order.
+
+Internal: ``compiler.fit`` exports what is public.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import NoReturn
 
+from compiler.dialect import Dialect
 from compiler.fit.budgets import CATEGORY_OF, CategoryBudgets, TotalBudget
 from compiler.fit.costs import Costs
 from compiler.fit.history import min_present
@@ -69,7 +72,6 @@ from compiler.fit.windows import SUMMARY_MODE_TOKENS as SUMMARY_MODE_TOKENS
 from compiler.fit.windows import WindowFitter
 from compiler.frame import ComponentKind, ContextFrame
 from compiler.journal import Journal
-from compiler.lower.base import Dialect
 from compiler.tokens import TokenCounter
 
 #: Over the budget by a seam, the grant loop runs again with a total this many times one

@@ -1,5 +1,7 @@
 """Budgets: the categories of the profile's context policy, model windows, the total budget.
 
+Internal: the API is :mod:`compiler.fit`.
+
 Budgets compose: a component fits its own ``budget=N`` cap, its category's budget (shared
 by every component of that category) and the total. ``totalContextBudget`` is ``--budget``
 when given, else the smaller of the profile's ``totalContextBudget`` and the model's window

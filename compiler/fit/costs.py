@@ -1,15 +1,18 @@
 """What a component costs in the request: its content by the dialect's cost model, and what
 it adds around its content when it joins the components already present (a message of its
 own or one it splits in two, merges at its seams, whitespace trimmed at a message's edges,
-tool framing)."""
+tool framing).
+
+Internal: part of the allocator.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from compiler.dialect import Dialect
 from compiler.fit.items import Item
 from compiler.frame import MESSAGE_KINDS, Component, ComponentKind, Message, Role
-from compiler.lower.base import Dialect
 from compiler.tokens import TokenCounter
 
 #: Characters each side of a seam between two texts that the grant loop tokenizes together.

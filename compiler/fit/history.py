@@ -1,5 +1,7 @@
 """Chat history: keep the newest whole units that fit, and a summary of what was cut.
 
+Internal: the API is :mod:`compiler.fit`.
+
 A unit is a message, or an assistant message with tool calls together with the tool results
 that answer it; units are kept or cut whole, and a kept history never starts with a tool
 result. The walk goes newest first and stops at the first unit that does not fit, so only
@@ -21,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from compiler.dialect import Dialect
 from compiler.fit.summarize import SummaryChain, SummaryRequest
 from compiler.frame import Message, Role
-from compiler.lower.base import Dialect
 from compiler.tokens import TokenCounter
 
 SUMMARY_ROLE: Role = "system"

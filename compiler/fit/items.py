@@ -3,6 +3,8 @@ at its turn (:class:`Turn`) and what a fit made of it (:class:`Outcome`).
 
 The grant loop replaces an item's turn and outcome whole; the fitters read an item and
 return a new outcome, so no fitter changes the state of the run.
+
+Internal: part of the allocator.
 """
 
 from __future__ import annotations

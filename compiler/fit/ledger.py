@@ -1,4 +1,7 @@
-"""The budget ledger: every fitting decision, per component, with the request's totals."""
+"""The budget ledger: every fitting decision, per component, with the request's totals.
+
+Internal: the API is :mod:`compiler.fit`.
+"""
 
 from __future__ import annotations
 

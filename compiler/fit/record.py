@@ -1,16 +1,19 @@
 """Recording a fit: the ``context_component_skipped`` events of the grant run that stands,
-the budget ledger, and the error (with the ledger) when a budget cannot be met."""
+the budget ledger, and the error (with the ledger) when a budget cannot be met.
+
+Internal: part of the allocator.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from compiler.dialect import Dialect
 from compiler.errors import BudgetError
 from compiler.fit.budgets import CATEGORIES, TotalBudget
 from compiler.fit.items import Item
 from compiler.fit.ledger import BudgetLedger, CategoryTotal, LedgerEntry
 from compiler.journal import Journal
-from compiler.lower.base import Dialect
 from compiler.tokens import TokenCounter
 
 

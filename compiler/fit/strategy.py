@@ -1,10 +1,13 @@
 """What each component may do over budget: its strategy, and the floor of a frame (what is
-left when everything that can be cut is cut)."""
+left when everything that can be cut is cut).
+
+Internal: ``compiler.fit`` exports what is public.
+"""
 
 from __future__ import annotations
 
+from compiler.dialect import Dialect
 from compiler.frame import Component, ComponentKind, ContextFrame, Strategy
-from compiler.lower.base import Dialect
 from compiler.tokens import TokenCounter
 
 #: Kinds kept whole unless the author gives them a strategy.

@@ -1,5 +1,7 @@
 """Summaries: a Summarizer protocol, a deterministic extractive summarizer, a cache.
 
+Internal: the API is :mod:`compiler.fit`.
+
 Order of preference for a component's summary (:class:`SummaryChain`):
 
 1. a precomputed summary: ``component.metadata["summary"]`` (the assembler puts one there

@@ -3,6 +3,8 @@ original as still fits), else truncated token-exact, else dropped.
 
 Also the summaries of single texts that the message windows use for tool results
 (:mod:`compiler.fit.windows`).
+
+Internal: part of the allocator.
 """
 
 from __future__ import annotations

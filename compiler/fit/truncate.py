@@ -1,5 +1,7 @@
 """Token-exact truncation of text: keep the head, the tail, or both around an elision marker.
 
+Internal: the API is :mod:`compiler.fit`.
+
 The result never counts more than the target (as the encoding counts it on its own) and, when
 anything was cut, usually exactly the target: the text is encoded once, cut on token
 boundaries, decoded (a split UTF-8 character at a cut is dropped), then re-counted and

@@ -7,19 +7,21 @@ while their framing fits, then each result's content within its fair share of th
 (:func:`waterfill`), summarized, else truncated head and tail.
 ``<<agent.tool_results mode="summary">>`` summarizes every result over
 :data:`SUMMARY_MODE_TOKENS` whatever the budget.
+
+Internal: part of the allocator.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compiler.dialect import Dialect
 from compiler.fit.history import fit_history, min_present
 from compiler.fit.items import Item, Outcome
 from compiler.fit.ledger import Action
 from compiler.fit.text import TextFitter
 from compiler.fit.truncate import truncate_text
 from compiler.frame import Component, Message
-from compiler.lower.base import Dialect
 
 #: ``<<agent.tool_results mode="summary">>``: each result is at most this many tokens.
 SUMMARY_MODE_TOKENS = 200

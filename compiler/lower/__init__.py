@@ -1,5 +1,6 @@
 """The lower stage: fitted ContextFrame -> provider request body. One module per provider."""
 
-from compiler.lower.base import Dialect, get_dialect
+from compiler.dialect import Dialect
+from compiler.lower.base import get_dialect
 
 __all__ = ["Dialect", "get_dialect"]

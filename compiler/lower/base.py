@@ -1,45 +1,23 @@
-"""What every provider dialect offers: lowering, an exact cost model, and a shape check."""
+"""Finding a provider's dialect, and the provider-neutral message layout every dialect lowers.
+
+Internal: the API is :mod:`compiler.lower`.
+
+The :class:`~compiler.dialect.Dialect` interface itself (lowering, an exact cost model, a
+shape check) is :mod:`compiler.dialect`.
+"""
 
 from __future__ import annotations
 
 import importlib
-from abc import ABC, abstractmethod
-from typing import Any, ClassVar
 
+from compiler.dialect import Dialect, ModelRequest
 from compiler.errors import LoweringError, did_you_mean
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.tokens import TokenCounter
 
-ModelRequest = dict[str, Any]
+__all__ = ["PROVIDERS", "Dialect", "ModelRequest", "get_dialect", "layout"]
 
 #: provider name -> module under compiler.lower that defines ``DIALECT``.
 PROVIDERS: dict[str, str] = {"openai": "openai_chat"}
-
-
-class Dialect(ABC):
-    """A provider's request format. Subclasses set ``name`` and implement the methods."""
-
-    name: ClassVar[str]
-
-    @abstractmethod
-    def lower(self, frame: ContextFrame, model: str, **options: Any) -> ModelRequest:
-        """The provider's JSON body for the frame (not yet shape-checked: see ``check``)."""
-
-    @abstractmethod
-    def count_request(self, request: ModelRequest, counter: TokenCounter) -> int:
-        """Input tokens the provider will count for ``request``."""
-
-    @abstractmethod
-    def message_tokens(self, message: Message, counter: TokenCounter) -> int:
-        """What one history message adds to the request's count."""
-
-    @abstractmethod
-    def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:
-        """What the tool definitions add to the request's count."""
-
-    @abstractmethod
-    def check(self, request: ModelRequest) -> None:
-        """Raise LoweringError when the provider would reject ``request``."""
 
 
 def get_dialect(provider: str) -> Dialect:

@@ -1,5 +1,7 @@
 """OpenAI Chat Completions (POST /v1/chat/completions).
 
+Internal: the API is :mod:`compiler.lower`.
+
 Token counts follow OpenAI's cookbook: 3 per message, the tokens of every string value
 (role, content, name, tool_call_id), 1 more for a name, 3 for the reply priming; tool
 calls count their function name and arguments; tool definitions use the cookbook's
@@ -12,9 +14,10 @@ import json
 import re
 from typing import Any, ClassVar
 
+from compiler.dialect import Dialect, ModelRequest
 from compiler.errors import LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.base import Dialect, ModelRequest, layout
+from compiler.lower.base import layout
 from compiler.tokens import TokenCounter
 
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

@@ -1,5 +1,7 @@
 """Creator limits (seed section 11): what a preset or a character card may not set.
 
+Internal: the public names are :class:`compiler.ToolGate` and :class:`compiler.PlatformPolicy`.
+
 A creator controls what the agent sees, which tools it has, its artifacts, plan strictness,
 approvals and budgets. A creator may not reach outside the workspace roots, set an MCP stdio
 command, override a provider or endpoint the platform disables, re-allow a tool the user
@@ -143,7 +145,7 @@ def reallow_warnings(
     file: str | None,
 ) -> list[Diagnostic]:
     """Warnings for a creator's exact ``allow`` entries that the user's deny overrides."""
-    from compiler.policy.tools import tool_matches_any
+    from compiler.tool_catalogue import tool_matches_any
 
     return [
         Diagnostic(

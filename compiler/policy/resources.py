@@ -1,5 +1,7 @@
 """Visible resource policy (seed section 7): which resources a macro may put in the prompt.
 
+Internal: the public names are :class:`compiler.ToolGate` and :class:`compiler.PlatformPolicy`.
+
 Resource ids are dotted: ``chat.history``, ``chat.history.tail``, ``world.activated``,
 ``character.instructions``, ``user.profile``, ``workspace.<root>[.<subpath>]``,
 ``workspace.scratch.private``, ``agent.plan``, ``agent.tool_results``, ``agent.diff``,
@@ -20,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compiler.errors import PolicyError
-from compiler.policy.tools import matches
+from compiler.tool_catalogue import matches
 
 
 def _ancestors(resource: str) -> list[str]:

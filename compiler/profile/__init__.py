@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from compiler.context.cards import read_card_json
 from compiler.context.inputs import Parsed
 from compiler.errors import ProfileError, did_you_mean
 from compiler.policy.creator import PlatformPolicy, reallow_warnings
@@ -32,7 +33,6 @@ from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, DEFAULT_WRITE
 from compiler.profile.embedded import (
     EmbeddedSchema,
     load_json,
-    read_card,
     schema_from_card,
     schema_from_preset,
 )
@@ -170,7 +170,9 @@ def _character_schema(character: Source, platform: PlatformPolicy | None) -> Emb
         return schema_from_card(character.data, character.file, platform)
     if isinstance(character, dict):
         return schema_from_card(character, "<character>", platform)
-    return schema_from_card(read_card(character), str(character), platform)
+    # the one card reader (JSON, PNG, .charx), with the same errors through every path
+    card, _ = read_card_json(character)
+    return schema_from_card(card, str(character), platform)
 
 
 def _fragment(source: Source | BaseModel, layer: Layer) -> tuple[Fragment, str | None] | None:

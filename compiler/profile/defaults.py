@@ -1,9 +1,14 @@
-"""The built-in ``default-writer`` profile (seed section 12) and the default agent system prompt."""
+"""The built-in ``default-writer`` profile (seed section 12) and the default agent system prompt.
+
+Internal: the API is :mod:`compiler.profile`.
+"""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
+
+from compiler.context.workspace import WORKSPACE_ROOTS
 
 __all__ = ["DEFAULT_AGENT_SYSTEM_PROMPT", "DEFAULT_WRITER", "default_writer"]
 
@@ -43,8 +48,8 @@ DEFAULT_WRITER: dict[str, Any] = {
         "maxReadCharsPerRun": 80000,
     },
     "workspace": {
-        "visibleRoots": ["output", "scratch", "plan", "summaries", "persist"],
-        "writableRoots": ["output", "scratch", "plan", "summaries", "persist"],
+        "visibleRoots": list(WORKSPACE_ROOTS),
+        "writableRoots": list(WORKSPACE_ROOTS),
     },
     "plan": {"mode": "none", "beta": True, "nodes": []},
     "output": {

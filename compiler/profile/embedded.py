@@ -1,5 +1,7 @@
 """Agent schemas embedded in presets and character cards (JSON or PNG).
 
+Internal: the API is :mod:`compiler.profile`.
+
 Where a schema may live (both forms may appear together; their profiles are combined and an
 id defined twice is ``agent.profile_duplicate_id``):
 
@@ -21,7 +23,6 @@ from typing import Any
 
 from pydantic import Field
 
-from compiler.context.cards import read_card_json
 from compiler.context.inputs import load_json_file
 from compiler.errors import ContextError, ProfileError
 from compiler.policy.creator import PlatformPolicy, check_creator_profile
@@ -34,15 +35,15 @@ from compiler.profile.models import (
 
 __all__ = [
     "EmbeddedSchema",
+    "TavernProfiles",
     "load_json",
-    "read_card",
     "schema_from_card",
     "schema_from_preset",
 ]
 
 
-class _TavernProfiles(_Model):
-    """TauriTavern's ``agentProfiles`` container."""
+class TavernProfiles(_Model):
+    """TauriTavern's ``agentProfiles`` container (``{"version": 1, "items": [...]}``)."""
 
     version: int
     items: list[AgentProfile] = Field(default_factory=list)
@@ -76,15 +77,6 @@ def load_json(path: str | Path) -> Any:
     return load_json_file(Path(path), what="profile layer")
 
 
-def read_card(path: str | Path) -> Any:
-    """A character card's JSON, from a ``.json`` file, a PNG (``ccv3`` before ``chara``) or a
-    ``.charx``, read by :func:`compiler.context.cards.read_card_json`, the one card reader:
-    its errors (``context.invalid_card``, ``context.card_too_large``, ...) are the same
-    through every path."""
-    card, _ = read_card_json(path)
-    return card
-
-
 def _dig(data: Any, *keys: str) -> Any:
     for key in keys:
         if not isinstance(data, dict):
@@ -116,7 +108,7 @@ def _combine(
         enabled_set = "enabled" in schema.model_fields_set
     if tavern is not None:
         container = validate_model(
-            _TavernProfiles, tavern, path_prefix=tavern_path, file=file, partial=True
+            TavernProfiles, tavern, path_prefix=tavern_path, file=file, partial=True
         )
         if container.version != 1:
             raise ProfileError(

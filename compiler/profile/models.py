@@ -1,5 +1,7 @@
 """The agent profile schema: pydantic models, camelCase on the wire, snake_case in Python.
 
+Internal: the API is :mod:`compiler.profile`.
+
 An :class:`AgentProfile` is Preset + Model/API + Context Policy + Tool Policy + Plan Policy +
 Output Policy (seed section 1). Every section has built-in defaults, so a profile that names
 only what it changes is valid; layers are merged on their *explicitly set* fields
@@ -28,6 +30,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from compiler.context.workspace import WORKSPACE_ROOTS
 from compiler.errors import Diagnostic, ProfileError, did_you_mean
 from compiler.validation import Codes, diagnostics_from, format_path
 
@@ -64,7 +67,6 @@ __all__ = [
 
 DEFAULT_PROFILE_ID = "default-writer"
 MAX_PROFILE_ID_LENGTH = 128
-WORKSPACE_ROOTS = ("output", "scratch", "plan", "summaries", "persist")
 _ID_RE = re.compile(r"[a-z0-9_-]+")
 
 Layer = Literal["builtin", "preset", "character", "user", "run"]

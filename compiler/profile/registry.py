@@ -1,5 +1,7 @@
 """Profiles on disk and the resolved profile of a run.
 
+Internal: the API is :mod:`compiler.profile`.
+
 A user's profiles live at ``<data-root>/_tauritavern/agent-profiles/profiles/<id>.json``, one
 :class:`~compiler.profile.models.AgentProfile` JSON per file, whose ``id`` must match the
 file name. A blank id means the built-in ``default-writer``. A run directory receives

@@ -1,5 +1,7 @@
 """Layered profile resolution: built-in < preset < character < user < run (seed 1.2 and 6).
 
+Internal: the API is :mod:`compiler.profile`.
+
 Rules, applied to each layer's *explicitly set* fields:
 
 - objects merge key by key, and a later layer's scalar (or ``null``) wins;
@@ -30,17 +32,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, Field, field_serializer, field_validator
+from pydantic.alias_generators import to_snake
 
 from compiler.errors import Diagnostic, did_you_mean
-from compiler.policy.tools import (
-    KNOWN_TOOLS,
-    RUNTIME_ONLY_TOOLS,
-    ToolPolicyResult,
-    canonical_tool_name,
-    tool_matches,
-    unmatched_allow_pattern,
-    visible_tools,
-)
 from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, DEFAULT_WRITER
 from compiler.profile.models import (
     WORKSPACE_ROOTS,
@@ -51,6 +45,15 @@ from compiler.profile.models import (
     _Model,
     format_path,
     validate_model,
+)
+from compiler.tool_catalogue import (
+    KNOWN_TOOLS,
+    RUNTIME_ONLY_TOOLS,
+    ToolPolicyResult,
+    canonical_tool_name,
+    tool_matches,
+    unmatched_allow_pattern,
+    visible_tools,
 )
 
 __all__ = [
@@ -123,7 +126,7 @@ class ResolvedToolPolicy(ToolPolicy):
     """The merged tool policy plus its concrete outcome.
 
     ``visible`` and ``approval_required`` are computed by
-    :func:`compiler.policy.tools.visible_tools`: over the known tools for a profile alone,
+    :func:`compiler.tool_catalogue.visible_tools`: over the known tools for a profile alone,
     over the known plus the run's own tools for a profile bound to a run
     (:meth:`ResolvedAgentProfile.with_run_tools`, which a compile does). ``user_allow`` is the
     user layer's own allow list (None when it sets none): nothing outside it is visible,
@@ -176,7 +179,7 @@ class ResolvedAgentProfile(AgentProfile):
     def with_run_tools(self, run_tools: Iterable[str]) -> ResolvedAgentProfile:
         """This profile bound to a run: ``tools.visible`` and ``tools.approvalRequired``
         recomputed over the known tools plus the run's own ``run_tools`` (by
-        :func:`~compiler.policy.tools.visible_tools`, from the policy, never from the lists
+        :func:`~compiler.tool_catalogue.visible_tools`, from the policy, never from the lists
         already here). An "allow pattern matches no known tool" warning is dropped when the
         pattern matches one of the run's tools."""
         names = list(dict.fromkeys(run_tools))
@@ -372,7 +375,7 @@ def _canonical_tool_names(fragment: Fragment) -> tuple[dict[str, Any], list[Diag
     tool-keyed maps written as the dotted name, and a warning for each one.
 
     The one place a profile's tool names are normalised; matching compares provider names
-    anyway (:func:`~compiler.policy.tools.tool_matches`), so this makes the resolved profile
+    anyway (:func:`~compiler.tool_catalogue.tool_matches`), so this makes the resolved profile
     say what it means and lets ``maxCallsPerTool`` / ``toolDescriptions`` keys (exact names)
     reach their tool. Two keys for one tool in one map: the smaller budget, the dotted
     name's description.
@@ -471,7 +474,7 @@ def _check(
     total = profile.context.total_context_budget
     if total is not None:
         for name in _BUDGETS:
-            value = getattr(profile.context, _snake(name))
+            value = getattr(profile.context, to_snake(name))
             if value is not None and value > total:
                 warnings.append(
                     _warn(
@@ -482,10 +485,6 @@ def _check(
                     )
                 )
     return errors, warnings, result
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name)
 
 
 def _check_workspace(profile: AgentProfile) -> list[Diagnostic]:
@@ -598,7 +597,7 @@ def _check_tools(
     tools = profile.tools
     errors: list[Diagnostic] = []
     for name in ("allow", "deny", "requireApproval"):
-        for index, pattern in enumerate(getattr(tools, _snake(name))):
+        for index, pattern in enumerate(getattr(tools, to_snake(name))):
             if pattern in RUNTIME_ONLY_TOOLS:
                 errors.append(
                     _err(
@@ -632,7 +631,7 @@ def _check_tools(
         ("maxCallsPerTool", "agent.profile_tool_budget_invisible"),
         ("toolDescriptions", "agent.profile_tool_description_invisible"),
     ):
-        for name in getattr(tools, _snake(field)):
+        for name in getattr(tools, to_snake(field)):
             at = format_path(("tools", field, name))
             if name not in KNOWN_TOOLS:
                 errors.append(

@@ -1,4 +1,7 @@
-"""AST nodes of a template: literal Text and Macro, every node with its Span."""
+"""AST nodes of a template: literal Text and Macro, every node with its Span.
+
+Internal: the API is :mod:`compiler.syntax`.
+"""
 
 from __future__ import annotations
 

@@ -1,8 +1,12 @@
-"""Loading ``grammar/agent.lark``: from inside the wheel, or from a source checkout."""
+"""Loading ``grammar/agent.lark``: from inside the wheel, or from a source checkout.
+
+Internal: the API is :mod:`compiler.syntax`.
+"""
 
 from __future__ import annotations
 
 import functools
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -30,3 +34,13 @@ def parser() -> Lark:
         propagate_positions=False,
         maybe_placeholders=False,
     )
+
+
+@functools.cache
+def terminal_pattern(name: str) -> re.Pattern[str]:
+    """The grammar's terminal ``name`` (``STRING``, ``MACRO_OPEN``, ...) as a compiled regular
+    expression, so that code scanning like the lexer uses the grammar's own definition."""
+    for terminal in parser().terminals:
+        if terminal.name == name:
+            return re.compile(terminal.pattern.to_regexp())
+    raise KeyError(f"the grammar has no terminal {name}")

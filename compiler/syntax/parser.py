@@ -1,5 +1,7 @@
 """``parse()``: template text -> :class:`Template`, or a :class:`TemplateError`.
 
+Internal: the API is :mod:`compiler.syntax`.
+
 Lark exceptions are converted here, at the syntax boundary, into diagnostics with a code,
 an exact position and a hint; no lark type escapes this module.
 """
@@ -16,7 +18,7 @@ from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedToken
 
 from compiler.errors import Diagnostic, TemplateError
 from compiler.syntax.ast import Arg, ArgKind, ArgValue, Macro, Node, Template, Text
-from compiler.syntax.grammar import parser
+from compiler.syntax.grammar import parser, terminal_pattern
 from compiler.syntax.positions import LineIndex
 
 OPEN = "<<agent."
@@ -26,11 +28,10 @@ MAX_TEMPLATE_CHARS = 2 * 1024 * 1024
 """The longest template text parsed (``template.too_large`` above it): parsing keeps the
 whole tree in memory, about 100 bytes per character of macro-dense text."""
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
-_OPEN_RE = re.compile(r"(?<!\\)<<agent\.")
 _WORD_RE = re.compile(r"[A-Za-z0-9_]+|>>|.", re.S)
-_STRING_RE = re.compile(r'"(?:[^"\\\r\n]|\\[^\r\n])*"')
-_NAME_RE = re.compile(r"<<agent\.[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*")
 
+#: What a diagnostic calls each terminal of the grammar (the keys are exactly the grammar's
+#: terminals and ``$END``: tests/syntax check that they match agent.lark).
 _TERMINAL_WORDS = {
     "MACRO_CLOSE": "'>>'",
     "_WS": "whitespace",
@@ -208,7 +209,7 @@ def _syntax_diagnostic(exc: LarkError, source: str, index: LineIndex) -> Diagnos
     if (
         macro_start is not None
         and source.startswith('"', pos)
-        and not _STRING_RE.match(source, pos)
+        and not terminal_pattern("STRING").match(source, pos)
     ):
         eol = source.find("\n", pos)
         return diag(
@@ -230,7 +231,7 @@ def _syntax_diagnostic(exc: LarkError, source: str, index: LineIndex) -> Diagnos
             )
         return diag("template.syntax", "unexpected text", pos, min(pos + 1, len(source)))
 
-    name_match = _NAME_RE.match(source, macro_start)
+    name_match = terminal_pattern("MACRO_OPEN").match(source, macro_start)
     name_end = name_match.end() if name_match else macro_start + len(OPEN)
     macro_name = source[macro_start + 2 : name_end]
     if not _is_closed(source, macro_start):

@@ -1,4 +1,7 @@
-"""Offsets -> 1-based line and code-point column, for spans and diagnostics."""
+"""Offsets -> 1-based line and code-point column, for spans and diagnostics.
+
+Internal: the API is :mod:`compiler.syntax`.
+"""
 
 from __future__ import annotations
 

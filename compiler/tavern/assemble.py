@@ -28,6 +28,8 @@ in agent mode) marks its message ``origin: "unmaterialized"``, and
 :func:`compiler.markers.check_markers`
 refuses a request that still carries such a message after fitting. Data (chat, files, tool
 results) and escaped literal text are never flagged.
+
+Internal: ``compiler.tavern`` and ``compiler.compile`` are the public way in.
 """
 
 from __future__ import annotations
@@ -44,10 +46,10 @@ from compiler.frame import Component, ComponentKind, Message
 from compiler.macros import BoundTemplate, MacroCall, bind
 from compiler.markers import ALLOWANCE, allowance, openers
 from compiler.profile import ResolvedAgentProfile
+from compiler.stmacros import comment_spans, inert
 from compiler.syntax import parse
 from compiler.syntax.ast import Template, Text
 from compiler.tavern.injections import apply_injections
-from compiler.tavern.macros import comment_spans, inert
 from compiler.tavern.preset import (
     AGENT_MARKERS,
     PresetPrompt,

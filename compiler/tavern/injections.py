@@ -1,5 +1,7 @@
 """In-chat injections: preset entries with ``injection_position`` 1, placed inside the history.
 
+Internal: the API is :mod:`compiler.tavern`.
+
 Follows SillyTavern's ``populationInjectionPrompts`` (chat completion):
 
 - only enabled entries with ``injection_position`` 1 and non-empty ``content`` take part;
@@ -19,13 +21,13 @@ Follows SillyTavern's ``populationInjectionPrompts`` (chat completion):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Literal, TypeVar
+from typing import TypeVar
 
+from compiler.frame import PromptRole
 from compiler.tavern.preset import PresetPrompt
 
 T = TypeVar("T")
-Role = Literal["system", "user", "assistant"]
-ROLE_ORDER: tuple[Role, ...] = ("system", "user", "assistant")
+ROLE_ORDER: tuple[PromptRole, ...] = ("system", "user", "assistant")
 
 
 def _fires(prompt: PresetPrompt, generation_type: str) -> bool:
@@ -39,9 +41,9 @@ def _fires(prompt: PresetPrompt, generation_type: str) -> bool:
 
 def injection_messages(
     prompts: Sequence[PresetPrompt],
-) -> list[tuple[Role, str, list[PresetPrompt]]]:
+) -> list[tuple[PromptRole, str, list[PresetPrompt]]]:
     """The messages one depth's entries become, in SillyTavern's (newest-first) build order."""
-    out: list[tuple[Role, str, list[PresetPrompt]]] = []
+    out: list[tuple[PromptRole, str, list[PresetPrompt]]] = []
     for order in sorted({p.injection_order for p in prompts}, reverse=True):
         group = [p for p in prompts if p.injection_order == order]
         for role in ROLE_ORDER:
@@ -55,7 +57,7 @@ def injection_messages(
 def apply_injections(
     history: Sequence[T],
     injections: Iterable[PresetPrompt],
-    make_message: Callable[[Role, str, list[PresetPrompt]], T],
+    make_message: Callable[[PromptRole, str, list[PresetPrompt]], T],
     *,
     generation_type: str = "normal",
 ) -> list[T]:

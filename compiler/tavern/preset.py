@@ -1,5 +1,7 @@
 """SillyTavern chat-completion presets: ``prompts[]``, ``prompt_order[]`` and the rest.
 
+Internal: the API is :mod:`compiler.tavern`.
+
 Reading keeps SillyTavern's own snake_case keys. Every prompt remembers its index in
 ``prompts[]`` (``source_index``) so a diagnostic can point at ``FILE#prompts[3].content``.
 Unknown keys of a prompt go to its ``extra``; unknown top-level keys (``temperature``,
@@ -31,6 +33,7 @@ from compiler.context.inputs import (
     validate,
 )
 from compiler.errors import ContextError, TemplateError
+from compiler.frame import PromptRole
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS, too_large
 
 _CODE = "context.invalid_preset"
@@ -68,7 +71,7 @@ class PresetPrompt(BaseModel):
 
     identifier: str = Field(min_length=1)
     name: str = ""
-    role: Literal["system", "user", "assistant"] = "system"
+    role: PromptRole = "system"
     content: str = ""
     system_prompt: bool = False
     marker: bool = False

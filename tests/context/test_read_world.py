@@ -11,7 +11,7 @@ import pytest
 from compiler.context.cards import read_card
 from compiler.context.world import Lorebook, SelectiveLogic, activate, read_lorebook
 from compiler.errors import ContextError
-from compiler.tavern.macros import card_values, substitute
+from compiler.stmacros import card_values, substitute
 
 CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 ELDORIA = CORPUS / "worlds" / "Eldoria.json"
@@ -25,7 +25,18 @@ def book(*entries: dict[str, Any]) -> Lorebook:
     return read_lorebook({"entries": {str(i): {"uid": i, **e} for i, e in enumerate(entries)}})
 
 
-def uids(lore: Lorebook, messages: list[str], depth: int = 4, **kw: Any) -> list[Any]:
+def uids(
+    lore: Lorebook,
+    messages: list[str],
+    depth: int = 4,
+    *,
+    macros: dict[str, str] | None = None,
+    **kw: Any,
+) -> list[Any]:
+    """The uids ``activate`` returns; ``macros`` fill SillyTavern macros in the keys (the
+    ``rewrite_key`` a caller passes)."""
+    if macros is not None:
+        kw["rewrite_key"] = lambda key: substitute(key, macros)
     return [e.uid for e in activate(lore, messages, depth, **kw)]
 
 

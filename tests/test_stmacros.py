@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.context.cards import read_card
-from compiler.tavern.macros import card_values, substitute
+from compiler.stmacros import card_values, substitute
 
 VALUES = {
     "char": "Seraphina",

@@ -1,4 +1,5 @@
-"""SillyTavern ``{{macro}}`` substitution for preset entries and card fields.
+"""SillyTavern ``{{macro}}`` substitution: pure string functions, importing nothing else of
+the compiler, so that readers, the assemble stage and the preset importer can all use them.
 
 Implemented, as SillyTavern's classic ``substituteParams`` does, in this order:
 
@@ -19,10 +20,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from compiler.context.cards import CharacterCard
+__all__ = [
+    "STANDARD_MACROS",
+    "CardNames",
+    "card_values",
+    "comment_spans",
+    "inert",
+    "substitute",
+]
 
 STANDARD_MACROS: tuple[str, ...] = (
     "char",
@@ -126,9 +133,22 @@ def substitute(text: str, values: Mapping[str, str]) -> str:
     return _NAME.sub(replace, text)
 
 
-def card_values(
-    card: CharacterCard | None, *, user: str = "User", persona: str = ""
-) -> dict[str, str]:
+class CardNames(Protocol):
+    """The character card fields the standard macros read (a ``CharacterCard`` has them)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def nickname(self) -> str | None: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def personality(self) -> str: ...
+    @property
+    def scenario(self) -> str: ...
+
+
+def card_values(card: CardNames | None, *, user: str = "User", persona: str = "") -> dict[str, str]:
     """The standard macro values for a character and persona (without ``original``).
 
     ``{{char}}`` is the card's V3 ``nickname`` when set, else its name.
