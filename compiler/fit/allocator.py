@@ -136,6 +136,7 @@ class _Allocator:
         self.items: list[Item] = []
         self.pools: dict[str, int | None] = {}  # what is left of each category's budget
         self.left: int | None = None  # what is left of the total
+        self.virtual: int | None = None  # the total of the grant run under way
         self.dropped_total = False
         self.dropped_cats: set[str] = set()
 
@@ -193,6 +194,7 @@ class _Allocator:
                 f"{self.budget}",
                 self.floor,
             )
+        self.virtual = virtual
         self.left = None if virtual is None else virtual - self.floor
         order = sorted(
             (i for i in self.items if not i.fixed),
@@ -291,6 +293,8 @@ class _Allocator:
             if over <= 0 or out is None or limit is None:
                 break
             limit, bound = limit - over, True  # the cut's own seams: cut a little more
+        if item.comp.required and item.outcome.out is None and self._whole_fits(item):
+            return  # the estimate over-counted seams: the exact count says it fits whole
         self.record.skipped(item)  # one journal event, for the fit that stands
         if item.comp.required and item.outcome.out is None:
             self.fail(item, f"{item.comp.id} is required and nothing of it fits", limit)
@@ -299,6 +303,27 @@ class _Allocator:
             self.left, self.dropped_total = 0, True
         else:
             self.charge(item, spent)
+
+    def _whole_fits(self, item: Item) -> bool:
+        """Keep a required component whole if the exact count of what is kept so far, with
+        it, is within the total of this grant run (the seam estimate can over-count by a
+        token or two, which would fail a required part at exactly its need)."""
+        if self.virtual is None:
+            return False
+        cost = self.costs.cost(item.comp)
+        own, cat = item.turn.applied.own, item.turn.applied.category
+        if (own is not None and cost > own) or (cat is not None and cost > cat):
+            return False
+        before = item.outcome
+        item.outcome = Outcome(out=item.comp, offered=cost, used=cost)
+        kept = self.dialect.lower(self.fitted(), self.model)
+        total = self.dialect.count_request(kept, self.counter)
+        if total > self.virtual:
+            item.outcome = before
+            return False
+        self.charge(item, None)
+        self.left = self.virtual - total
+        return True
 
     def fit_elastic(self, item: Item, limit: int | None) -> Outcome:
         """What the component's fitter makes of it within ``limit``."""

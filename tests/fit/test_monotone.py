@@ -122,3 +122,52 @@ def test_a_seam_the_estimate_missed_reruns_the_grant_with_a_smaller_total(
     result = run(frame, floor + 1)
     assert runs == [floor + 1] and kept(result) == {"p", "x", "n"}
     assert result.total_tokens == floor + 1
+
+
+def test_a_required_part_fits_at_exactly_its_need_when_seams_overestimate() -> None:
+    """ "lantern" before "the" "the" costs 2 more tokens in one message, though the seam
+    estimate says 3: the required file must still be kept whole at exactly its need."""
+    from compiler.fit import fit, floor_tokens
+    from compiler.frame import Component, ComponentKind, ContextFrame
+    from compiler.journal import Journal
+    from compiler.lower.openai_chat import DIALECT
+    from compiler.tokens import counter_for
+
+    counter = counter_for("o200k_base")
+
+    def text(i: int, kind: ComponentKind, content: str, **kw: object) -> Component:
+        return Component(
+            id=f"{i:03d}",
+            kind=kind,
+            source="t",
+            role="system",
+            group=0,
+            inline_content=content,
+            **kw,  # type: ignore[arg-type]
+        )
+
+    frame = ContextFrame(
+        components=[
+            text(0, ComponentKind.WORKSPACE_FILE, "lantern", required=True, strategy="truncate"),
+            text(1, ComponentKind.PRESET_GUIDE, "the"),
+            text(2, ComponentKind.PRESET_GUIDE, "the"),
+        ]
+    )
+    whole = ContextFrame(
+        components=[
+            frame.components[0].model_copy(update={"strategy": "fail"}),
+            *frame.components[1:],
+        ]
+    )
+    need = floor_tokens(whole, dialect=DIALECT, counter=counter, model="gpt-4o")
+    for budget in (need, need + 1, need + 5):
+        result = fit(
+            frame,
+            dialect=DIALECT,
+            counter=counter,
+            model="gpt-4o",
+            budget=budget,
+            journal=Journal(),
+        )
+        assert [e.action for e in result.ledger.entries] == ["kept", "kept", "kept"]
+        assert result.ledger.total_tokens <= budget
