@@ -316,6 +316,8 @@ class Feasibility:
     window: int | None
     reserve: int
     model: str
+    #: the compile's warnings (the inputs', the profile's, ...)
+    warnings: list[Diagnostic] = field(default_factory=list)
 
     @property
     def problem(self) -> str | None:
@@ -357,4 +359,6 @@ def check_budget(
         reserve=opts.reserve,
         max_completion_tokens=opts.max_completion_tokens,
     )
-    return Feasibility(floor, total.total, total.window, total.reserve, opts.model)
+    # the full compile ran at an unbounded budget on purpose: that is not the caller's
+    warnings = [w for w in full.warnings if w.code != "context.budget_over_window"]
+    return Feasibility(floor, total.total, total.window, total.reserve, opts.model, warnings)

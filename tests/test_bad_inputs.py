@@ -515,3 +515,47 @@ def test_an_unreadable_stored_profile_is_not_a_missing_one(tmp_path: Path) -> No
     with pytest.raises(APCError) as info:
         resolve_profile(profile_id="p1", data_root=tmp_path)
     assert info.value.code == "context.file_unreadable"
+
+
+def test_check_refuses_what_compile_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    preset = {
+        "prompts": [{"identifier": "main", "content": "Hi"}],
+        "agent": {"enabled": True, "profiles": [{"id": "p", "tools": {"alow": []}}]},
+    }
+    (tmp_path / "p.json").write_text(json.dumps(preset))
+    assert main(["check", str(tmp_path / "p.json")]) == 1
+    assert "error[profile.unknown_field]" in capsys.readouterr().err
+    (tmp_path / "t.txt").write_text("Hi <<agent.chat.history>>")
+    (tmp_path / "run.json").write_text('{"chat": [{"role": "user", "content": "cut \\ud83d"}]}')
+    args = ["check", str(tmp_path / "t.txt"), "--context", str(tmp_path / "run.json")]
+    assert main(args) == 0
+    assert "warning[context.lone_surrogate]" in capsys.readouterr().err
+    assert main([*args, "--strict"]) == 1
+    for bad in (["--budget", "-5"], ["--reserve", "-1"], ["--max-completion-tokens", "0"]):
+        assert main(["check", str(tmp_path / "t.txt"), *bad]) == 2
+
+
+def test_a_platform_file_is_strict_and_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "t.txt").write_text("Hi")
+    (tmp_path / "platform.json").write_text('{"disabledProvider": ["openrouter"]}')
+    assert (
+        main(["compile", str(tmp_path / "t.txt"), "--platform", str(tmp_path / "platform.json")])
+        == 1
+    )
+    err = capsys.readouterr().err
+    assert "error[profile.unknown_field]" in err and "platform.json" in err
+    assert "did you mean 'disabledProviders'?" in err
+
+
+def test_inline_world_entries_are_checked() -> None:
+    for entry in ({"content": 1}, {"content": "x", "position": "nowhere"}):
+        assert code_of("W <<agent.world.activated>>", {"worldInfo": [entry]}) == (
+            "context.invalid_context"
+        )
+    kept = {"content": "x", "position": "after", "key": ["a"], "uid": 3}
+    result = compiler.compile_string("W <<agent.world.activated>>", context={"worldInfo": [kept]})
+    assert result.request["messages"][0]["content"] == "W x"

@@ -61,13 +61,19 @@ def usage_problem(args: argparse.Namespace) -> str | None:
     for name in (args.source, args.context):
         if name and not is_file(name):
             return f"not a file: {name[:200]}" if lexists(name) else f"no such file: {name[:200]}"
+    return number_problem(args)
+
+
+def number_problem(args: argparse.Namespace) -> str | None:
+    """Why a number option cannot work (a usage error, exit 2), or None: the same checks
+    for ``check``, ``compile`` and ``explain``."""
     if args.budget is not None and args.budget < 0:
         return "--budget must be at least 0"
     if args.max_completion_tokens is not None and args.max_completion_tokens < 1:
         return "--max-completion-tokens must be at least 1"
     if args.reserve is not None and args.reserve < 0:
         return "--reserve must be at least 0"
-    if args.cache_stable is not None and args.cache_stable < 1:
+    if getattr(args, "cache_stable", None) is not None and args.cache_stable < 1:
         return "--cache-stable STEP must be at least 1"
     return None
 

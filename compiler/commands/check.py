@@ -12,13 +12,15 @@ from typing import Any
 
 from compiler.api import check, check_budget
 from compiler.commands._common import add_format, usage_error
-from compiler.commands._compile_options import add_strict
+from compiler.commands._compile_options import add_strict, number_problem
 from compiler.context.inputs import is_file
 from compiler.errors import APCError, Diagnostic
 from compiler.fit.budgets import budget_warnings, total_budget
 from compiler.options import CompileOptions
+from compiler.profile.embedded import schema_from_preset
 from compiler.render import print_diagnostics
 from compiler.tavern.assemble import check_preset, load_preset_source
+from compiler.tavern.preset import TavernPreset
 
 
 def register(sub: Any) -> None:
@@ -42,13 +44,16 @@ def run(args: argparse.Namespace) -> int:
     missing = [f[:200] for f in args.files if not is_file(f)]
     if missing:
         return usage_error(f"no such file: {missing[0]}")
+    problem = number_problem(args)
+    if problem:
+        return usage_error(problem)
     diagnostics: list[Diagnostic] = []
     failed = False
     for name in args.files:
         try:
             preset = load_preset_source(Path(name))
             if preset is not None:
-                found = check_preset(preset)
+                found = [*check_preset(preset), *_schema_problems(preset)]
                 failed = failed or any(d.severity == "error" for d in found)
                 diagnostics.extend(found)
                 continue
@@ -64,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         for name in args.files:
             found = _check_budget(name, args)
             diagnostics.extend(found)
-            failed = failed or bool(found)
+            failed = failed or any(d.severity == "error" for d in found)
     if args.strict and any(d.severity == "warning" for d in diagnostics):
         diagnostics = [dataclasses.replace(d, severity="error") for d in diagnostics]
         failed = True
@@ -92,6 +97,16 @@ def _budget_requested(args: argparse.Namespace) -> bool:
     return any(getattr(args, name, None) is not None for name in _BUDGET_OPTIONS)
 
 
+def _schema_problems(preset: TavernPreset) -> list[Diagnostic]:
+    """The errors of a preset's agent schema (what ``apc compile`` would refuse)."""
+    layer = preset.layer_source()
+    try:
+        schema_from_preset(layer.data, layer.file)
+    except APCError as exc:
+        return exc.diagnostics
+    return []
+
+
 def _check_budget(name: str, args: argparse.Namespace) -> list[Diagnostic]:
     """``context.budget_infeasible`` when what cannot be cut (plus the reserve) does not fit."""
     try:
@@ -109,13 +124,14 @@ def _check_budget(name: str, args: argparse.Namespace) -> list[Diagnostic]:
     except APCError as exc:
         return exc.diagnostics
     if found.problem is None:
-        return []
+        return found.warnings
     return [
+        *found.warnings,
         Diagnostic(
             code="context.budget_infeasible",
             message=found.problem,
             file=name,
             hint="raise the budget or the model's window, lower the reserve, or let more "
             "components be cut (required=false, strategy=truncate|summarize)",
-        )
+        ),
     ]

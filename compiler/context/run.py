@@ -10,9 +10,9 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from compiler.context.cards import CharacterCard, parse_card, read_card, read_card_json
@@ -51,6 +51,19 @@ class ChatMessageIn(_Model):
     name: str | None = None
     tool_calls: list[dict[str, Any]] | None = None
     tool_call_id: str | None = None
+
+
+class WorldEntryIn(BaseModel):
+    """An activated world info entry as the runtime gives it (SillyTavern's other entry fields
+    are allowed and kept): its text must be text."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    content: str = ""
+    position: Literal["before", "after"] | int = "before"
+    uid: int | str | None = None
+    comment: str = ""
+    order: int = 100
 
 
 class ToolIn(_Model):
@@ -93,6 +106,12 @@ class Persona(_Model):
     description: str = ""
 
 
+def _world_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """An inline activated entry, checked as :class:`WorldEntryIn` (and kept as given)."""
+    WorldEntryIn.model_validate(entry)
+    return entry
+
+
 class RunContext(_Model):
     """The run context. ``base_dir`` is where relative paths resolve (the file's folder)."""
 
@@ -108,7 +127,9 @@ class RunContext(_Model):
     task: str | None = None
     persona: Persona | None = None
     character: dict[str, Any] | str | None = None
-    world_info: list[dict[str, Any]] | str = Field(default_factory=list)
+    world_info: list[Annotated[dict[str, Any], AfterValidator(_world_entry)]] | str = Field(
+        default_factory=list
+    )
     #: admit workspace files with more than one hard link (off: they can reach outside)
     allow_workspace_hardlinks: bool = False
 

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.errors import Diagnostic, ProfileError
+from compiler.errors import Diagnostic, ProfileError, did_you_mean
 
 #: Model keys that would point requests at another endpoint.
 ENDPOINT_KEYS = frozenset({"endpoint", "baseUrl", "baseURL", "apiUrl", "apiBase", "proxy", "url"})
@@ -60,12 +60,26 @@ class PlatformPolicy:
         return normalize_provider(provider) in self.disabled_providers
 
     @classmethod
-    def from_json(cls, data: Any) -> PlatformPolicy:
+    def from_json(cls, data: Any, file: str | None = None) -> PlatformPolicy:
+        """The policy of a platform file's JSON: ``{"disabledProviders": [names]}``; any
+        other key is ``profile.unknown_field`` (a misspelt key must not disable nothing)."""
+        if isinstance(data, Mapping):
+            for key in data:
+                if key != "disabledProviders":
+                    raise ProfileError(
+                        code="profile.unknown_field",
+                        message=f"unknown field '{key}' in the platform policy",
+                        hint=did_you_mean(str(key), ["disabledProviders"]),
+                        path=str(key),
+                        file=file,
+                    )
         providers = data.get("disabledProviders", []) if isinstance(data, Mapping) else None
         if not isinstance(providers, list) or not all(isinstance(p, str) for p in providers):
             raise ProfileError(
                 code="profile.invalid_value",
                 message='a platform policy is {"disabledProviders": [names]}',
+                path="disabledProviders" if isinstance(data, Mapping) else None,
+                file=file,
             )
         return cls(disabled_providers=frozenset(providers))
 

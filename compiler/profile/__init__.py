@@ -141,7 +141,7 @@ def layers_from_args(args: argparse.Namespace) -> ProfileLayers:
         user=getattr(args, "user", None),
         run=getattr(args, "run", None),
         data_root=Path(args.data_root) if getattr(args, "data_root", None) else None,
-        platform=PlatformPolicy.from_json(load_json(platform)) if platform else None,
+        platform=PlatformPolicy.from_json(load_json(platform), str(platform)) if platform else None,
     )
 
 
