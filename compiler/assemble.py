@@ -13,10 +13,11 @@ import re
 from collections.abc import Callable
 from typing import Any, Literal
 
+from compiler import visibility
 from compiler.context.inputs import parse_json
 from compiler.context.run import ChatMessageIn, RunContext
 from compiler.context.tools import BUILTIN_TOOLS
-from compiler.context.workspace import Workspace, safe_relpath
+from compiler.context.workspace import Workspace
 from compiler.errors import ContextError, Diagnostic, PolicyError
 from compiler.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolCall, ToolSpec
 from compiler.journal import Journal
@@ -31,6 +32,7 @@ from compiler.tool_catalogue import (
     matches_any,
     to_provider_name,
 )
+from compiler.visibility import MACRO_RESOURCES, file_resource, resource_of
 
 
 class Assembler:
@@ -111,17 +113,11 @@ class Assembler:
     def visible_chat(self) -> tuple[list[ChatMessageIn], str | None]:
         """The chat messages the profile shows, and the window (``"tail"`` or None): all of
         them, the newest ``context.historyTailMessages`` when only ``chat.history.tail`` is
-        granted (never starting with a tool result whose call is cut), or none."""
-        messages = list(self.context.messages)
-        if not self.resources.is_visible("chat.history"):
-            return [], None
-        window = self.resources.window("chat.history")
-        if window == "tail":
-            size = self.profile.context.history_tail_messages or DEFAULT_TAIL_MESSAGES
-            messages = messages[-size:] if size < len(messages) else messages
-            while messages and messages[0].role == "tool":
-                messages = messages[1:]
-        return messages, window
+        granted (never starting with a tool result whose call is cut), or none
+        (:func:`compiler.visibility.visible_chat`)."""
+        return visibility.visible_chat(
+            self.context.messages, self.resources, self.profile.context.history_tail_messages
+        )
 
     @functools.cached_property
     def world_entries(self) -> list[dict[str, Any]]:
@@ -248,42 +244,6 @@ class Assembler:
         return Component(**base)
 
 
-#: SillyTavern macros whose values are resources.
-MACRO_RESOURCES: dict[str, str] = {
-    "description": "character.instructions",
-    "personality": "character.instructions",
-    "scenario": "character.instructions",
-    "persona": "user.profile",
-}
-
-#: The resource each macro kind reads (files and skills depend on their argument).
-RESOURCES: dict[ComponentKind, str] = {
-    ComponentKind.CHAT_HISTORY: "chat.history",
-    ComponentKind.WORLD_INFO: "world.activated",
-    ComponentKind.CHARACTER_CARD: "character.instructions",
-    ComponentKind.USER_PROFILE: "user.profile",
-    ComponentKind.PLAN: "agent.plan",
-    ComponentKind.TOOL_RESULTS: "agent.tool_results",
-    ComponentKind.DIFF_SUMMARY: "agent.diff",
-}
-
-
-def file_resource(path: str) -> str:
-    """``scratch/private/notes.md`` -> ``workspace.scratch.private.notes`` (checked path)."""
-    parts = safe_relpath(path).split("/")
-    parts[-1] = parts[-1].split(".")[0] or parts[-1]
-    return "workspace." + ".".join(parts)
-
-
-def resource_of(call: MacroCall) -> str | None:
-    """The resource id a macro reads, mapped before anything is read."""
-    if call.kind == ComponentKind.WORKSPACE_FILE:
-        return file_resource(str(call.args["path"]))
-    if call.kind == ComponentKind.SKILL:
-        return f"skill.{call.args['name']}"
-    return RESOURCES.get(call.kind)
-
-
 def _where(file: str, line: int, column: int) -> str:
     return f"{file}:{line}:{column}"
 
@@ -293,11 +253,6 @@ def _system_prompt(a: Assembler, call: MacroCall) -> dict[str, Any]:
         "inline_content": a.profile.effective_system_prompt(),
         "resource": "agent.system_prompt",
     }
-
-
-#: How many of the newest messages ``chat.history.tail`` shows when the profile does not say
-#: (``context.historyTailMessages``).
-DEFAULT_TAIL_MESSAGES = 20
 
 
 def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:

@@ -46,8 +46,13 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     ("context", frozenset({"context"}), frozenset({"frame"})),
     ("policy", frozenset({"policy"}), frozenset({"frame"})),
     ("profile", frozenset({"profile"}), frozenset({"context", "policy"})),
-    # assemble: AST + profile + run context -> ContextFrame (macro catalogue, marker check)
-    ("assemble", frozenset({"macros", "markers", "assemble"}), frozenset({"syntax", "profile"})),
+    # assemble: AST + profile + run context -> ContextFrame (macro catalogue, marker check,
+    # the resource each macro reads and the visible chat)
+    (
+        "assemble",
+        frozenset({"macros", "markers", "visibility", "assemble"}),
+        frozenset({"syntax", "profile"}),
+    ),
     # tavern: SillyTavern presets, assembled through the assemble stage
     ("tavern", frozenset({"tavern"}), frozenset({"assemble"})),
     # fit: counts and cuts a frame with a dialect's cost model; never reads inputs

@@ -31,7 +31,8 @@ from compiler.context.inputs import (
     validate,
 )
 from compiler.context.workspace import Workspace
-from compiler.context.world import Lorebook, WorldEntry, activate, read_lorebook
+from compiler.context.world import Lorebook, WorldEntry, read_lorebook
+from compiler.context.world_activation import activate
 from compiler.errors import ContextError, Diagnostic, is_too_deep, too_deep
 
 SKILL_NAME_RE = re.compile(r"[a-z0-9_-]{1,128}")

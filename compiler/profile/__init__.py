@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from compiler.context.cards import read_card_json
 from compiler.context.inputs import Parsed
-from compiler.errors import ProfileError, did_you_mean
+from compiler.errors import Diagnostic, ProfileError, did_you_mean
 from compiler.policy.creator import PlatformPolicy, reallow_warnings
 from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, DEFAULT_WRITER, default_writer
 from compiler.profile.embedded import (
@@ -239,20 +239,7 @@ def resolve_profile(
             fragments.append(pair[0])
             defined = defined or pair[1] == selected
 
-    user_deny = [
-        d for f in fragments if f.layer == "user" for d in f.data.get("tools", {}).get("deny", [])
-    ]
-    creator_warnings = [
-        w
-        for f in fragments
-        if f.layer in ("preset", "character")
-        for w in reallow_warnings(
-            f.data.get("tools", {}).get("allow", []),
-            user_deny,
-            path=f"{f.path}.tools.allow" if f.path else "tools.allow",
-            file=f.file,
-        )
-    ]
+    creator_warnings = _creator_reallow_warnings(fragments)
 
     if not defined:
         known = sorted(
@@ -277,6 +264,25 @@ def resolve_profile(
     resolved = merge_layers(fragments, profile_id=selected, id_source=id_source, enabled=enabled)
     resolved.warnings.extend(creator_warnings)
     return resolved
+
+
+def _creator_reallow_warnings(fragments: list[Fragment]) -> list[Diagnostic]:
+    """A warning for each exact ``tools.allow`` entry of a preset or character layer that a
+    user layer denies (:func:`compiler.policy.creator.reallow_warnings`)."""
+    user_deny = [
+        d for f in fragments if f.layer == "user" for d in f.data.get("tools", {}).get("deny", [])
+    ]
+    return [
+        w
+        for f in fragments
+        if f.layer in ("preset", "character")
+        for w in reallow_warnings(
+            f.data.get("tools", {}).get("allow", []),
+            user_deny,
+            path=f"{f.path}.tools.allow" if f.path else "tools.allow",
+            file=f.file,
+        )
+    ]
 
 
 def _select(

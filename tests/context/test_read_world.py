@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from compiler.context.cards import read_card
-from compiler.context.world import Lorebook, SelectiveLogic, activate, read_lorebook
+from compiler.context.world import Lorebook, SelectiveLogic, read_lorebook
+from compiler.context.world_activation import activate
 from compiler.errors import ContextError
 from compiler.stmacros import card_values, substitute
 

@@ -575,7 +575,7 @@ def test_data_openers_and_values_are_not_flagged(tmp_path: Path) -> None:
 
 
 def test_lorebook_work_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from compiler.context import world
+    from compiler.context import world_activation as world
 
     huge = "/(?:" + "|".join(f"w{i}" for i in range(20_000)) + ")/"
     chat = [{"role": "user", "content": "w19999 " + "text " * 400} for _ in range(50)]

@@ -18,14 +18,9 @@ from hypothesis import strategies as st
 
 import compiler
 from compiler.cli import main
-from compiler.context import world
-from compiler.context.world import (
-    REGEX_KEY_TIMEOUT,
-    REGEX_SCAN_BUDGET,
-    Lorebook,
-    activate,
-    read_lorebook,
-)
+from compiler.context import world_activation as world
+from compiler.context.world import Lorebook, read_lorebook
+from compiler.context.world_activation import REGEX_KEY_TIMEOUT, REGEX_SCAN_BUDGET, activate
 from compiler.errors import Diagnostic
 
 #: A bound on work that the unfixed code never finishes in (minutes to forever); not a
