@@ -34,6 +34,9 @@ from compiler.tool_catalogue import (
 )
 from compiler.visibility import MACRO_RESOURCES, file_resource, resource_of
 
+PresetMode = Literal["agent", "legacy"]
+"""How a SillyTavern preset is compiled: with its agent entries, or as the plain chat."""
+
 
 class Assembler:
     """Expands templates against one run context; components accumulate in order."""
@@ -50,7 +53,7 @@ class Assembler:
         self._workspace: Workspace | None = None
         self._group = 0
         #: ``legacy`` (a preset compiled as plain SillyTavern): no agent components at all
-        self.mode: Literal["agent", "legacy"] = "agent"
+        self.mode: PresetMode = "agent"
         self.resources = VisibleResourcePolicy(
             include=tuple(profile.context.include),
             exclude=tuple(profile.context.exclude),

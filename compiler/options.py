@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypedDict
 
+from compiler.assemble import PresetMode
 from compiler.fit import Summarizer, SummaryCache
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
-from compiler.tavern.assemble import Mode
 
-__all__ = ["CACHE_STABLE_STEP", "CompileOptions", "Mode", "OptionFields"]
+__all__ = ["CACHE_STABLE_STEP", "CompileOptions", "OptionFields", "PresetMode"]
 
 CACHE_STABLE_STEP = 32
 """The default cache-stable step: history cut points move 32 messages at a time."""
@@ -49,7 +49,7 @@ class CompileOptions:
     max_completion_tokens: int | None = None
     reserve: int | None = None
     profile: ResolvedAgentProfile | ProfileLayers | str | None = None
-    mode: Mode | None = None
+    mode: PresetMode | None = None
     cache_stable: bool | int = False
     summarizer: Summarizer | None = None
     summaries: Mapping[str, str] | None = None
@@ -94,7 +94,7 @@ class OptionFields(TypedDict, total=False):
     max_completion_tokens: int | None
     reserve: int | None
     profile: ResolvedAgentProfile | ProfileLayers | str | None
-    mode: Mode | None
+    mode: PresetMode | None
     cache_stable: bool | int
     summarizer: Summarizer | None
     summaries: Mapping[str, str] | None

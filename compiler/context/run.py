@@ -164,7 +164,7 @@ class RunContext(_Model):
         card) becomes its flat fields and :attr:`card`; ``worldInfo`` (a lorebook file)
         becomes the entries activated against the last messages (constant entries plus
         keyword matches in the last ``scanDepth`` messages, default 4; see
-        :func:`compiler.context.world.activate`).
+        :func:`compiler.context.world_activation.activate`).
         """
         if isinstance(self.chat, str):
             read = read_chat(self.chat, self._base_dir)

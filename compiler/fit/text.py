@@ -15,7 +15,7 @@ from compiler.fit.history import MIN_SUMMARY, min_present
 from compiler.fit.items import Item, Outcome
 from compiler.fit.ledger import Action
 from compiler.fit.summarize import SummaryChain, SummaryRequest
-from compiler.fit.truncate import Mode, truncate_text
+from compiler.fit.truncate import Keep, truncate_text
 from compiler.frame import Component, ComponentKind
 from compiler.tokens import TokenCounter
 
@@ -59,7 +59,7 @@ class TextFitter:
         out = f"{head}\n{made[0]}"
         return out if self.counter.count(out) <= target else None
 
-    def with_excerpt(self, summary: str, text: str, limit: int, mode: Mode) -> str:
+    def with_excerpt(self, summary: str, text: str, limit: int, mode: Keep) -> str:
         """The summary, followed by as much of the original as still fits ``limit`` (so a
         short summary does not waste the room it was given)."""
         room = limit - self.counter.count(summary) - 2
@@ -82,7 +82,7 @@ class TextFitter:
             offered = self.counter.count(text)
         if limit is None or offered <= limit:
             return Outcome(out=comp, offered=offered, used=offered)
-        mode: Mode = "head_tail" if comp.kind in HEAD_TAIL else "head"
+        mode: Keep = "head_tail" if comp.kind in HEAD_TAIL else "head"
         content, summary_tokens = None, 0
         action: Action
         if item.strategy == "summarize":

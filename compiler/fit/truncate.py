@@ -14,7 +14,8 @@ from typing import Literal
 
 from compiler.tokens import TokenCounter
 
-Mode = Literal["head", "tail", "head_tail"]
+Keep = Literal["head", "tail", "head_tail"]
+"""What a truncation keeps: the head, the tail, or both around the elision marker."""
 
 
 def marker(cut: int) -> str:
@@ -22,7 +23,7 @@ def marker(cut: int) -> str:
     return f"[... {cut} tokens cut ...]"
 
 
-def _join(mode: Mode, head: str, tail: str, cut: int) -> str:
+def _join(mode: Keep, head: str, tail: str, cut: int) -> str:
     if mode == "head":
         return f"{head}\n{marker(cut)}"
     if mode == "tail":
@@ -30,7 +31,7 @@ def _join(mode: Mode, head: str, tail: str, cut: int) -> str:
     return f"{head}\n{marker(cut)}\n{tail}"
 
 
-def truncate_text(text: str, target: int, counter: TokenCounter, mode: Mode = "head") -> str:
+def truncate_text(text: str, target: int, counter: TokenCounter, mode: Keep = "head") -> str:
     """``text`` cut to at most ``target`` tokens (unchanged when it fits; "" when target < 1)."""
     if target <= 0:
         return ""

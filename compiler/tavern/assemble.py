@@ -38,9 +38,9 @@ import dataclasses
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from compiler.assemble import Assembler
+from compiler.assemble import Assembler, PresetMode
 from compiler.errors import Diagnostic, PolicyError, Span, TemplateError
 from compiler.frame import Component, ComponentKind, Message
 from compiler.macros import BoundTemplate, MacroCall, bind
@@ -57,8 +57,6 @@ from compiler.tavern.preset import (
     ordered_prompts,
     read_preset,
 )
-
-Mode = Literal["agent", "legacy"]
 
 #: SillyTavern markers -> the macro each one stands for.
 MARKER_MACROS: dict[str, str] = {
@@ -108,7 +106,7 @@ def check_preset(preset: TavernPreset) -> list[Diagnostic]:
     return out
 
 
-def default_mode(resolved: ResolvedAgentProfile, preset: TavernPreset) -> Mode:
+def default_mode(resolved: ResolvedAgentProfile, preset: TavernPreset) -> PresetMode:
     """``agent`` when the preset or the card carries an enabled agent schema, else ``legacy``.
 
     A plain SillyTavern preset (no agent schema anywhere) compiles as the chat it always was;
@@ -126,7 +124,7 @@ class _Entry:
     bound: BoundTemplate | None  # None: an agentTask entry
 
 
-def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: Mode) -> None:
+def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetMode) -> None:
     """Append the preset's components to ``assembler`` (see the module docstring)."""
     if mode == "agent" and preset.prompt("agentSystemPrompt") is None:
         raise PolicyError(
@@ -193,7 +191,7 @@ def _parse_entry(text: str, name: str) -> Template:
 
 
 def _plain_text(
-    preset: TavernPreset, prompt: PresetPrompt, mode: Mode, errors: list[Diagnostic]
+    preset: TavernPreset, prompt: PresetPrompt, mode: PresetMode, errors: list[Diagnostic]
 ) -> tuple[str, bool, int] | None:
     """An in-chat injection's text, whether a macro in it stayed unmaterialized, and how
     many ``<<agent.`` openers its author escaped (:mod:`compiler.markers`).
