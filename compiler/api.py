@@ -54,7 +54,7 @@ from compiler.syntax import parse
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 from compiler.tavern.assemble import assemble_preset, default_mode
 from compiler.tavern.preset import TavernPreset, read_preset
-from compiler.tokens import counter_for, encoding_name_for_model
+from compiler.tokens import counter_for
 
 
 @dataclass
@@ -224,12 +224,13 @@ def _compile(
     assembling)."""
     ctx = load_context(context)
     resolved = _resolve(src, ctx, opts)
+    dialect = get_dialect(opts.provider)
     total = total_budget(
         budget=opts.budget,
         profile_total=resolved.context.total_context_budget,
-        model=opts.model,
+        window=dialect.window(opts.model),
         reserve=opts.reserve,
-        max_completion_tokens=opts.max_completion_tokens,
+        max_output_tokens=opts.output_tokens,
     )
     bound = src.bound
     warnings = [*found, *resolved.warnings, *(bound.warnings if bound is not None else ())]
@@ -237,8 +238,7 @@ def _compile(
     if opts.strict and warnings:
         raise StrictError(warnings)
     read_before = len(found)
-    dialect = get_dialect(opts.provider)
-    counter = counter_for(opts.encoding or encoding_name_for_model(opts.model))
+    counter = counter_for(opts.encoding or dialect.encoding(opts.model))
     journal = Journal()
     journal.emit(
         "context_assembly_started", template=src.name, provider=opts.provider, model=opts.model
@@ -259,7 +259,7 @@ def _compile(
             dialect=dialect,
             counter=counter,
             model=opts.model,
-            budget=total,
+            budget=dataclasses.replace(total, total=dialect.budget_for(total.total)),
             journal=journal,
             budgets=CategoryBudgets.from_policy(resolved.context),
             summarizer=opts.summarizer,
@@ -267,10 +267,10 @@ def _compile(
             summaries=opts.summaries,
             summary_cache=opts.summary_cache,
         )
-        request = dialect.lower(
-            fitted.frame, opts.model, max_completion_tokens=opts.max_completion_tokens
-        )
+        lowered: list[Diagnostic] = []
+        request = dialect.lower(fitted.frame, opts.model, opts.lowering(), lowered)
         dialect.check(request)
+        warnings += lowered
         check_markers(fitted.frame)  # no <<agent.*>> that was never expanded is sent
     except APCError as exc:
         if not journal.events or journal.events[-1].type != "context_assembly_failed":
@@ -278,6 +278,8 @@ def _compile(
         exc.details.setdefault("events", journal.events)  # so --journal records the failure
         raise
     _check_count(dialect.count_request(request, counter), fitted.ledger, total.total)
+    if not dialect.exact_counts:
+        fitted.ledger.counts, fitted.ledger.safety_margin = "estimate", dialect.safety_margin
     journal.emit(
         "context_assembled",
         components=len(fitted.frame.components),
@@ -350,14 +352,14 @@ def check_budget(
     opts = (options or CompileOptions()).with_fields(**overrides)
     full = compile(source, context=context, options=opts.with_fields(budget=sys.maxsize))
     dialect = get_dialect(opts.provider)
-    counter = counter_for(opts.encoding or encoding_name_for_model(opts.model))
+    counter = counter_for(opts.encoding or dialect.encoding(opts.model))
     floor = floor_tokens(full.frame, dialect=dialect, counter=counter, model=opts.model)
     total = total_budget(
         budget=opts.budget,
         profile_total=full.ledger.profile_budget,
-        model=opts.model,
+        window=dialect.window(opts.model),
         reserve=opts.reserve,
-        max_completion_tokens=opts.max_completion_tokens,
+        max_output_tokens=opts.output_tokens,
     )
     # the full compile ran at an unbounded budget on purpose: that is not the caller's
     warnings = [w for w in full.warnings if w.code != "context.budget_over_window"]

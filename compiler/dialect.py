@@ -1,37 +1,80 @@
 """The provider dialect interface: what the fit stage counts with and each
 ``compiler.lower.<provider>`` module implements.
 
-Internal: the public name is :class:`compiler.lower.Dialect`.
+Internal: the public names are :class:`compiler.lower.Dialect` and
+:class:`compiler.lower.LoweringOptions`.
 
 It sits below both stages, so that fit (which must count the request the provider will see)
 never imports the lower stage, and the lower stage never imports fit; the public API hands
 fit the dialect :func:`compiler.lower.get_dialect` found.
+
+A dialect owns everything provider-specific (sqlglot's dialects are the model): its request
+shape (:meth:`Dialect.lower`), its cost model and whether it is exact (``exact_counts``; an
+estimate holds back ``safety_margin`` of the budget), its model windows, its tokenizer
+choice, its tool naming rule, its option names, and what it cannot express
+(:meth:`Dialect.unsupported`: a ``lower.unsupported`` warning, or an error when strict).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.tokens import TokenCounter
+from compiler.tokens import TokenCounter, encoding_name_for_model
 
 ModelRequest = dict[str, Any]
 """A provider request body, ready for JSON."""
+
+
+@dataclass(frozen=True)
+class LoweringOptions:
+    """Generation options, each lowered under the provider's own name (None: not sent).
+
+    ``strict`` makes what a provider cannot express an error instead of a warning.
+    """
+
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    strict: bool = False
+
+
+NO_OPTIONS = LoweringOptions()
 
 
 class Dialect(ABC):
     """A provider's request format. Subclasses set ``name`` and implement the methods."""
 
     name: ClassVar[str]
+    #: whether :meth:`count_request` is what the provider counts (else an estimate)
+    exact_counts: ClassVar[bool] = True
+    #: the share of the budget held back when counts are estimates
+    safety_margin: ClassVar[float] = 0.0
+    #: context windows by model name prefix (the longest matching prefix wins)
+    windows: ClassVar[Mapping[str, int]] = {}
 
     @abstractmethod
-    def lower(self, frame: ContextFrame, model: str, **options: Any) -> ModelRequest:
-        """The provider's JSON body for the frame (not yet shape-checked: see ``check``)."""
+    def lower(
+        self,
+        frame: ContextFrame,
+        model: str,
+        options: LoweringOptions = NO_OPTIONS,
+        report: list[Diagnostic] | None = None,
+    ) -> ModelRequest:
+        """The provider's JSON body for the frame (not yet shape-checked: see ``check``);
+        what it cannot express goes to ``report`` (:meth:`unsupported`)."""
 
     @abstractmethod
     def count_request(self, request: ModelRequest, counter: TokenCounter) -> int:
-        """Input tokens the provider will count for ``request``."""
+        """Input tokens the provider will count for ``request`` (or their estimate)."""
 
     @abstractmethod
     def message_tokens(self, message: Message, counter: TokenCounter) -> int:
@@ -44,3 +87,40 @@ class Dialect(ABC):
     @abstractmethod
     def check(self, request: ModelRequest) -> None:
         """Raise LoweringError when the provider would reject ``request``."""
+
+    # -- provider facts with defaults ---------------------------------------------------
+    def window(self, model: str) -> int | None:
+        """The context window of ``model`` (``vendor/model-2024-08-06`` works), or None."""
+        name = model.split("/")[-1]
+        best = max(
+            (p for p in self.windows if name == p or name.startswith(p + "-")),
+            key=len,
+            default=None,
+        )
+        return self.windows[best] if best is not None else None
+
+    def encoding(self, model: str) -> str:
+        """The tiktoken encoding this dialect counts ``model`` with."""
+        return encoding_name_for_model(model)
+
+    def tool_name(self, name: str) -> str:
+        """The name the model sees for the dotted tool ``name`` (``.`` becomes ``_``)."""
+        return name.replace(".", "_")
+
+    def budget_for(self, budget: int | None) -> int | None:
+        """The budget the allocator fits to: all of it for exact counts, less the safety
+        margin for estimates (so the provider's own count stays within ``budget``)."""
+        if budget is None or self.exact_counts:
+            return budget
+        return int(budget * (1 - self.safety_margin))
+
+    def unsupported(
+        self, report: list[Diagnostic] | None, options: LoweringOptions, what: str, how: str
+    ) -> None:
+        """Record what this provider cannot express (``what``) and how it was lowered
+        instead (``how``): a ``lower.unsupported`` warning, or an error when strict."""
+        message = f"{self.name} cannot express {what}: {how}"
+        if options.strict:
+            raise LoweringError(code="lower.unsupported", message=message)
+        if report is not None:
+            report.append(Diagnostic(code="lower.unsupported", message=message, severity="warning"))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from compiler.assemble import PresetMode
+from compiler.dialect import LoweringOptions
 from compiler.fit import Summarizer, SummaryCache
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
 
@@ -31,7 +32,10 @@ class CompileOptions:
       model's encoding);
     - ``budget``: the total token budget (default: the smaller of the profile's
       ``totalContextBudget`` and the model's window minus ``reserve``, itself
-      ``max_completion_tokens`` unless given);
+      ``max_output_tokens`` unless given);
+    - ``max_output_tokens`` (``max_completion_tokens`` is the same, under OpenAI's Chat
+      name), ``temperature``, ``top_p``, ``frequency_penalty``, ``presence_penalty``,
+      ``seed``, ``stop``: generation options, each lowered under the provider's own name;
     - ``profile``: a resolved profile, :class:`ProfileLayers`, a profile id, or None
       (default-writer with the layers the inputs carry);
     - ``mode``: for a preset, ``agent`` or ``legacy`` (None: from its agent schema);
@@ -46,7 +50,14 @@ class CompileOptions:
     model: str = "gpt-4o"
     budget: int | None = None
     encoding: str | None = None
+    max_output_tokens: int | None = None
     max_completion_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
     reserve: int | None = None
     profile: ResolvedAgentProfile | ProfileLayers | str | None = None
     mode: PresetMode | None = None
@@ -58,7 +69,12 @@ class CompileOptions:
 
     def __post_init__(self) -> None:
         """Refuse values no compile can use (the CLI reports the same as usage errors)."""
-        for name, low in (("budget", 0), ("reserve", 0), ("max_completion_tokens", 1)):
+        for name, low in (
+            ("budget", 0),
+            ("reserve", 0),
+            ("max_output_tokens", 1),
+            ("max_completion_tokens", 1),
+        ):
             value = getattr(self, name)
             if value is not None and (
                 not isinstance(value, int) or isinstance(value, bool) or value < low
@@ -67,6 +83,24 @@ class CompileOptions:
         step = self.cache_stable
         if not isinstance(step, bool) and (not isinstance(step, int) or step < 0):
             raise ValueError(f"cache_stable must be True, False or a step >= 0, not {step!r}")
+
+    @property
+    def output_tokens(self) -> int | None:
+        """The response's token limit (``max_output_tokens``, else its Chat-name alias)."""
+        return self.max_output_tokens or self.max_completion_tokens
+
+    def lowering(self) -> LoweringOptions:
+        """The generation options for the dialect (strict: unsupported features are errors)."""
+        return LoweringOptions(
+            max_output_tokens=self.output_tokens,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            frequency_penalty=self.frequency_penalty,
+            presence_penalty=self.presence_penalty,
+            seed=self.seed,
+            stop=tuple(self.stop),
+            strict=self.strict,
+        )
 
     @property
     def step(self) -> int:
@@ -91,7 +125,14 @@ class OptionFields(TypedDict, total=False):
     model: str
     budget: int | None
     encoding: str | None
+    max_output_tokens: int | None
     max_completion_tokens: int | None
+    temperature: float | None
+    top_p: float | None
+    frequency_penalty: float | None
+    presence_penalty: float | None
+    seed: int | None
+    stop: tuple[str, ...]
     reserve: int | None
     profile: ResolvedAgentProfile | ProfileLayers | str | None
     mode: PresetMode | None

@@ -22,17 +22,28 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
         choices=("agent", "legacy"),
         help="preset mode (default: agent when the preset or card has an agent schema)",
     )
-    p.add_argument("--provider", default="openai")
+    p.add_argument(
+        "--provider",
+        default="openai",
+        help="openai (Chat Completions; also openai-chat), openai-responses, anthropic, gemini",
+    )
     p.add_argument("--model", default="gpt-4o")
     p.add_argument("--encoding", help="tokenizer encoding (default: the model's)")
     p.add_argument("--budget", type=int, metavar="N", help="total token budget of the request")
-    p.add_argument("--max-completion-tokens", type=int, metavar="N")
+    add_output_tokens(p)
+    g = p.add_argument_group("generation options (each sent under the provider's own name)")
+    g.add_argument("--temperature", type=float)
+    g.add_argument("--top-p", type=float)
+    g.add_argument("--frequency-penalty", type=float)
+    g.add_argument("--presence-penalty", type=float)
+    g.add_argument("--seed", type=int)
+    g.add_argument("--stop", action="append", metavar="TEXT", help="a stop sequence (repeatable)")
     p.add_argument(
         "--reserve",
         type=int,
         metavar="N",
         help="tokens reserved for the response: the total budget is the model's window minus N "
-        "(default: --max-completion-tokens; --budget overrides)",
+        "(default: --max-output-tokens; --budget overrides)",
     )
     p.add_argument(
         "--cache-stable",
@@ -46,6 +57,19 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
     )
     add_strict(p)
     add_profile_arguments(p)
+
+
+def add_output_tokens(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--max-output-tokens N`` (``--max-completion-tokens`` is its alias)."""
+    p.add_argument(
+        "--max-output-tokens",
+        "--max-completion-tokens",
+        dest="max_output_tokens",
+        type=int,
+        metavar="N",
+        help="the response's token limit (max_completion_tokens, max_output_tokens, "
+        "max_tokens or generationConfig.maxOutputTokens, by provider)",
+    )
 
 
 def add_strict(p: argparse.ArgumentParser) -> None:
@@ -69,8 +93,8 @@ def number_problem(args: argparse.Namespace) -> str | None:
     for ``check``, ``compile`` and ``explain``."""
     if args.budget is not None and args.budget < 0:
         return "--budget must be at least 0"
-    if args.max_completion_tokens is not None and args.max_completion_tokens < 1:
-        return "--max-completion-tokens must be at least 1"
+    if args.max_output_tokens is not None and args.max_output_tokens < 1:
+        return "--max-output-tokens must be at least 1"
     if args.reserve is not None and args.reserve < 0:
         return "--reserve must be at least 0"
     if getattr(args, "cache_stable", None) is not None and args.cache_stable < 1:
@@ -85,7 +109,13 @@ def options_from_args(args: argparse.Namespace) -> CompileOptions:
         model=getattr(args, "model", None) or "gpt-4o",
         budget=args.budget,
         encoding=args.encoding,
-        max_completion_tokens=args.max_completion_tokens,
+        max_output_tokens=args.max_output_tokens,
+        temperature=getattr(args, "temperature", None),
+        top_p=getattr(args, "top_p", None),
+        frequency_penalty=getattr(args, "frequency_penalty", None),
+        presence_penalty=getattr(args, "presence_penalty", None),
+        seed=getattr(args, "seed", None),
+        stop=tuple(getattr(args, "stop", None) or ()),
         reserve=args.reserve,
         profile=layers_from_args(args),
         mode=getattr(args, "mode", None),

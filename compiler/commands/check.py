@@ -12,10 +12,11 @@ from typing import Any
 
 from compiler.api import check, check_budget
 from compiler.commands._common import add_format, usage_error
-from compiler.commands._compile_options import add_strict, number_problem
+from compiler.commands._compile_options import add_output_tokens, add_strict, number_problem
 from compiler.context.inputs import is_file
 from compiler.errors import APCError, Diagnostic
 from compiler.fit.budgets import budget_warnings, total_budget
+from compiler.lower import get_dialect
 from compiler.options import CompileOptions
 from compiler.profile.embedded import schema_from_preset
 from compiler.render import print_diagnostics
@@ -30,10 +31,11 @@ def register(sub: Any) -> None:
         "budget set-up (any of these also checks that the required parts fit the window)"
     )
     g.add_argument("--context", metavar="RUN.json", help="the run context")
+    g.add_argument("--provider", default="openai", help="the provider (its windows apply)")
     g.add_argument("--model", help="model (default gpt-4o); its window is checked")
     g.add_argument("--encoding", help="tokenizer encoding (default: the model's)")
     g.add_argument("--budget", type=int, metavar="N", help="total token budget of the request")
-    g.add_argument("--max-completion-tokens", type=int, metavar="N")
+    add_output_tokens(g)
     g.add_argument("--reserve", type=int, metavar="N", help="tokens reserved for the response")
     add_strict(p)
     add_format(p)
@@ -83,14 +85,14 @@ def _over_window(args: argparse.Namespace) -> list[Diagnostic]:
     total = total_budget(
         budget=args.budget,
         profile_total=None,
-        model=model,
+        window=get_dialect(args.provider).window(model),
         reserve=args.reserve,
-        max_completion_tokens=args.max_completion_tokens,
+        max_output_tokens=args.max_output_tokens,
     )
     return budget_warnings(total, model)
 
 
-_BUDGET_OPTIONS = ("context", "model", "encoding", "budget", "max_completion_tokens", "reserve")
+_BUDGET_OPTIONS = ("context", "model", "encoding", "budget", "max_output_tokens", "reserve")
 
 
 def _budget_requested(args: argparse.Namespace) -> bool:
@@ -117,7 +119,8 @@ def _check_budget(name: str, args: argparse.Namespace) -> list[Diagnostic]:
                 model=args.model or "gpt-4o",
                 budget=args.budget,
                 encoding=args.encoding,
-                max_completion_tokens=args.max_completion_tokens,
+                provider=args.provider,
+                max_output_tokens=args.max_output_tokens,
                 reserve=args.reserve,
             ),
         )

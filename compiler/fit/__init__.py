@@ -1,7 +1,7 @@
 """The fit stage: the only stage that counts tokens or changes content length."""
 
 from compiler.fit.allocator import FitResult, fit
-from compiler.fit.budgets import CategoryBudgets, TotalBudget, model_window, total_budget
+from compiler.fit.budgets import CategoryBudgets, TotalBudget, total_budget
 from compiler.fit.ledger import AppliedBudget, BudgetLedger, CategoryTotal, LedgerEntry
 from compiler.fit.strategy import effective_strategy, floor_tokens
 from compiler.fit.summarize import (
@@ -27,7 +27,6 @@ __all__ = [
     "effective_strategy",
     "fit",
     "floor_tokens",
-    "model_window",
     "total_budget",
     "truncate_text",
 ]

@@ -5,7 +5,8 @@ Internal: the API is :mod:`compiler.fit`.
 Budgets compose: a component fits its own ``budget=N`` cap, its category's budget (shared
 by every component of that category) and the total. ``totalContextBudget`` is ``--budget``
 when given, else the smaller of the profile's ``totalContextBudget`` and the model's window
-minus the tokens reserved for the response (``--reserve``, else ``--max-completion-tokens``).
+minus the tokens reserved for the response (``--reserve``, else ``--max-output-tokens``). The
+windows are the provider dialects' (:meth:`compiler.lower.Dialect.window`).
 """
 
 from __future__ import annotations
@@ -28,37 +29,6 @@ CATEGORY_OF: dict[ComponentKind, str] = {
 
 #: every category, in the order the ledger lists them ("summary": what summaries use).
 CATEGORIES = ("history", "workspaceFile", "toolResult", "skill", "worldInfo", "summary")
-
-#: Context windows (input + output tokens) of OpenAI models, longest prefix wins.
-MODEL_WINDOWS: dict[str, int] = {
-    "gpt-3.5-turbo": 16_385,
-    "gpt-4": 8_192,
-    "gpt-4-32k": 32_768,
-    "gpt-4-turbo": 128_000,
-    "gpt-4o": 128_000,
-    "gpt-4o-mini": 128_000,
-    "gpt-4.1": 1_047_576,
-    "gpt-4.5": 128_000,
-    "gpt-5": 400_000,
-    "o1": 200_000,
-    "o1-mini": 128_000,
-    "o3": 200_000,
-    "o3-mini": 200_000,
-    "o4-mini": 200_000,
-    "gpt-oss": 131_072,
-}
-
-
-def model_window(model: str) -> int | None:
-    """The context window of ``model`` (``openai/gpt-4o-2024-08-06`` works), or None."""
-    name = model.split("/")[-1]
-    best: str | None = None
-    for prefix in MODEL_WINDOWS:
-        if (name == prefix or name.startswith(prefix + "-")) and (
-            best is None or len(prefix) > len(best)
-        ):
-            best = prefix
-    return MODEL_WINDOWS[best] if best is not None else None
 
 
 @dataclass(frozen=True)
@@ -110,13 +80,13 @@ def total_budget(
     *,
     budget: int | None,
     profile_total: int | None,
-    model: str,
+    window: int | None,
     reserve: int | None = None,
-    max_completion_tokens: int | None = None,
+    max_output_tokens: int | None = None,
 ) -> TotalBudget:
-    """The request's total token budget (see the module docstring)."""
-    window = model_window(model)
-    held = reserve if reserve is not None else (max_completion_tokens or 0)
+    """The request's total token budget (see the module docstring); ``window`` is the
+    model's context window as its provider's dialect knows it (None: unknown)."""
+    held = reserve if reserve is not None else (max_output_tokens or 0)
     if budget is not None:
         return TotalBudget(budget, window, held, "--budget", profile_total)
     from_window = None if window is None else max(0, window - held)

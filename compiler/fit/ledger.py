@@ -78,6 +78,10 @@ class BudgetLedger(_Model):
     categories: dict[str, CategoryTotal] = Field(default_factory=dict)
     overhead_tokens: int = 0
     total_tokens: int = 0
+    #: "exact" when the dialect counts as the provider does, else "estimate" (the budget then
+    #: holds back the dialect's safety margin: ``safety_margin``)
+    counts: Literal["exact", "estimate"] = "exact"
+    safety_margin: float = 0.0
 
     def entry(self, component_id: str) -> LedgerEntry:
         """The entry of one component (KeyError when there is none)."""

@@ -12,13 +12,51 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from compiler.dialect import Dialect, ModelRequest
-from compiler.errors import LoweringError
+from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
+from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.base import layout
+from compiler.lower.conversation import conversation
 from compiler.tokens import TokenCounter
+
+#: Context windows (input + output tokens) of OpenAI models, longest prefix wins.
+OPENAI_WINDOWS: dict[str, int] = {
+    "gpt-3.5-turbo": 16_385,
+    "gpt-4": 8_192,
+    "gpt-4-32k": 32_768,
+    "gpt-4-turbo": 128_000,
+    "gpt-4o": 128_000,
+    "gpt-4o-mini": 128_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4.5": 128_000,
+    "gpt-5": 400_000,
+    "o1": 200_000,
+    "o1-mini": 128_000,
+    "o3": 200_000,
+    "o3-mini": 200_000,
+    "o4-mini": 200_000,
+    "gpt-oss": 131_072,
+}
+
+
+def openai_options(
+    options: LoweringOptions, max_name: str = "max_completion_tokens"
+) -> dict[str, Any]:
+    """The generation options under OpenAI's names (``max_name``: Chat Completions'
+    ``max_completion_tokens``, Responses' ``max_output_tokens``)."""
+    out: dict[str, Any] = {}
+    if options.max_output_tokens is not None:
+        out[max_name] = options.max_output_tokens
+    for key in ("temperature", "top_p", "frequency_penalty", "presence_penalty", "seed"):
+        value = getattr(options, key)
+        if value is not None:
+            out[key] = value
+    if options.stop:
+        out["stop"] = list(options.stop)
+    return out
+
 
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 NAME_RE = re.compile(r"[^a-zA-Z0-9_-]")
@@ -39,18 +77,23 @@ class OpenAIChat(Dialect):
     """The Chat Completions request body."""
 
     name: ClassVar[str] = "openai"
+    windows: ClassVar[Mapping[str, int]] = OPENAI_WINDOWS
 
-    def lower(self, frame: ContextFrame, model: str, **options: Any) -> ModelRequest:
-        messages, tools = layout(frame)
+    def lower(
+        self,
+        frame: ContextFrame,
+        model: str,
+        options: LoweringOptions = NO_OPTIONS,
+        report: list[Diagnostic] | None = None,
+    ) -> ModelRequest:
+        messages, tools = conversation(frame)
         body: ModelRequest = {
             "model": model,
             "messages": [self.message(m) for m in messages],
         }
         if tools:
             body["tools"] = [self.tool(t) for t in tools]
-        max_tokens = options.get("max_completion_tokens")
-        if max_tokens is not None:
-            body["max_completion_tokens"] = max_tokens
+        body.update(openai_options(options))
         return body
 
     def message(self, m: Message) -> dict[str, Any]:
@@ -163,43 +206,20 @@ class OpenAIChat(Dialect):
                 code="lower.duplicate_tool_name",
                 message=f"tool names {dup} are not unique after '.' became '_'",
             )
-        pending: set[str] = set()
         for i, msg in enumerate(request["messages"]):
             role = msg["role"]
             if role not in ROLES:
                 raise LoweringError(
                     code="lower.invalid_role", message=f"messages[{i}] has role '{role}'"
                 )
-            if role == "tool":
-                call_id = msg.get("tool_call_id")
-                if call_id not in pending:
-                    raise LoweringError(
-                        code="lower.orphan_tool_result",
-                        message=f"messages[{i}] answers tool call '{call_id}', which no earlier "
-                        "assistant message made (or it was answered already)",
-                    )
-                pending.discard(call_id)
-                if not isinstance(msg.get("content"), str):
-                    raise LoweringError(
-                        code="lower.empty_content", message=f"messages[{i}] has no content"
-                    )
-                continue
-            if pending:
-                raise LoweringError(
-                    code="lower.unanswered_tool_call",
-                    message=f"tool calls {sorted(pending)} are not answered before messages[{i}]",
-                )
-            if role == "assistant" and msg.get("tool_calls"):
-                pending = {c["id"] for c in msg["tool_calls"]}
-            elif msg.get("content") is None:
+            if role == "tool" and not isinstance(msg.get("content"), str):
                 raise LoweringError(
                     code="lower.empty_content", message=f"messages[{i}] has no content"
                 )
-        if pending:
-            raise LoweringError(
-                code="lower.unanswered_tool_call",
-                message=f"tool calls {sorted(pending)} are never answered",
-            )
+            if role != "tool" and msg.get("content") is None and not msg.get("tool_calls"):
+                raise LoweringError(
+                    code="lower.empty_content", message=f"messages[{i}] has no content"
+                )
 
 
 DIALECT = OpenAIChat()
