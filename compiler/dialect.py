@@ -34,7 +34,9 @@ ModelRequest = dict[str, Any]
 class LoweringOptions:
     """Generation options, each lowered under the provider's own name (None: not sent).
 
-    ``strict`` makes what a provider cannot express an error instead of a warning.
+    ``strict`` makes what a provider cannot express an error instead of a warning;
+    ``cache_stable`` asks for prompt-cache breakpoints where the provider takes them
+    (Anthropic's ``cache_control``) at the end of the stable prefix.
     """
 
     max_output_tokens: int | None = None
@@ -45,6 +47,7 @@ class LoweringOptions:
     seed: int | None = None
     stop: tuple[str, ...] = ()
     strict: bool = False
+    cache_stable: bool = False
 
 
 NO_OPTIONS = LoweringOptions()

@@ -100,6 +100,7 @@ class CompileOptions:
             seed=self.seed,
             stop=tuple(self.stop),
             strict=self.strict,
+            cache_stable=self.step > 0,
         )
 
     @property
