@@ -54,7 +54,7 @@ from compiler.syntax import parse
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 from compiler.tavern.assemble import assemble_preset, default_mode
 from compiler.tavern.preset import TavernPreset, read_preset
-from compiler.tokens import counter_for
+from compiler.tokens import TokenCounter, counter_for
 
 
 @dataclass
@@ -238,7 +238,7 @@ def _compile(
     if opts.strict and warnings:
         raise StrictError(warnings)
     read_before = len(found)
-    counter = counter_for(opts.encoding or dialect.encoding(opts.model))
+    counter = _counter(opts, opts.encoding or dialect.encoding(opts.model))
     journal = Journal()
     journal.emit(
         "context_assembly_started", template=src.name, provider=opts.provider, model=opts.model
@@ -298,6 +298,16 @@ def _compile(
     )
 
 
+def _counter(opts: CompileOptions, encoding: str) -> TokenCounter:
+    """The caller's counter, one around the caller's count function, or tiktoken's."""
+    given = opts.token_counter
+    if isinstance(given, TokenCounter):
+        return given
+    if given is not None:
+        return TokenCounter(encoding, count_fn=given)
+    return counter_for(encoding)
+
+
 def _check_count(counted: int, ledger: BudgetLedger, budget: int | None) -> None:
     """The allocator's promise, checked on the request itself."""
     if counted != ledger.total_tokens or (budget is not None and counted > budget):
@@ -352,7 +362,7 @@ def check_budget(
     opts = (options or CompileOptions()).with_fields(**overrides)
     full = compile(source, context=context, options=opts.with_fields(budget=sys.maxsize))
     dialect = get_dialect(opts.provider)
-    counter = counter_for(opts.encoding or dialect.encoding(opts.model))
+    counter = _counter(opts, opts.encoding or dialect.encoding(opts.model))
     floor = floor_tokens(full.frame, dialect=dialect, counter=counter, model=opts.model)
     total = total_budget(
         budget=opts.budget,

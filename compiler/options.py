@@ -9,7 +9,7 @@ equal).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypedDict
 
@@ -17,6 +17,7 @@ from compiler.assemble import PresetMode
 from compiler.dialect import LoweringOptions
 from compiler.fit import Summarizer, SummaryCache
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
+from compiler.tokens import TokenCounter
 
 __all__ = ["CACHE_STABLE_STEP", "CompileOptions", "OptionFields", "PresetMode"]
 
@@ -43,7 +44,10 @@ class CompileOptions:
       successive turns keep a byte-identical prefix;
     - ``summarizer``/``summaries``/``summary_cache``: a caller's summarizer, precomputed
       summaries by component id or kind, and the cache the caller owns for the summarizer;
-    - ``strict``: warnings are errors (:class:`compiler.errors.StrictError`).
+    - ``strict``: warnings are errors (:class:`compiler.errors.StrictError`);
+    - ``token_counter``: a :class:`compiler.tokens.TokenCounter` the caller owns, or a
+      callable ``text -> tokens`` (e.g. the provider's count-tokens endpoint), used instead
+      of tiktoken's count (cached per content).
     """
 
     provider: str = "openai"
@@ -66,6 +70,7 @@ class CompileOptions:
     summaries: Mapping[str, str] | None = None
     summary_cache: SummaryCache | None = None
     strict: bool = False
+    token_counter: TokenCounter | Callable[[str], int] | None = None
 
     def __post_init__(self) -> None:
         """Refuse values no compile can use (the CLI reports the same as usage errors)."""
@@ -142,3 +147,4 @@ class OptionFields(TypedDict, total=False):
     summaries: Mapping[str, str] | None
     summary_cache: SummaryCache | None
     strict: bool
+    token_counter: TokenCounter | Callable[[str], int] | None

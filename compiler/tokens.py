@@ -20,7 +20,7 @@ import base64
 import functools
 import gzip
 import importlib.util
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -182,13 +182,26 @@ def get_encoding(name: str) -> tiktoken.Encoding:
 
 
 class TokenCounter:
-    """Counts tokens of text for one encoding, caching by content across compiles."""
+    """Counts tokens of text for one encoding, caching by content across compiles.
 
-    def __init__(self, encoding: str, max_entries: int = 200_000) -> None:
+    ``count_fn`` replaces tiktoken's count with the caller's (e.g. one that asks the
+    provider's count-tokens endpoint through its SDK); its answers are cached per content in
+    this counter, which the caller owns and reuses across turns. Cutting text to a token
+    count still uses ``encoding``; the allocator's exact-count loop settles any difference.
+    """
+
+    def __init__(
+        self,
+        encoding: str,
+        max_entries: int = 200_000,
+        *,
+        count_fn: Callable[[str], int] | None = None,
+    ) -> None:
         self.encoding_name = encoding
         self._encoding: tiktoken.Encoding | None = None
         self._cache: dict[str, int] = {}
         self._max = max_entries
+        self._count_fn = count_fn
         if encoding not in ENCODINGS:
             get_encoding(encoding)  # raises the friendly error now, not mid-fit
 
@@ -205,7 +218,15 @@ class TokenCounter:
         hit = self._cache.get(text)
         if hit is not None:
             return hit
-        n = len(self.encoding.encode_ordinary(text))
+        if self._count_fn is not None:
+            n = int(self._count_fn(text))
+            if n < 0:
+                raise TokenizerError(
+                    code="tokenizer.bad_count",
+                    message=f"the token counter answered {n} for a text of {len(text)} chars",
+                )
+        else:
+            n = len(self.encoding.encode_ordinary(text))
         if len(self._cache) >= self._max:
             self._cache.clear()
         self._cache[text] = n

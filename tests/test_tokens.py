@@ -125,3 +125,29 @@ def test_offline_encodings_are_tiktokens_own(name: str, monkeypatch: pytest.Monk
     assert "explicit_n_vocab" not in theirs
     assert set(asked) == {(ours.rank_file, ours.expected_hash)}
     assert get_encoding(name).name == name
+
+
+def test_a_callers_token_counter_counts_and_is_cached_per_content() -> None:
+    """A runtime with network access passes its own counter (e.g. the provider's
+    count-tokens endpoint): it is asked once per distinct text, and the request fits it."""
+    import compiler
+
+    asked: list[str] = []
+
+    def remote(text: str) -> int:  # stands for an SDK call: one token per 3 characters
+        asked.append(text)
+        return len(text) // 3 + 1
+
+    counter = TokenCounter("o200k_base", count_fn=remote)
+    chat = [{"role": "user", "content": f"message {i} " * 8} for i in range(60)]
+    first = compiler.compile_string(
+        "S <<agent.chat.history>>", context={"chat": chat}, budget=400, token_counter=counter
+    )
+    assert first.ledger.total_tokens <= 400 and asked
+    calls = len(asked)
+    again = compiler.compile_string(
+        "S <<agent.chat.history>>", context={"chat": chat}, budget=400, token_counter=counter
+    )
+    assert again.request == first.request and len(asked) == calls  # cached per content
+    plain = compiler.compile_string("S <<agent.chat.history>>", context={"chat": chat}, budget=400)
+    assert plain.request != first.request  # the counts really came from the caller
