@@ -25,6 +25,7 @@ from compiler.context.inputs import (
     surrogate_warning,
 )
 from compiler.context.run import RunContext, load_context
+from compiler.dialect import Dialect
 from compiler.errors import (
     APCError,
     ContextError,
@@ -286,7 +287,7 @@ def _compile(
         totalTokens=fitted.ledger.total_tokens,
         budget=total.total,
     )
-    _, offered = layout(fitted.frame)
+    offered = _offered(fitted.frame, dialect)
     return CompileResult(
         request,
         fitted.frame,
@@ -296,6 +297,12 @@ def _compile(
         profile=resolved,
         tools=offered,
     )
+
+
+def _offered(frame: ContextFrame, dialect: Dialect) -> list[ToolSpec]:
+    """The tools the request offered, under the names the model saw (the dialect's)."""
+    _, tools = layout(frame)
+    return [ToolSpec(**{**t, "alias": dialect.tool_name(t["name"])}) for t in tools]
 
 
 def _counter(opts: CompileOptions, encoding: str) -> TokenCounter:

@@ -111,7 +111,7 @@ class OpenAIChat(Dialect):
                     "id": call["id"],
                     "type": "function",
                     "function": {
-                        "name": call["name"].replace(".", "_"),
+                        "name": self.tool_name(call["name"]),
                         "arguments": json.dumps(call["arguments"], ensure_ascii=False),
                     },
                 }
@@ -122,7 +122,7 @@ class OpenAIChat(Dialect):
         return out
 
     def tool(self, t: ToolSpec) -> dict[str, Any]:
-        fn: dict[str, Any] = {"name": t["alias"]}
+        fn: dict[str, Any] = {"name": self.tool_name(t["name"])}
         if t["description"]:
             fn["description"] = t["description"]
         fn["parameters"] = t["parameters"]
