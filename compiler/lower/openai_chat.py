@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
@@ -66,6 +66,33 @@ ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 PER_MESSAGE = 3
 PER_NAME = 1
 REPLY_PRIMING = 3
+
+
+def function_tokens(functions: Sequence[Mapping[str, Any]], counter: TokenCounter) -> int:
+    """The cookbook's estimate of what function definitions ``{name, description?,
+    parameters}`` add (gpt-4o family; 3 more per function for cl100k_base), 0 for none."""
+    if not functions:
+        return 0
+    n = 0
+    for fn in functions:
+        n += 10 if counter.encoding_name == "cl100k_base" else 7
+        desc = str(fn.get("description", "")).removesuffix(".")
+        n += counter.count(f"{fn['name']}:{desc}")
+        props = (fn.get("parameters") or {}).get("properties") or {}
+        if not isinstance(props, dict):
+            props = {}
+        if props:
+            n += 3
+            for key, prop in props.items():
+                n += 3
+                if isinstance(prop, dict) and "enum" in prop:
+                    n -= 3
+                    for item in prop["enum"]:
+                        n += 3 + counter.count(str(item))
+                ptype = prop.get("type", "") if isinstance(prop, dict) else ""
+                pdesc = str(prop.get("description", "")) if isinstance(prop, dict) else ""
+                n += counter.count(f"{key}:{ptype}:{pdesc.removesuffix('.')}")
+    return n + 12
 
 
 def participant_name(name: str) -> str:
@@ -146,38 +173,13 @@ class OpenAIChat(Dialect):
         return self._wire_message_tokens(self.message(message), counter)
 
     def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:
-        return self._wire_tools_tokens([self.tool(t) for t in tools], counter)
-
-    def _wire_tools_tokens(self, tools: list[dict[str, Any]], counter: TokenCounter) -> int:
-        if not tools:
-            return 0
-        n = 0
-        for tool in tools:
-            fn = tool["function"]
-            n += 10 if counter.encoding_name == "cl100k_base" else 7
-            desc = str(fn.get("description", "")).removesuffix(".")
-            n += counter.count(f"{fn['name']}:{desc}")
-            props = (fn.get("parameters") or {}).get("properties") or {}
-            if not isinstance(props, dict):
-                props = {}
-            if props:
-                n += 3
-                for key, prop in props.items():
-                    n += 3
-                    if isinstance(prop, dict) and "enum" in prop:
-                        n -= 3
-                        for item in prop["enum"]:
-                            n += 3 + counter.count(str(item))
-                    ptype = prop.get("type", "") if isinstance(prop, dict) else ""
-                    pdesc = str(prop.get("description", "")) if isinstance(prop, dict) else ""
-                    n += counter.count(f"{key}:{ptype}:{pdesc.removesuffix('.')}")
-        return n + 12
+        return function_tokens([self.tool(t)["function"] for t in tools], counter)
 
     def count_request(self, request: ModelRequest, counter: TokenCounter) -> int:
         n = REPLY_PRIMING
         for msg in request["messages"]:
             n += self._wire_message_tokens(msg, counter)
-        return n + self._wire_tools_tokens(request.get("tools", []), counter)
+        return n + function_tokens([t["function"] for t in request.get("tools", [])], counter)
 
     # -- shape check -------------------------------------------------------------------
     def check(self, request: ModelRequest) -> None:
