@@ -6,6 +6,15 @@ Token counts follow OpenAI's cookbook: 3 per message, the tokens of every string
 (role, content, name, tool_call_id), 1 more for a name, 3 for the reply priming; tool
 calls count their function name and arguments; tool definitions use the cookbook's
 estimate for the gpt-4o family.
+
+System text goes to o1, o3, o4 and gpt-5 models (``gpt-5.1`` and dated names too) under
+the role ``developer``: OpenAI's reference says developer messages replace system messages
+"with o1 models and newer", and the API already treats a system message to those models as
+one. Other models keep ``system``: gpt-4o and older take both alike, but OpenAI-compatible
+servers and older Azure API versions may refuse ``developer``, and gpt-oss's harmony format
+gives it another meaning. Both role names are one token in cl100k_base and o200k_base, so
+what a message costs does not depend on the model (``message_tokens`` has none). (o1-mini
+and o1-preview accept neither role; the request says ``developer``.)
 """
 
 from __future__ import annotations
@@ -56,6 +65,16 @@ def openai_options(
     if options.stop:
         out["stop"] = list(options.stop)
     return out
+
+
+#: Models whose system text is sent under the role "developer" (the name after a "vendor/").
+DEVELOPER_MODELS = re.compile(r"^(?:o1|o3|o4|gpt-5)(?:$|[-.])")
+
+
+def system_role(model: str) -> str:
+    """The role system text takes for ``model``: ``developer`` for o1, o3, o4 and gpt-5
+    models, else ``system``."""
+    return "developer" if DEVELOPER_MODELS.match(model.split("/")[-1]) else "system"
 
 
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -116,15 +135,17 @@ class OpenAIChat(Dialect):
         messages, tools = conversation(frame)
         body: ModelRequest = {
             "model": model,
-            "messages": [self.message(m) for m in messages],
+            "messages": [self.message(m, system_role(model)) for m in messages],
         }
         if tools:
             body["tools"] = [self.tool(t) for t in tools]
         body.update(openai_options(options))
         return body
 
-    def message(self, m: Message) -> dict[str, Any]:
-        out: dict[str, Any] = {"role": m["role"], "content": m["content"]}
+    def message(self, m: Message, system: str = "system") -> dict[str, Any]:
+        """The wire message; ``system`` is the role system text takes (:func:`system_role`)."""
+        role = system if m["role"] == "system" else m["role"]
+        out: dict[str, Any] = {"role": role, "content": m["content"]}
         if "name" in m and m["role"] in ("user", "assistant", "system", "developer"):
             out["name"] = participant_name(m["name"])
         if m.get("toolCalls"):
