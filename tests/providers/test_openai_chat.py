@@ -1,7 +1,10 @@
-"""The Chat Completions dialect ('openai', 'openai-chat'): system text under the role
-"developer" for o1, o3, o4 and gpt-5 models."""
+"""The Chat Completions dialect ('openai', 'openai-chat'): every shared frame's request is
+what the official SDK accepts and sends unchanged; system text goes under the role
+"developer" to o1, o3, o4 and gpt-5 models."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -9,7 +12,74 @@ import compiler
 from compiler.lower import get_dialect
 from compiler.lower.openai_chat import system_role
 from compiler.tokens import counter_for
-from tests.providers.frames import CASES
+from tests.providers.frames import CASES, preset_case
+from tests.providers.sdk import needs_openai, validate_strictly, wire_body
+
+OPTIONS: dict[str, Any] = {
+    "max_output_tokens": 256,
+    "temperature": 0.7,
+    "top_p": 0.9,
+    "frequency_penalty": 0.5,
+    "presence_penalty": 0.1,
+    "seed": 7,
+    "stop": ("END",),
+}
+REPLY = {"id": "c", "object": "chat.completion", "created": 0, "model": "gpt-4o", "choices": []}
+
+
+def requests() -> list[Any]:
+    """Each shared frame with every option, for gpt-4o and for o3 (system as developer)."""
+    out = []
+    for model in ("gpt-4o", "o3"):
+        for name, (template, ctx, options) in CASES.items():
+            out.append(
+                pytest.param(
+                    lambda t=template, c=ctx, o=options, m=model: (
+                        compiler.compile_string(
+                            t, context=c, provider="openai", model=m, **o, **OPTIONS
+                        ).request
+                    ),
+                    id=f"{model}: {name}",
+                )
+            )
+    case = preset_case()
+    if case is not None:
+        path, ctx = case
+        out.append(
+            pytest.param(
+                lambda: compiler.compile(path, context=ctx, provider="openai", **OPTIONS).request,
+                id="gpt-4o: corpus preset",
+            )
+        )
+    return out
+
+
+@needs_openai
+@pytest.mark.parametrize("make", requests())
+def test_the_sdk_type_accepts_the_request_strictly(make: Any) -> None:
+    from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+
+    validate_strictly(CompletionCreateParamsNonStreaming, make())
+
+
+@needs_openai
+@pytest.mark.parametrize("make", requests())
+def test_the_sdk_sends_the_request_unchanged(make: Any) -> None:
+    request = make()
+    path, body = wire_body(lambda client: client.chat.completions.create(**request), REPLY)
+    assert path == "/v1/chat/completions"
+    assert body == request
+
+
+@needs_openai
+def test_strict_validation_catches_a_key_the_sdk_does_not_know() -> None:
+    from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+
+    template, ctx, options = CASES["plain chat"]
+    request = compiler.compile_string(template, context=ctx, **options).request
+    request["messages"][0]["toolCallId"] = "x"
+    with pytest.raises(AssertionError, match=r"messages\[0\]\.toolCallId"):
+        validate_strictly(CompletionCreateParamsNonStreaming, request)
 
 
 @pytest.mark.parametrize(
