@@ -6,13 +6,22 @@ Token counts follow OpenAI's cookbook: 3 per message, the tokens of every string
 (role, content, name, tool_call_id), 1 more for a name, 3 for the reply priming; tool
 calls count their function name and arguments; tool definitions use the cookbook's
 estimate for the gpt-4o family.
+
+System text goes to o1, o3, o4 and gpt-5 models (``gpt-5.1`` and dated names too) under
+the role ``developer``: OpenAI's reference says developer messages replace system messages
+"with o1 models and newer", and the API already treats a system message to those models as
+one. Other models keep ``system``: gpt-4o and older take both alike, but OpenAI-compatible
+servers and older Azure API versions may refuse ``developer``, and gpt-oss's harmony format
+gives it another meaning. Both role names are one token in cl100k_base and o200k_base, so
+what a message costs does not depend on the model (``message_tokens`` has none). (o1-mini
+and o1-preview accept neither role; the request says ``developer``.)
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
@@ -58,6 +67,16 @@ def openai_options(
     return out
 
 
+#: Models whose system text is sent under the role "developer" (the name after a "vendor/").
+DEVELOPER_MODELS = re.compile(r"^(?:o1|o3|o4|gpt-5)(?:$|[-.])")
+
+
+def system_role(model: str) -> str:
+    """The role system text takes for ``model``: ``developer`` for o1, o3, o4 and gpt-5
+    models, else ``system``."""
+    return "developer" if DEVELOPER_MODELS.match(model.split("/")[-1]) else "system"
+
+
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 NAME_RE = re.compile(r"[^a-zA-Z0-9_-]")
 MAX_TOOLS = 128
@@ -66,6 +85,33 @@ ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 PER_MESSAGE = 3
 PER_NAME = 1
 REPLY_PRIMING = 3
+
+
+def function_tokens(functions: Sequence[Mapping[str, Any]], counter: TokenCounter) -> int:
+    """The cookbook's estimate of what function definitions ``{name, description?,
+    parameters}`` add (gpt-4o family; 3 more per function for cl100k_base), 0 for none."""
+    if not functions:
+        return 0
+    n = 0
+    for fn in functions:
+        n += 10 if counter.encoding_name == "cl100k_base" else 7
+        desc = str(fn.get("description", "")).removesuffix(".")
+        n += counter.count(f"{fn['name']}:{desc}")
+        props = (fn.get("parameters") or {}).get("properties") or {}
+        if not isinstance(props, dict):
+            props = {}
+        if props:
+            n += 3
+            for key, prop in props.items():
+                n += 3
+                if isinstance(prop, dict) and "enum" in prop:
+                    n -= 3
+                    for item in prop["enum"]:
+                        n += 3 + counter.count(str(item))
+                ptype = prop.get("type", "") if isinstance(prop, dict) else ""
+                pdesc = str(prop.get("description", "")) if isinstance(prop, dict) else ""
+                n += counter.count(f"{key}:{ptype}:{pdesc.removesuffix('.')}")
+    return n + 12
 
 
 def participant_name(name: str) -> str:
@@ -89,15 +135,17 @@ class OpenAIChat(Dialect):
         messages, tools = conversation(frame)
         body: ModelRequest = {
             "model": model,
-            "messages": [self.message(m) for m in messages],
+            "messages": [self.message(m, system_role(model)) for m in messages],
         }
         if tools:
             body["tools"] = [self.tool(t) for t in tools]
         body.update(openai_options(options))
         return body
 
-    def message(self, m: Message) -> dict[str, Any]:
-        out: dict[str, Any] = {"role": m["role"], "content": m["content"]}
+    def message(self, m: Message, system: str = "system") -> dict[str, Any]:
+        """The wire message; ``system`` is the role system text takes (:func:`system_role`)."""
+        role = system if m["role"] == "system" else m["role"]
+        out: dict[str, Any] = {"role": role, "content": m["content"]}
         if "name" in m and m["role"] in ("user", "assistant", "system", "developer"):
             out["name"] = participant_name(m["name"])
         if m.get("toolCalls"):
@@ -146,38 +194,13 @@ class OpenAIChat(Dialect):
         return self._wire_message_tokens(self.message(message), counter)
 
     def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:
-        return self._wire_tools_tokens([self.tool(t) for t in tools], counter)
-
-    def _wire_tools_tokens(self, tools: list[dict[str, Any]], counter: TokenCounter) -> int:
-        if not tools:
-            return 0
-        n = 0
-        for tool in tools:
-            fn = tool["function"]
-            n += 10 if counter.encoding_name == "cl100k_base" else 7
-            desc = str(fn.get("description", "")).removesuffix(".")
-            n += counter.count(f"{fn['name']}:{desc}")
-            props = (fn.get("parameters") or {}).get("properties") or {}
-            if not isinstance(props, dict):
-                props = {}
-            if props:
-                n += 3
-                for key, prop in props.items():
-                    n += 3
-                    if isinstance(prop, dict) and "enum" in prop:
-                        n -= 3
-                        for item in prop["enum"]:
-                            n += 3 + counter.count(str(item))
-                    ptype = prop.get("type", "") if isinstance(prop, dict) else ""
-                    pdesc = str(prop.get("description", "")) if isinstance(prop, dict) else ""
-                    n += counter.count(f"{key}:{ptype}:{pdesc.removesuffix('.')}")
-        return n + 12
+        return function_tokens([self.tool(t)["function"] for t in tools], counter)
 
     def count_request(self, request: ModelRequest, counter: TokenCounter) -> int:
         n = REPLY_PRIMING
         for msg in request["messages"]:
             n += self._wire_message_tokens(msg, counter)
-        return n + self._wire_tools_tokens(request.get("tools", []), counter)
+        return n + function_tokens([t["function"] for t in request.get("tools", [])], counter)
 
     # -- shape check -------------------------------------------------------------------
     def check(self, request: ModelRequest) -> None:

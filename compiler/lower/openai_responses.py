@@ -1,0 +1,239 @@
+"""OpenAI Responses (POST /v1/responses).
+
+Internal: the API is :mod:`compiler.lower`.
+
+The body is ``{model, input: items[], tools?, max_output_tokens?, temperature?, top_p?}``:
+
+- System text stays in ``input`` as message items (role ``system``, or ``developer`` for the
+  models :func:`~compiler.lower.openai_chat.system_role` names), where it stands; the
+  ``instructions`` field is not used. The API inserts ``instructions`` as a first
+  system/developer message anyway, so nothing is lost, and every message keeps one cost
+  wherever it stands (the fit stage prices messages one at a time) and mid-conversation
+  system text lowers like leading system text.
+- Messages are ``{role, content}`` items (the API's "easy input message", no ``type``); an
+  assistant message's tool calls follow it as ``{type: "function_call", call_id, name,
+  arguments}`` items (``arguments`` a JSON string; an assistant message with no text
+  becomes its calls alone), and a tool message is ``{type: "function_call_output", call_id,
+  output}``.
+- Tools are flat: ``{type: "function", name, description?, parameters, strict: false}``
+  (the API's default is strict, which demands a closed schema).
+- Not expressible, reported by :meth:`~compiler.dialect.Dialect.unsupported` and left out: a
+  message ``name``; ``frequency_penalty``, ``presence_penalty``, ``seed`` and ``stop`` (the
+  Responses API has no such fields). A ``max_output_tokens`` below 16 (the API's minimum)
+  is sent as 16.
+
+Token counts follow OpenAI's Chat cookbook, item by item, as the models see the same
+conversation: 3 per item, plus for a message item the tokens of its role and content, for a
+``function_call`` those of its name and arguments, for a ``function_call_output`` those of
+its output (call ids are not counted: the model does not see them); 3 for the reply
+priming; ``instructions``, when a request has them, count as a leading system message; tool
+definitions use the cookbook's estimate
+(:func:`~compiler.lower.openai_chat.function_tokens`). The count depends on ``instructions``,
+``input`` and ``tools`` only, never on the generation options.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
+from compiler.errors import Diagnostic, LoweringError
+from compiler.frame import ContextFrame, Message, ToolSpec
+from compiler.lower.conversation import conversation
+from compiler.lower.openai_chat import (
+    MAX_TOOLS,
+    OPENAI_WINDOWS,
+    PER_MESSAGE,
+    REPLY_PRIMING,
+    TOOL_NAME_RE,
+    function_tokens,
+    openai_options,
+    system_role,
+)
+from compiler.tokens import TokenCounter
+
+#: The roles a message item may take (Responses has no "tool" role).
+ROLES = frozenset({"user", "assistant", "system", "developer"})
+#: The options Chat Completions takes and Responses does not.
+NOT_IN_RESPONSES = ("frequency_penalty", "presence_penalty", "seed", "stop")
+#: The smallest ``max_output_tokens`` the API accepts.
+MIN_OUTPUT_TOKENS = 16
+#: The string values counted, by item type (``message`` when an item has no ``type``).
+COUNTED: dict[str, tuple[str, ...]] = {
+    "message": ("role", "content"),
+    "function_call": ("name", "arguments"),
+    "function_call_output": ("output",),
+}
+
+
+class OpenAIResponses(Dialect):
+    """The Responses request body."""
+
+    name: ClassVar[str] = "openai-responses"
+    windows: ClassVar[Mapping[str, int]] = OPENAI_WINDOWS
+
+    def lower(
+        self,
+        frame: ContextFrame,
+        model: str,
+        options: LoweringOptions = NO_OPTIONS,
+        report: list[Diagnostic] | None = None,
+    ) -> ModelRequest:
+        messages, tools = conversation(frame)
+        system = system_role(model)
+        body: ModelRequest = {
+            "model": model,
+            "input": [item for m in messages for item in self.items(m, system)],
+        }
+        if tools:
+            body["tools"] = [self.tool(t) for t in tools]
+        body.update(self.options(options, report))
+        names = sorted({m["name"] for m in messages if "name" in m and m["role"] in ROLES})
+        if names:
+            shown = ", ".join(repr(n) for n in names)
+            self.unsupported(report, options, f"a message name ({shown})", "left out")
+        return body
+
+    def options(self, options: LoweringOptions, report: list[Diagnostic] | None) -> ModelRequest:
+        """The generation options Responses takes; the others reported and left out."""
+        out = openai_options(options, "max_output_tokens")
+        for key in NOT_IN_RESPONSES:
+            if key in out:
+                del out[key]
+                self.unsupported(report, options, key, "not sent")
+        limit = out.get("max_output_tokens")
+        if limit is not None and limit < MIN_OUTPUT_TOKENS:
+            self.unsupported(
+                report,
+                options,
+                f"max_output_tokens {limit} (the minimum is {MIN_OUTPUT_TOKENS})",
+                f"sent {MIN_OUTPUT_TOKENS}",
+            )
+            out["max_output_tokens"] = MIN_OUTPUT_TOKENS
+        return out
+
+    def items(self, m: Message, system: str = "system") -> list[dict[str, Any]]:
+        """The input items of one message (``system``: the role system text takes)."""
+        if m["role"] == "tool":
+            return [
+                {
+                    "type": "function_call_output",
+                    "call_id": m.get("toolCallId", ""),
+                    "output": m["content"],
+                }
+            ]
+        calls = m.get("toolCalls") or []
+        if calls and m["role"] != "assistant":
+            raise LoweringError(
+                code="lower.invalid_tool_call",
+                message=f"a {m['role']} message carries tool calls; only assistant may",
+            )
+        out: list[dict[str, Any]] = []
+        if not calls or m["content"]:
+            role = system if m["role"] == "system" else m["role"]
+            out.append({"role": role, "content": m["content"]})
+        out.extend(
+            {
+                "type": "function_call",
+                "call_id": call["id"],
+                "name": self.tool_name(call["name"]),
+                "arguments": json.dumps(call["arguments"], ensure_ascii=False),
+            }
+            for call in calls
+        )
+        return out
+
+    def tool(self, t: ToolSpec) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "function", "name": t["alias"]}
+        if t["description"]:
+            out["description"] = t["description"]
+        out["parameters"] = t["parameters"]
+        out["strict"] = False
+        return out
+
+    # -- counting ----------------------------------------------------------------------
+    def _item_tokens(self, item: Mapping[str, Any], counter: TokenCounter) -> int:
+        n = PER_MESSAGE
+        for key in COUNTED.get(item.get("type", "message"), ()):
+            value = item.get(key)
+            if isinstance(value, str):
+                n += counter.count(value)
+        return n
+
+    def message_tokens(self, message: Message, counter: TokenCounter) -> int:
+        return sum(self._item_tokens(item, counter) for item in self.items(message))
+
+    def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:
+        return function_tokens([self.tool(t) for t in tools], counter)
+
+    def count_request(self, request: ModelRequest, counter: TokenCounter) -> int:
+        n = REPLY_PRIMING
+        instructions = request.get("instructions")
+        if isinstance(instructions, str):
+            n += self._item_tokens({"role": "system", "content": instructions}, counter)
+        for item in request["input"]:
+            n += self._item_tokens(item, counter)
+        return n + function_tokens(request.get("tools", []), counter)
+
+    # -- shape check -------------------------------------------------------------------
+    def check(self, request: ModelRequest) -> None:
+        tools = request.get("tools", [])
+        if len(tools) > MAX_TOOLS:
+            raise LoweringError(
+                code="lower.too_many_tools",
+                message=f"{len(tools)} tools; OpenAI accepts at most {MAX_TOOLS}",
+            )
+        for tool in tools:
+            if not TOOL_NAME_RE.match(tool["name"]):
+                raise LoweringError(
+                    code="lower.invalid_tool_name",
+                    message=f"tool name '{tool['name']}' must match [a-zA-Z0-9_-]{{1,64}}",
+                )
+        aliases = [t["name"] for t in tools]
+        if len(set(aliases)) != len(aliases):
+            dup = sorted({a for a in aliases if aliases.count(a) > 1})
+            raise LoweringError(
+                code="lower.duplicate_tool_name",
+                message=f"tool names {dup} are not unique after '.' became '_'",
+            )
+        if not request["input"]:
+            raise LoweringError(
+                code="lower.empty_request",
+                message="the request has no input items (the template produced no text)",
+            )
+        pending: set[str] = set()
+        for i, item in enumerate(request["input"]):
+            kind = item.get("type", "message")
+            if kind == "function_call":
+                pending.add(item["call_id"])
+            elif kind == "function_call_output":
+                if item.get("call_id") not in pending:
+                    raise LoweringError(
+                        code="lower.orphan_tool_result",
+                        message=f"input[{i}] answers function call {item.get('call_id')!r}, "
+                        "which no earlier function_call item made (or it was answered already)",
+                    )
+                pending.discard(item["call_id"])
+                if not isinstance(item.get("output"), str):
+                    raise LoweringError(
+                        code="lower.empty_content", message=f"input[{i}] has no output"
+                    )
+            elif item.get("role") not in ROLES:
+                raise LoweringError(
+                    code="lower.invalid_role",
+                    message=f"input[{i}] has role '{item.get('role')}'",
+                )
+            elif not isinstance(item.get("content"), str):
+                raise LoweringError(
+                    code="lower.empty_content", message=f"input[{i}] has no content"
+                )
+        if pending:
+            raise LoweringError(
+                code="lower.unanswered_tool_call",
+                message=f"function calls {sorted(pending)} have no function_call_output",
+            )
+
+
+DIALECT = OpenAIResponses()

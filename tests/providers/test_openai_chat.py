@@ -1,0 +1,129 @@
+"""The Chat Completions dialect ('openai', 'openai-chat'): every shared frame's request is
+what the official SDK accepts and sends unchanged; system text goes under the role
+"developer" to o1, o3, o4 and gpt-5 models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import compiler
+from compiler.lower import get_dialect
+from compiler.lower.openai_chat import system_role
+from compiler.tokens import counter_for
+from tests.providers.frames import CASES, preset_case
+from tests.providers.sdk import needs_openai, validate_strictly, wire_body
+
+OPTIONS: dict[str, Any] = {
+    "max_output_tokens": 256,
+    "temperature": 0.7,
+    "top_p": 0.9,
+    "frequency_penalty": 0.5,
+    "presence_penalty": 0.1,
+    "seed": 7,
+    "stop": ("END",),
+}
+REPLY = {"id": "c", "object": "chat.completion", "created": 0, "model": "gpt-4o", "choices": []}
+
+
+def requests() -> list[Any]:
+    """Each shared frame with every option, for gpt-4o and for o3 (system as developer)."""
+    out = []
+    for model in ("gpt-4o", "o3"):
+        for name, (template, ctx, options) in CASES.items():
+            out.append(
+                pytest.param(
+                    lambda t=template, c=ctx, o=options, m=model: (
+                        compiler.compile_string(
+                            t, context=c, provider="openai", model=m, **o, **OPTIONS
+                        ).request
+                    ),
+                    id=f"{model}: {name}",
+                )
+            )
+    case = preset_case()
+    if case is not None:
+        path, ctx = case
+        out.append(
+            pytest.param(
+                lambda: compiler.compile(path, context=ctx, provider="openai", **OPTIONS).request,
+                id="gpt-4o: corpus preset",
+            )
+        )
+    return out
+
+
+@needs_openai
+@pytest.mark.parametrize("make", requests())
+def test_the_sdk_type_accepts_the_request_strictly(make: Any) -> None:
+    from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+
+    validate_strictly(CompletionCreateParamsNonStreaming, make())
+
+
+@needs_openai
+@pytest.mark.parametrize("make", requests())
+def test_the_sdk_sends_the_request_unchanged(make: Any) -> None:
+    request = make()
+    path, body = wire_body(lambda client: client.chat.completions.create(**request), REPLY)
+    assert path == "/v1/chat/completions"
+    assert body == request
+
+
+@needs_openai
+def test_strict_validation_catches_a_key_the_sdk_does_not_know() -> None:
+    from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+
+    template, ctx, options = CASES["plain chat"]
+    request = compiler.compile_string(template, context=ctx, **options).request
+    request["messages"][0]["toolCallId"] = "x"
+    with pytest.raises(AssertionError, match=r"messages\[0\]\.toolCallId"):
+        validate_strictly(CompletionCreateParamsNonStreaming, request)
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "o1",
+        "o1-2024-12-17",
+        "o3",
+        "o3-mini",
+        "o4-mini",
+        "gpt-5",
+        "gpt-5-mini",
+        "gpt-5.1",
+        "openai/gpt-5-2025-08-07",
+    ],
+)
+def test_reasoning_models_take_system_text_as_developer(model: str) -> None:
+    assert system_role(model) == "developer"
+
+
+@pytest.mark.parametrize(
+    "model", ["gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-3.5-turbo", "gpt-oss-120b", "o10x"]
+)
+def test_other_models_keep_system(model: str) -> None:
+    assert system_role(model) == "system"
+
+
+@pytest.mark.parametrize(("model", "role"), [("o3", "developer"), ("gpt-4o", "system")])
+def test_the_request_says_developer_where_the_model_wants_it(model: str, role: str) -> None:
+    template, ctx, options = CASES["system text mid-conversation"]
+    result = compiler.compile_string(template, context=ctx, model=model, **options)
+    roles = [m["role"] for m in result.request["messages"]]
+    assert roles[0] == role and roles[-1] == role  # leading and trailing system text
+    assert ({"system", "developer"} - {role}).isdisjoint(roles)
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_both_role_names_cost_the_same(encoding: str) -> None:
+    """message_tokens has no model: it prices system text as 'system', which must be what
+    'developer' costs in the request."""
+    counter = counter_for(encoding)
+    assert counter.count("system") == counter.count("developer")
+    dialect = get_dialect("openai")
+    for role in ("system", "developer"):
+        assert dialect.message_tokens({"role": role, "content": "Rules."}, counter) == (
+            dialect.message_tokens({"role": "system", "content": "Rules."}, counter)
+        )
