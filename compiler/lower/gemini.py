@@ -1,0 +1,452 @@
+"""Google Gemini generateContent (POST models/{model}:generateContent).
+
+Internal: the API is :mod:`compiler.lower`.
+
+The request is the REST body in camelCase: ``{contents, systemInstruction?, tools?,
+generationConfig?}``. It has no ``model`` key: the model is part of the URL, and a body
+posted as it is must not carry it. With the official SDK,
+:func:`generate_content_arguments` gives ``client.models.generate_content(**arguments)``.
+
+How the provider-neutral conversation is lowered (what Gemini cannot express is reported
+with :meth:`~compiler.dialect.Dialect.unsupported`, an error with ``strict``):
+
+- leading system/developer messages become ``systemInstruction`` parts; system text after
+  the conversation has begun becomes a user text part tagged ``[System note]``, merged with
+  the neighbouring user turn (reported); system text alone (no other message) is sent as
+  the user turn, since ``contents`` may not be empty (reported).
+- user -> ``user``, assistant -> ``model``; a tool result is a ``functionResponse`` part of
+  a user turn, named after the call it answers, ``response`` ``{"content": text}`` (or
+  ``{"error": text}`` for a result the runtime marked ``[error] ``). Consecutive turns of
+  one role are merged (their parts in order), empty texts are left out, and a message
+  left with no part vanishes, so what is counted is what is sent.
+- tool calls are ``functionCall`` parts ``{name, args, id}`` in the model turn; the call ids
+  are sent as ``id`` in calls and responses. A function-call turn must follow a user turn:
+  when the conversation starts with one (its opening was cut), a user turn
+  ``[The conversation continues.]`` is put before it (reported).
+- function names are the provider alias every dialect uses (``.`` -> ``_``, see
+  :meth:`~compiler.dialect.Dialect.tool_name`): Gemini would take dots, but one name per
+  tool on every provider keeps the runtime's tool gate the same.
+- a message ``name`` cannot be expressed: it is written before the text, ``Ann: Hello``
+  (SillyTavern's "names in content"; reported).
+- tool parameters: :mod:`compiler.lower.gemini_schema`.
+- generation options go to ``generationConfig`` (at most 5 ``stopSequences``: the rest are
+  reported and left out). ``cache_stable`` sends nothing: Gemini caches stable prefixes
+  implicitly, and explicit caches are separate ``cachedContents`` resources.
+
+Counting: Gemini's tokenizer has no public offline counterpart (exact counts come from
+``models/{model}:countTokens``, online), so counts are an estimate: tiktoken ``o200k_base``
+over each text, plus :data:`PER_CONTENT` per turn, :data:`PER_PART` per part, function
+calls, responses and declarations counted as their JSON, :data:`REPLY_PRIMING` once; the
+allocator holds back :attr:`Gemini.safety_margin` of the budget. The count depends only on
+``contents``, ``systemInstruction`` and ``tools`` (never ``generationConfig``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
+from compiler.errors import Diagnostic, LoweringError
+from compiler.frame import ContextFrame, Message, ToolSpec
+from compiler.lower.conversation import conversation
+from compiler.lower.gemini_schema import check_parameters, gemini_parameters
+from compiler.tokens import TokenCounter
+
+#: Context windows (input + output tokens) of Gemini models, longest prefix wins.
+GEMINI_WINDOWS: dict[str, int] = {
+    "gemini-2.5-flash": 1_048_576,
+    "gemini-2.5-pro": 1_048_576,
+    "gemini-2.0-flash": 1_048_576,
+    "gemini-1.5-pro": 2_097_152,
+    "gemini-1.5-flash": 1_048_576,
+}
+
+FUNCTION_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$")
+SYSTEM_ROLES = frozenset({"system", "developer"})
+TURN_ROLES = {"user": "user", "assistant": "model", "tool": "user"}
+SYSTEM_NOTE = "[System note]\n"
+ERROR_PREFIX = "[error] "
+CONTINUES = "[The conversation continues.]"
+MAX_STOP_SEQUENCES = 5
+#: the keys of a part that carry its data (exactly one per part, else a 400)
+PART_DATA = frozenset(
+    {
+        "text",
+        "inlineData",
+        "fileData",
+        "functionCall",
+        "functionResponse",
+        "executableCode",
+        "codeExecutionResult",
+    }
+)
+
+PER_CONTENT = 4  # a turn's framing (role, start and end of turn)
+PER_PART = 1
+REPLY_PRIMING = 3
+PER_FUNCTION = 4
+TOOLS_FRAME = 10
+#: a tool result counted alone (:meth:`Gemini.message_tokens`) does not know its call's
+#: function name: this many tokens stand for it
+NAME_ALLOWANCE = 8
+
+Part = dict[str, Any]
+Content = dict[str, Any]
+
+
+@dataclass
+class _Notes:
+    """What one lowering could not express, reported once each at its end."""
+
+    names: list[str] = field(default_factory=list)
+    system_notes: int = 0
+    schema: dict[str, list[str]] = field(default_factory=dict)
+    other: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def generate_content_arguments(request: ModelRequest, model: str) -> dict[str, Any]:
+    """The keywords of the SDK's ``client.models.generate_content`` for a lowered request:
+    ``model``, ``contents``, and ``config`` (``systemInstruction``, ``tools`` and the
+    generation options, which the SDK sends back in their places in the body)."""
+    config: dict[str, Any] = dict(request.get("generationConfig", {}))
+    for key in ("systemInstruction", "tools"):
+        if key in request:
+            config[key] = request[key]
+    return {"model": model, "contents": request["contents"], "config": config or None}
+
+
+class Gemini(Dialect):
+    """The generateContent request body."""
+
+    name: ClassVar[str] = "gemini"
+    exact_counts: ClassVar[bool] = False
+    safety_margin: ClassVar[float] = 0.1
+    windows: ClassVar[Mapping[str, int]] = GEMINI_WINDOWS
+
+    def encoding(self, model: str) -> str:
+        """``o200k_base`` for every model: the estimate's tokenizer (see the module)."""
+        return "o200k_base"
+
+    def lower(
+        self,
+        frame: ContextFrame,
+        model: str,
+        options: LoweringOptions = NO_OPTIONS,
+        report: list[Diagnostic] | None = None,
+    ) -> ModelRequest:
+        messages, tools = conversation(frame)
+        notes = _Notes()
+        lead = 0
+        while lead < len(messages) and messages[lead]["role"] in SYSTEM_ROLES:
+            lead += 1
+        system: list[Part] = [{"text": t} for m in messages[:lead] if (t := _text(m, notes))]
+        contents: list[Content] = []
+        calls: dict[str, str] = {}  # call id -> function name, for the responses
+        for m in messages[lead:]:
+            role, parts = self.turn(m, calls, notes)
+            if not parts:
+                continue
+            if contents and contents[-1]["role"] == role:
+                contents[-1]["parts"].extend(parts)
+            else:
+                contents.append({"role": role, "parts": parts})
+        if not contents and system:
+            contents, system = [{"role": "user", "parts": system}], []
+            notes.other.append(
+                ("a request of system text only", "the system text was sent as the user turn")
+            )
+        if contents and any("functionCall" in p for p in contents[0]["parts"]):
+            contents.insert(0, {"role": "user", "parts": [{"text": CONTINUES}]})
+            notes.other.append(
+                (
+                    "a function call that opens the conversation",
+                    f"a user turn {CONTINUES!r} was put before it",
+                )
+            )
+        body: ModelRequest = {"contents": contents}
+        if system:
+            body["systemInstruction"] = {"parts": system}
+        if tools:
+            body["tools"] = [{"functionDeclarations": [self.declaration(t, notes) for t in tools]}]
+        config = self.config(options, notes)
+        if config:
+            body["generationConfig"] = config
+        self._report(notes, report, options)
+        return body
+
+    def turn(
+        self, m: Message, calls: dict[str, str], notes: _Notes | None
+    ) -> tuple[str, list[Part]]:
+        """One message as a turn's role and parts (``calls`` learns the calls' names)."""
+        role = m["role"]
+        if role == "tool":
+            call_id = m.get("toolCallId", "")
+            return "user", [_response(calls.get(call_id, ""), call_id, m.get("content") or "")]
+        text = _text(m, notes)
+        if role in SYSTEM_ROLES:
+            if notes is not None:
+                notes.system_notes += 1
+            return "user", [{"text": SYSTEM_NOTE + text}] if text else []
+        if role not in TURN_ROLES:
+            raise LoweringError(code="lower.invalid_role", message=f"a message has role '{role}'")
+        parts: list[Part] = [{"text": text}] if text else []
+        for call in m.get("toolCalls") or []:
+            name = self.tool_name(call["name"])
+            calls[call["id"]] = name
+            parts.append(
+                {"functionCall": {"name": name, "args": call["arguments"], "id": call["id"]}}
+            )
+        return TURN_ROLES[role], parts
+
+    def declaration(self, t: ToolSpec, notes: _Notes | None) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": t["alias"]}
+        if t["description"]:
+            out["description"] = t["description"]
+        lost: list[str] = []
+        parameters = gemini_parameters(t["parameters"], lost)
+        if parameters is not None:
+            out["parameters"] = parameters
+        if lost and notes is not None:
+            notes.schema[t["alias"]] = lost
+        return out
+
+    def config(self, options: LoweringOptions, notes: _Notes) -> dict[str, Any]:
+        """The generation options under Gemini's names."""
+        out: dict[str, Any] = {}
+        if options.max_output_tokens is not None:
+            out["maxOutputTokens"] = options.max_output_tokens
+        for key, name in (
+            ("temperature", "temperature"),
+            ("top_p", "topP"),
+            ("frequency_penalty", "frequencyPenalty"),
+            ("presence_penalty", "presencePenalty"),
+            ("seed", "seed"),
+        ):
+            value = getattr(options, key)
+            if value is not None:
+                out[name] = value
+        if options.stop:
+            out["stopSequences"] = list(options.stop[:MAX_STOP_SEQUENCES])
+            if len(options.stop) > MAX_STOP_SEQUENCES:
+                notes.other.append(
+                    (
+                        f"more than {MAX_STOP_SEQUENCES} stop sequences",
+                        f"the first {MAX_STOP_SEQUENCES} were sent",
+                    )
+                )
+        return out
+
+    def _report(
+        self, notes: _Notes, report: list[Diagnostic] | None, options: LoweringOptions
+    ) -> None:
+        if notes.system_notes:
+            self.unsupported(
+                report,
+                options,
+                f"system text after the conversation has begun ({notes.system_notes} message(s))",
+                f"sent as user text tagged {SYSTEM_NOTE.strip()!r}, merged with the "
+                "neighbouring user turn",
+            )
+        if notes.names:
+            names = ", ".join(sorted(set(notes.names)))
+            self.unsupported(
+                report,
+                options,
+                f"message names ({names})",
+                "each written before its text as 'Name: '",
+            )
+        if notes.schema:
+            lost = "; ".join(f"{tool}: {', '.join(n)}" for tool, n in notes.schema.items())
+            self.unsupported(
+                report,
+                options,
+                f"JSON-Schema keywords outside its Schema subset in tool parameters ({lost})",
+                "removed or rewritten (the rules: compiler/lower/gemini_schema.py)",
+            )
+        for what, how in notes.other:
+            self.unsupported(report, options, what, how)
+
+    # -- counting ----------------------------------------------------------------------
+    def _content_tokens(self, content: Content, counter: TokenCounter) -> int:
+        n = PER_CONTENT
+        for part in content.get("parts", []):
+            text = part.get("text")
+            n += PER_PART + counter.count(text if isinstance(text, str) else _dumps(part))
+        return n
+
+    def _wire_tools_tokens(self, tools: list[dict[str, Any]], counter: TokenCounter) -> int:
+        declarations = [d for tool in tools for d in tool.get("functionDeclarations", [])]
+        if not declarations:
+            return 0
+        return TOOLS_FRAME + sum(PER_FUNCTION + counter.count(_dumps(d)) for d in declarations)
+
+    def count_request(self, request: ModelRequest, counter: TokenCounter) -> int:
+        n = REPLY_PRIMING
+        for content in request["contents"]:
+            n += self._content_tokens(content, counter)
+        if "systemInstruction" in request:
+            n += self._content_tokens(request["systemInstruction"], counter)
+        return n + self._wire_tools_tokens(request.get("tools", []), counter)
+
+    def message_tokens(self, message: Message, counter: TokenCounter) -> int:
+        """A turn of its own (merging saves its framing): an over-estimate; system text is
+        counted as the tagged note it becomes mid-conversation."""
+        _, parts = self.turn(message, {}, None)
+        n = self._content_tokens({"parts": parts}, counter)
+        return n + (NAME_ALLOWANCE if message["role"] == "tool" else 0)
+
+    def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:
+        declarations = [self.declaration(t, None) for t in tools]
+        return self._wire_tools_tokens([{"functionDeclarations": declarations}], counter)
+
+    # -- shape check -------------------------------------------------------------------
+    def check(self, request: ModelRequest) -> None:
+        contents = request.get("contents") or []
+        if not contents:
+            raise LoweringError(
+                code="lower.empty_request",
+                message="the request has no contents (the template produced no text)",
+            )
+        system = request.get("systemInstruction")
+        if system is not None:
+            parts = system.get("parts") or []
+            if not parts or any(not _is_text(p) for p in parts):
+                raise LoweringError(
+                    code="lower.empty_content",
+                    message="systemInstruction must have non-empty text parts",
+                )
+        _check_tools(request.get("tools") or [])
+        pending = 0  # the function calls of the previous turn, to be answered now
+        for i, content in enumerate(contents):
+            pending = _check_turn(i, content, contents[i - 1] if i else None, pending)
+        if pending:
+            raise LoweringError(
+                code="lower.unanswered_tool_call",
+                message=f"the last turn's {pending} function call(s) are never answered",
+            )
+
+
+def _text(m: Message, notes: _Notes | None) -> str:
+    """The message's text, its ``name`` written before it."""
+    text = m.get("content") or ""
+    if "name" in m and m["role"] != "tool":
+        if notes is not None:
+            notes.names.append(m["name"])
+        if text:
+            text = f"{m['name']}: {text}"
+    return text
+
+
+def _response(name: str, call_id: str, text: str) -> Part:
+    if text.startswith(ERROR_PREFIX):
+        response = {"error": text[len(ERROR_PREFIX) :]}
+    else:
+        response = {"content": text}
+    out: dict[str, Any] = {"name": name, "response": response}
+    if call_id:
+        out["id"] = call_id
+    return {"functionResponse": out}
+
+
+def _is_text(part: Any) -> bool:
+    return isinstance(part, dict) and isinstance(part.get("text"), str) and part["text"] != ""
+
+
+def _check_tools(tools: list[dict[str, Any]]) -> None:
+    names: list[str] = []
+    for tool in tools:
+        for d in tool.get("functionDeclarations") or []:
+            name = d.get("name", "")
+            _check_name(name)
+            names.append(name)
+            if "parameters" in d:
+                check_parameters(name, d["parameters"])
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise LoweringError(
+            code="lower.duplicate_tool_name",
+            message=f"function names {dup} are not unique after '.' became '_'",
+        )
+
+
+def _check_name(name: Any) -> None:
+    if not isinstance(name, str) or not FUNCTION_NAME_RE.match(name):
+        raise LoweringError(
+            code="lower.invalid_tool_name",
+            message=f"function name {name!r} must start with a letter or _ and use "
+            "[a-zA-Z0-9_.:-], at most 128 characters",
+        )
+
+
+def _check_turn(i: int, content: Content, previous: Content | None, pending: int) -> int:
+    """Check ``contents[i]``; return its function calls (what the next turn must answer)."""
+    role = content.get("role")
+    if role not in ("user", "model"):
+        raise LoweringError(
+            code="lower.invalid_role", message=f"contents[{i}] has role {role!r} (user|model)"
+        )
+    parts = content.get("parts") or []
+    if not parts:
+        raise LoweringError(code="lower.empty_content", message=f"contents[{i}] has no parts")
+    for j, part in enumerate(parts):
+        _check_part(i, j, part)
+    calls = sum("functionCall" in p for p in parts)
+    responses = sum("functionResponse" in p for p in parts)
+
+    def bad(code: str, why: str) -> LoweringError:
+        return LoweringError(code=code, message=f"contents[{i}]: {why}")
+
+    if role == "model":
+        if responses:
+            raise bad("lower.invalid_tool_call", "function responses in a model turn")
+        if pending:
+            raise bad("lower.unanswered_tool_call", f"{pending} function call(s) not answered")
+        if calls and (previous is None or previous.get("role") != "user"):
+            raise bad(
+                "lower.invalid_tool_call",
+                "a function-call turn must come right after a user or function-response turn",
+            )
+        return calls
+    if calls:
+        raise bad("lower.invalid_tool_call", "function calls in a user turn")
+    if responses < pending:
+        raise bad(
+            "lower.unanswered_tool_call",
+            f"{responses} function response(s) for {pending} function call(s)",
+        )
+    if responses > pending:
+        raise bad(
+            "lower.orphan_tool_result",
+            f"{responses} function response(s) for {pending} function call(s)",
+        )
+    return 0
+
+
+def _check_part(i: int, j: int, part: Any) -> None:
+    where = f"contents[{i}].parts[{j}]"
+    data = [k for k in part if k in PART_DATA] if isinstance(part, dict) else []
+    if len(data) != 1:
+        raise LoweringError(
+            code="lower.empty_content", message=f"{where} must have exactly one data field"
+        )
+    if "text" in part and not _is_text(part):
+        raise LoweringError(code="lower.empty_content", message=f"{where} has empty text")
+    for key, inner in (("functionCall", "args"), ("functionResponse", "response")):
+        if key in part:
+            value = part[key]
+            _check_name(value.get("name") if isinstance(value, dict) else None)
+            if not isinstance(value.get(inner), dict):
+                raise LoweringError(
+                    code="lower.invalid_tool_call", message=f"{where}: {inner} must be an object"
+                )
+
+
+DIALECT = Gemini()
