@@ -1,0 +1,78 @@
+"""The allocator's properties, for every dialect (issue 11): whatever the provider, a fitted
+request never exceeds its budget, the ledger is the request's own count, a required part
+is never dropped, and a bigger budget never keeps fewer whole components. The frames are
+tests/fit/test_properties.py's; each dialect computes its own need."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from compiler.dialect import Dialect
+from compiler.fit import FitResult, fit, floor_tokens
+from compiler.frame import ContextFrame
+from compiler.journal import Journal
+from compiler.lower import get_dialect
+from compiler.lower.base import PROVIDERS
+from compiler.tokens import counter_for
+from tests.fit.test_properties import frames
+
+COUNTER = counter_for("o200k_base")
+MODELS = {
+    "openai_chat": "gpt-4o",
+    "openai_responses": "gpt-4o",
+    "anthropic": "claude-sonnet-4-5",
+    "gemini": "gemini-2.5-flash",
+}
+#: one provider name per dialect module
+DIALECTS = sorted({module: name for name, module in PROVIDERS.items()}.values())
+
+
+def model_of(dialect: Dialect) -> str:
+    return MODELS.get(type(dialect).__module__.rsplit(".", 1)[-1], "gpt-4o")
+
+
+def run(frame: ContextFrame, budget: int, dialect: Dialect) -> FitResult:
+    return fit(
+        frame,
+        dialect=dialect,
+        counter=COUNTER,
+        model=model_of(dialect),
+        budget=budget,
+        journal=Journal(),
+    )
+
+
+def need(frame: ContextFrame, dialect: Dialect) -> int:
+    whole = [
+        c.model_copy(update={"strategy": "fail"}) if c.required else c for c in frame.components
+    ]
+    return floor_tokens(
+        ContextFrame(components=whole), dialect=dialect, counter=COUNTER, model=model_of(dialect)
+    )
+
+
+@pytest.mark.parametrize("provider", DIALECTS)
+@given(frame=frames(), slack=st.integers(0, 600), more=st.integers(1, 400))
+def test_the_allocator_holds_for_every_dialect(
+    provider: str, frame: ContextFrame, slack: int, more: int
+) -> None:
+    dialect = get_dialect(provider)
+    frame = ContextFrame(  # a required part over its own budget fails at any total
+        components=[
+            c.model_copy(update={"token_budget": None}) if c.required else c
+            for c in frame.components
+        ]
+    )
+    budget = need(frame, dialect) + slack
+    small = run(frame, budget, dialect)
+    counted = dialect.count_request(dialect.lower(small.frame, model_of(dialect)), COUNTER)
+    assert counted == small.ledger.total_tokens <= budget
+    kept = {c.id for c in small.frame.components}
+    assert all(c.id in kept for c in frame.components if c.required)
+    big = run(frame, budget + more, dialect)
+    big_ids = {e.id for e in big.ledger.entries if e.action != "dropped"}
+    for e in small.ledger.entries:
+        if e.strategy in ("drop_optional", "fail") and e.action != "dropped":
+            assert e.id in big_ids
