@@ -17,7 +17,11 @@ from compiler.frame import ContextFrame, Message, ToolSpec
 __all__ = ["PROVIDERS", "Dialect", "ModelRequest", "get_dialect", "layout"]
 
 #: provider name -> module under compiler.lower that defines ``DIALECT``.
-PROVIDERS: dict[str, str] = {"openai": "openai_chat", "openai-chat": "openai_chat"}
+PROVIDERS: dict[str, str] = {
+    "openai": "openai_chat",
+    "openai-chat": "openai_chat",
+    "anthropic": "anthropic",
+}
 
 
 def get_dialect(provider: str) -> Dialect:
