@@ -248,8 +248,8 @@ class Anthropic(Dialect):
             how = f"{notes} system message(s) sent as user text tagged '{SYSTEM_NOTE.strip()}'"
             self.unsupported(report, options, "system text inside the conversation", how)
         if self.end_with_user(out.turns, model, has_tools):
-            how = f"{model} refuses one (Claude 4.6 and later; any model when tools are "
-            how += f"offered): sent as user text tagged '{PREFILL_NOTE.strip()}'"
+            why = "requests with tools refuse one" if has_tools else f"{model} refuses one"
+            how = f"{why}: sent as user text tagged '{PREFILL_NOTE.strip()}'"
             self.unsupported(report, options, "a final assistant message (prefill)", how)
         return system, out.turns
 
@@ -305,26 +305,21 @@ class Anthropic(Dialect):
         return out
 
     def sampling(self, options: LoweringOptions, report: list[Diagnostic] | None) -> dict[str, Any]:
-        """temperature, top_p and stop_sequences; what Anthropic lacks is reported."""
+        """``stop_sequences``; the other generation options are reported, not sent: the API
+        deprecated ``temperature`` and ``top_p`` (current models do not use them, and the SDK
+        from v1 refuses them as arguments and in its request types; an older model that
+        still honours one takes it through the SDK's ``extra_body``), and penalties and
+        seed are not Anthropic options."""
         out: dict[str, Any] = {}
-        if options.temperature is not None:
-            out["temperature"] = min(options.temperature, 1.0)
-            if options.temperature > 1:
-                self.unsupported(report, options, "a temperature above 1", "sent as 1.0")
-        if options.top_p is not None and options.temperature is not None:
-            self.unsupported(
-                report,
-                options,
-                "temperature and top_p together",
-                "only temperature was sent (newer Claude models refuse both)",
-            )
-        elif options.top_p is not None:
-            out["top_p"] = options.top_p
         stops = [s for s in options.stop if s.strip()]
         if len(stops) < len(options.stop):
             self.unsupported(report, options, "a whitespace-only stop sequence", "not sent")
         if stops:
             out["stop_sequences"] = stops
+        for key in ("temperature", "top_p"):
+            if getattr(options, key) is not None:
+                how = "not sent (a deprecated sampling parameter; extra_body for older models)"
+                self.unsupported(report, options, key, how)
         for key in ("frequency_penalty", "presence_penalty", "seed"):
             if getattr(options, key) is not None:
                 self.unsupported(report, options, key, "not sent")
