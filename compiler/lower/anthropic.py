@@ -182,7 +182,8 @@ class Anthropic(Dialect):
         return "o200k_base"
 
     def default_output_tokens(self, model: str) -> int:
-        """The ``max_tokens`` sent when none is given (:data:`DEFAULT_MAX_TOKENS`)."""
+        """The ``max_tokens`` sent when none is given (:data:`DEFAULT_MAX_TOKENS`), reserved
+        from the window: the API refuses input plus ``max_tokens`` over the window."""
         return _longest_prefix(DEFAULT_MAX_TOKENS, model) or DEFAULT_MAX_TOKENS["claude"]
 
     # -- lowering ----------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -617,3 +618,20 @@ def test_check_accepts_a_prefill_and_an_assistant_first_turn() -> None:
             ],
         }
     )
+
+
+def test_the_default_max_tokens_is_reserved_from_the_window(tmp_path: Path) -> None:
+    template = tmp_path / "t.txt"
+    template.write_text("Rules.\n<<agent.chat.history>>", encoding="utf-8")
+    chat = {"chat": [{"role": "user", "content": "Hi."}]}
+    opus = compiler.check_budget(
+        template, context=chat, provider="anthropic", model="claude-opus-4-1"
+    )
+    assert opus.reserve == 8_192 and opus.budget == 200_000 - 8_192
+    given = compiler.check_budget(
+        template, context=chat, provider="anthropic", model=MODEL, max_output_tokens=100
+    )
+    assert given.reserve == 100
+    result_ = compiler.compile(template, context=chat, provider="anthropic", model=MODEL)
+    assert result_.ledger.budget == int((200_000 - 16_384) * (1 - DIALECT.safety_margin))
+    assert result_.request["max_tokens"] == 16_384
