@@ -5,6 +5,7 @@ tool results first, a prefill's whitespace, cache breakpoints, max_tokens)."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 from collections.abc import Iterable
@@ -98,12 +99,18 @@ def consume(value: Any) -> Any:
     return value
 
 
-def strictly(kind: Any, value: Any) -> None:
-    """``value`` validates as ``kind`` in strict mode and nothing of it is dropped (the SDK's
-    TypedDicts ignore unknown keys: a key they do not know would vanish here)."""
+@functools.cache
+def adapter(kind: Any) -> Any:
     from pydantic import TypeAdapter
 
-    assert consume(TypeAdapter(kind).validate_python(value, strict=True)) == value
+    return TypeAdapter(kind)
+
+
+def strictly(kind: Any, value: Any) -> None:
+    """``value`` validates as ``kind`` in strict mode and nothing of it is dropped (the SDK's
+    TypedDicts ignore unknown keys: a key they do not know would vanish here). The adapter
+    must outlive the lazy iterables it returns (else pydantic-core panics): it is cached."""
+    assert consume(adapter(kind).validate_python(value, strict=True)) == value
 
 
 @needs_sdk
