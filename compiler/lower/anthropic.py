@@ -8,8 +8,12 @@ one turn (one block each), so what is counted is what is sent. System text insid
 conversation (a history summary after the chat began, text after the chat, an injection)
 becomes a user text block tagged ``[System note]`` in the neighbouring user turn. Tool calls
 are ``tool_use`` blocks, their results ``tool_result`` blocks first in the next user turn. A
-message ``name`` is written as a ``name: `` prefix of its text. Each of these is reported
-(:meth:`Dialect.unsupported`), never dropped in silence.
+message ``name`` is written as a ``name: `` prefix of its text. A final assistant message (a
+prefill) loses its trailing whitespace; where a prefill is refused (Claude 4.6 and later, an
+unknown model, a request with tools) it becomes user text tagged
+``[Begin your reply with this text]``. ``max_tokens`` is always sent; ``temperature`` and
+``top_p`` (deprecated by the API), penalties and seed are not. Each rewrite is reported
+(:meth:`Dialect.unsupported`), never made in silence.
 
 Counting: no offline tokenizer matches Claude's, so counts are an estimate with tiktoken's
 ``o200k_base`` (``exact_counts`` is False): the tokens of every text, tool input and tool
@@ -136,9 +140,9 @@ def _json(value: Any) -> str:
 
 
 def _blocks(content: Any) -> list[Any]:
-    """A message's content as blocks (a string is one text block)."""
+    """A message's content as blocks (a non-empty string is one text block)."""
     if isinstance(content, str):
-        return [{"type": "text", "text": content}]
+        return [{"type": "text", "text": content}] if content else []
     return list(content) if isinstance(content, list) else []
 
 

@@ -157,13 +157,12 @@ def test_the_corpus_preset_is_what_the_sdk_request_types_accept() -> None:
 
 
 # -- (2) the official client sends it as it is -------------------------------------------
-@needs_sdk
-@pytest.mark.parametrize("name", REQUESTS)
-def test_the_sdk_client_sends_the_request_unchanged(name: str) -> None:
+def send(request: dict[str, Any]) -> Any:
+    """What the official client puts on the wire for ``request`` (an httpx2 MockTransport:
+    the SDK sends through httpx2, as anthropic._base_client imports it)."""
     import anthropic
-    import httpx2  # what the SDK sends through (anthropic._base_client imports it)
+    import httpx2
 
-    request = compiled(name).request
     sent: list[httpx2.Request] = []
 
     def handler(req: httpx2.Request) -> httpx2.Response:
@@ -172,7 +171,7 @@ def test_the_sdk_client_sends_the_request_unchanged(name: str) -> None:
             "id": "msg_1",
             "type": "message",
             "role": "assistant",
-            "model": MODEL,
+            "model": request["model"],
             "content": [{"type": "text", "text": "ok"}],
             "stop_reason": "end_turn",
             "stop_sequence": None,
@@ -185,7 +184,26 @@ def test_the_sdk_client_sends_the_request_unchanged(name: str) -> None:
     message = client.messages.create(**request)
     assert message.content[0].type == "text"
     assert len(sent) == 1 and sent[0].method == "POST" and sent[0].url.path == "/v1/messages"
-    assert json.loads(sent[0].content) == request
+    return json.loads(sent[0].content)
+
+
+@needs_sdk
+@pytest.mark.parametrize("name", REQUESTS)
+def test_the_sdk_client_sends_the_request_unchanged(name: str) -> None:
+    request = compiled(name).request
+    assert send(request) == request
+
+
+@needs_sdk
+@pytest.mark.parametrize(
+    "model", ["claude-opus-4-20250514", "claude-opus-4-1", "claude-sonnet-4-5", "claude-3-haiku"]
+)
+def test_the_default_max_tokens_needs_no_streaming(model: str) -> None:
+    """The SDK refuses a non-streaming call that may run over 10 minutes (a max_tokens over
+    21,333, or over 8,192 for Opus 4): the default stays under it."""
+    template, ctx, _ = CASES["plain chat"]
+    request = compiler.compile_string(template, context=ctx, provider="anthropic", model=model)
+    assert send(request.request) == request.request
 
 
 # -- (3) the rules ---------------------------------------------------------------------
@@ -625,6 +643,8 @@ def test_check_accepts_a_prefill_and_an_assistant_first_turn() -> None:
             ],
         }
     )
+    empty_prefill = [{"role": "user", "content": "Hi."}, {"role": "assistant", "content": ""}]
+    DIALECT.check({"model": MODEL, "max_tokens": 10, "messages": empty_prefill})
 
 
 def test_the_default_max_tokens_is_reserved_from_the_window(tmp_path: Path) -> None:
