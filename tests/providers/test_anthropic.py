@@ -145,7 +145,7 @@ def test_the_request_is_what_the_sdk_request_types_accept(name: str) -> None:
 
 
 @needs_sdk
-def test_the_corpus_preset_is_what_the_sdk_request_types_accept() -> None:
+def test_the_corpus_preset_is_what_the_sdk_accepts_and_sends() -> None:
     from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 
     case = preset_case()
@@ -154,6 +154,7 @@ def test_the_corpus_preset_is_what_the_sdk_request_types_accept() -> None:
     path, ctx = case
     request = compiler.compile(path, context=ctx, provider="anthropic", model=MODEL).request
     strictly(MessageCreateParamsNonStreaming, request)
+    assert send(request) == request
 
 
 # -- (2) the official client sends it as it is -------------------------------------------
