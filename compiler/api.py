@@ -231,7 +231,7 @@ def _compile(
         profile_total=resolved.context.total_context_budget,
         window=dialect.window(opts.model),
         reserve=opts.reserve,
-        max_output_tokens=opts.output_tokens,
+        max_output_tokens=opts.output_tokens or dialect.default_output_tokens(opts.model),
     )
     bound = src.bound
     warnings = [*found, *resolved.warnings, *(bound.warnings if bound is not None else ())]
@@ -376,7 +376,7 @@ def check_budget(
         profile_total=full.ledger.profile_budget,
         window=dialect.window(opts.model),
         reserve=opts.reserve,
-        max_output_tokens=opts.output_tokens,
+        max_output_tokens=opts.output_tokens or dialect.default_output_tokens(opts.model),
     )
     # the full compile ran at an unbounded budget on purpose: that is not the caller's
     warnings = [w for w in full.warnings if w.code != "context.budget_over_window"]

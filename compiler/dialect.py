@@ -102,6 +102,11 @@ class Dialect(ABC):
         )
         return self.windows[best] if best is not None else None
 
+    def default_output_tokens(self, model: str) -> int | None:
+        """The response limit a request to ``model`` carries when none is given (None: the
+        dialect sends none). It is reserved from the window like ``--max-output-tokens``."""
+        return None
+
     def encoding(self, model: str) -> str:
         """The tiktoken encoding this dialect counts ``model`` with."""
         return encoding_name_for_model(model)

@@ -269,7 +269,8 @@ def _registry() -> dict[str, type[APCError] | None]:
         LoweringError: """lower.unknown_provider lower.too_many_tools lower.invalid_tool_name
             lower.duplicate_tool_name lower.orphan_tool_result lower.unanswered_tool_call
             lower.empty_request lower.empty_content lower.invalid_tool_call lower.invalid_role
-            lower.invalid_tool_schema lower.unsupported""",
+            lower.invalid_tool_schema lower.unsupported lower.missing_max_tokens
+            lower.invalid_prefill lower.too_many_cache_breakpoints""",
         InternalError: "internal.count_mismatch",
         APCError: "io.write_failed io.output_not_regular profile.write_failed",
         None: """template.legacy_agent_macro context.lone_surrogate context.budget_over_window

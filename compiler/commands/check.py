@@ -82,12 +82,13 @@ def run(args: argparse.Namespace) -> int:
 def _over_window(args: argparse.Namespace) -> list[Diagnostic]:
     """``context.budget_over_window`` when --budget (plus the reserve) exceeds the window."""
     model = args.model or "gpt-4o"
+    dialect = get_dialect(args.provider)
     total = total_budget(
         budget=args.budget,
         profile_total=None,
-        window=get_dialect(args.provider).window(model),
+        window=dialect.window(model),
         reserve=args.reserve,
-        max_output_tokens=args.max_output_tokens,
+        max_output_tokens=args.max_output_tokens or dialect.default_output_tokens(model),
     )
     return budget_warnings(total, model)
 

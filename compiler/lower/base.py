@@ -22,6 +22,7 @@ PROVIDERS: dict[str, str] = {
     "openai-chat": "openai_chat",
     "openai-responses": "openai_responses",
     "gemini": "gemini",
+    "anthropic": "anthropic",
 }
 
 

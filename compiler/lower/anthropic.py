@@ -1,0 +1,579 @@
+"""Anthropic Messages (POST /v1/messages).
+
+Internal: the API is :mod:`compiler.lower`.
+
+Where things go: the leading system/developer messages become the top-level ``system`` text
+blocks; the rest is ``user``/``assistant`` turns, consecutive same-role messages merged into
+one turn (one block each), so what is counted is what is sent. System text inside the
+conversation (a history summary after the chat began, text after the chat, an injection)
+becomes a user text block tagged ``[System note]`` in the neighbouring user turn. Tool calls
+are ``tool_use`` blocks, their results ``tool_result`` blocks first in the next user turn. A
+message ``name`` is written as a ``name: `` prefix of its text. A final assistant message (a
+prefill) loses its trailing whitespace; where a prefill is refused (Claude 4.6 and later, an
+unknown model, a request with tools) it becomes user text tagged
+``[Begin your reply with this text]``. ``max_tokens`` is always sent; ``temperature`` and
+``top_p`` (deprecated by the API), penalties and seed are not. Each rewrite is reported
+(:meth:`Dialect.unsupported`), never made in silence.
+
+Counting: no offline tokenizer matches Claude's, so counts are an estimate with tiktoken's
+``o200k_base`` (``exact_counts`` is False): the tokens of every text, tool input and tool
+definition plus fixed framing per request, message and block, and the tool-use system prompt
+Anthropic documents (346 tokens) once when tools are offered. Claude's tokenizer gives about
+15-30% more tokens than ``o200k_base`` for the same text, so the fit holds back
+``safety_margin`` (20%) of the budget. The count depends only on ``system``, ``messages`` and
+``tools`` (never on ``max_tokens``, sampling options or ``cache_control``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar
+
+from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
+from compiler.errors import Diagnostic, LoweringError
+from compiler.frame import ContextFrame, Message, ToolSpec
+from compiler.lower.conversation import conversation
+from compiler.tokens import TokenCounter
+
+#: Context windows, longest prefix wins: every Claude model (3, 3.5, 3.7, 4, 4.1, 4.5, 4.6:
+#: claude-3-haiku, claude-3-5-sonnet, claude-sonnet-4-5, claude-opus-4, claude-haiku-4-5, ...)
+#: has a 200,000-token standard window (the 1M-token windows need a beta header).
+CLAUDE_WINDOWS: dict[str, int] = {"claude": 200_000}
+
+#: ``max_tokens`` when none is given: the model's maximum output, capped at 16,384 so that a
+#: plain (non-streaming) ``client.messages.create(**request)`` is accepted (the SDK refuses
+#: non-streaming calls that may run over 10 minutes: above 21,333 tokens, or above 8,192 for
+#: Opus 4 and 4.1). Longest prefix wins; ``claude`` covers the rest.
+DEFAULT_MAX_TOKENS: dict[str, int] = {
+    "claude": 8_192,
+    "claude-3-haiku": 4_096,
+    "claude-3-sonnet": 4_096,
+    "claude-3-opus": 4_096,
+    "claude-3-5-haiku": 8_192,
+    "claude-3-5-sonnet": 8_192,
+    "claude-3-7-sonnet": 16_384,
+    "claude-sonnet-4": 16_384,
+    "claude-haiku-4-5": 16_384,
+    "claude-opus-4": 8_192,
+    "claude-opus-4-1": 8_192,
+    "claude-opus-4-5": 16_384,
+    "claude-opus-4-6": 16_384,
+}
+
+TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+TOOL_ID_RE = re.compile(r"^[a-zA-Z0-9_-]+$")
+UNSAFE_ID_RE = re.compile(r"[^a-zA-Z0-9_-]")
+#: claude-<family>-<major>[-<minor>] or claude-<major>[-<minor>]-<family> (a date is no minor)
+VERSION_RE = re.compile(
+    r"claude-(?:(?:opus|sonnet|haiku)-(\d+)(?:-(\d)(?!\d))?"
+    r"|(\d+)(?:-(\d)(?!\d))?-(?:opus|sonnet|haiku))"
+)
+#: Claude 4.6 and later refuse an assistant prefill (a final assistant message).
+NO_PREFILL_FROM = (4, 6)
+MAX_CACHE_BREAKPOINTS = 4
+EPHEMERAL = {"type": "ephemeral"}
+
+SYSTEM_NOTE = "[System note]\n"
+PREFILL_NOTE = "[Begin your reply with this text]\n"
+#: how the assemble stage marks a failed tool result (sent with ``is_error: true``)
+ERROR_MARK = "[error] "
+
+# the estimate's framing (tokens), chosen to over- rather than under-count
+PER_REQUEST = 3
+PER_SYSTEM_BLOCK = 1
+PER_MESSAGE = 4
+PER_BLOCK = 1
+PER_TOOL_USE = 10
+PER_TOOL_RESULT = 8
+PER_TOOL = 8
+#: the tool-use system prompt Anthropic adds when tools are offered (tool_choice auto)
+TOOLS_PROMPT = 346
+
+
+def _longest_prefix(table: Mapping[str, int], model: str) -> int | None:
+    name = model.split("/")[-1]
+    best = max((p for p in table if name == p or name.startswith(p + "-")), key=len, default=None)
+    return table[best] if best is not None else None
+
+
+def claude_version(model: str) -> tuple[int, int] | None:
+    """(major, minor) of a Claude model name (``claude-sonnet-4-5-20250929`` is (4, 5),
+    ``claude-3-5-haiku-latest`` (3, 5)), or None when the name does not say."""
+    m = VERSION_RE.match(model.split("/")[-1])
+    if m is None:
+        return None
+    major, minor = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    return int(major), int(minor or 0)
+
+
+def supports_prefill(model: str) -> bool:
+    """Whether ``model`` takes a final assistant message (unknown models: assume not)."""
+    version = claude_version(model)
+    return version is not None and version < NO_PREFILL_FROM
+
+
+def tool_use_id(call_id: str) -> str:
+    """A tool_use id Anthropic accepts ([a-zA-Z0-9_-]+): the id itself when it is one, else
+    its unsafe characters as ``_`` plus a hash of the original (so distinct ids stay
+    distinct); the same id always gives the same result, so calls and results still pair."""
+    if TOOL_ID_RE.match(call_id):
+        return call_id
+    digest = hashlib.sha256(call_id.encode("utf-8")).hexdigest()[:10]
+    return f"{UNSAFE_ID_RE.sub('_', call_id)[:48]}_{digest}"
+
+
+def _text(text: str, note: str = "") -> dict[str, Any]:
+    return {"type": "text", "text": note + text}
+
+
+def _named(m: Message) -> str:
+    text = m.get("content") or ""
+    name = m.get("name")
+    return f"{name}: {text}" if name and text.strip() else text
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _blocks(content: Any) -> list[Any]:
+    """A message's content as blocks (a non-empty string is one text block)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return list(content) if isinstance(content, list) else []
+
+
+class _Turns:
+    """The wire messages being built: consecutive same-role blocks join one turn."""
+
+    def __init__(self) -> None:
+        self.turns: list[dict[str, Any]] = []
+        self.used_ids: set[str] = set()
+        self.pending: dict[str, str] = {}  # a call's neutral id -> its tool_use id
+
+    def add(self, role: str, *blocks: dict[str, Any]) -> None:
+        if not blocks:
+            return
+        if self.turns and self.turns[-1]["role"] == role:
+            self.turns[-1]["content"].extend(blocks)
+        else:
+            self.turns.append({"role": role, "content": list(blocks)})
+
+    def call_id(self, neutral: str) -> str:
+        """A unique tool_use id for a call (an id reused by a later call gets a suffix)."""
+        wire, n = tool_use_id(neutral), 1
+        while wire in self.used_ids:
+            n += 1
+            wire = f"{tool_use_id(neutral)}_{n}"
+        self.used_ids.add(wire)
+        self.pending[neutral] = wire
+        return wire
+
+
+class Anthropic(Dialect):
+    """The Messages API request body."""
+
+    name: ClassVar[str] = "anthropic"
+    exact_counts: ClassVar[bool] = False
+    safety_margin: ClassVar[float] = 0.2
+    windows: ClassVar[Mapping[str, int]] = CLAUDE_WINDOWS
+
+    def encoding(self, model: str) -> str:
+        """``o200k_base`` for every model: the estimate's tokenizer, not Claude's."""
+        return "o200k_base"
+
+    def default_output_tokens(self, model: str) -> int:
+        """The ``max_tokens`` sent when none is given (:data:`DEFAULT_MAX_TOKENS`), reserved
+        from the window: the API refuses input plus ``max_tokens`` over the window."""
+        return _longest_prefix(DEFAULT_MAX_TOKENS, model) or DEFAULT_MAX_TOKENS["claude"]
+
+    # -- lowering ----------------------------------------------------------------------
+    def lower(
+        self,
+        frame: ContextFrame,
+        model: str,
+        options: LoweringOptions = NO_OPTIONS,
+        report: list[Diagnostic] | None = None,
+    ) -> ModelRequest:
+        messages, tools = conversation(frame)
+        system, turns = self.layout(messages, model, bool(tools), options, report)
+        body: ModelRequest = {
+            "model": model,
+            "max_tokens": options.max_output_tokens or self.default_output_tokens(model),
+        }
+        if system:
+            body["system"] = system
+        body["messages"] = turns
+        if tools:
+            body["tools"] = [self.tool(t) for t in tools]
+        body.update(self.sampling(options, report))
+        if options.cache_stable:
+            self.mark_cache(body)
+        return body
+
+    def layout(
+        self,
+        messages: list[Message],
+        model: str,
+        has_tools: bool,
+        options: LoweringOptions,
+        report: list[Diagnostic] | None,
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The system blocks and the user/assistant turns; what had to be rewritten is
+        reported."""
+        system: list[dict[str, Any]] = []
+        out = _Turns()
+        names = notes = 0
+        leading = True
+        for m in messages:
+            role, text = m["role"], _named(m)
+            names += bool(m.get("name")) and role != "tool" and bool(text.strip())
+            if role in ("system", "developer"):
+                if text.strip() and leading:
+                    system.append(_text(text))
+                elif text.strip():
+                    out.add("user", _text(text, SYSTEM_NOTE))
+                    notes += 1
+                continue
+            leading = False
+            if role == "tool":
+                out.add("user", self.tool_result(m, out))
+                continue
+            blocks = [_text(text)] if text.strip() else []
+            for call in m.get("toolCalls") or []:
+                blocks.append(self.tool_use(call, out.call_id(call["id"])))
+            out.add("user" if role == "user" else "assistant", *blocks)
+        if names:
+            how = f"{names} name(s) written as a 'name: ' prefix of the message text"
+            self.unsupported(report, options, "message names", how)
+        if notes:
+            how = f"{notes} system message(s) sent as user text tagged '{SYSTEM_NOTE.strip()}'"
+            self.unsupported(report, options, "system text inside the conversation", how)
+        if self.end_with_user(out.turns, model, has_tools):
+            why = "requests with tools refuse one" if has_tools else f"{model} refuses one"
+            how = f"{why}: sent as user text tagged '{PREFILL_NOTE.strip()}'"
+            self.unsupported(report, options, "a final assistant message (prefill)", how)
+        return system, out.turns
+
+    def end_with_user(self, turns: list[dict[str, Any]], model: str, has_tools: bool) -> int:
+        """Strip the trailing whitespace of a final assistant text (a prefill), or, where
+        the model or tools refuse a prefill, move it into the last user turn as a note.
+        Returns 1 when it was moved."""
+        if not turns or turns[-1]["role"] != "assistant":
+            return 0
+        last = turns[-1]["content"][-1]
+        if last.get("type") == "text":
+            last["text"] = last["text"].rstrip()
+        if supports_prefill(model) and not has_tools:
+            return 0
+        prefill = turns.pop()
+        texts = [b["text"] for b in prefill["content"] if b.get("type") == "text"]
+        note = _text("\n\n".join(texts), PREFILL_NOTE)
+        if turns:
+            turns[-1]["content"].append(note)
+        else:
+            turns.append({"role": "user", "content": [note]})
+        return 1
+
+    def tool_use(self, call: Any, wire_id: str) -> dict[str, Any]:
+        args = call.get("arguments")
+        return {
+            "type": "tool_use",
+            "id": wire_id,
+            "name": self.tool_name(call["name"]),
+            "input": args if isinstance(args, dict) else {},
+        }
+
+    def tool_result(self, m: Message, out: _Turns | None = None) -> dict[str, Any]:
+        neutral = str(m.get("toolCallId", ""))
+        wire = out.pending.pop(neutral, None) if out is not None else None
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": wire or tool_use_id(neutral),
+        }
+        content = m.get("content") or ""
+        if content.strip():
+            block["content"] = content
+        if content.startswith(ERROR_MARK):
+            block["is_error"] = True
+        return block
+
+    def tool(self, t: ToolSpec) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.tool_name(t["name"])}
+        if t["description"]:
+            out["description"] = t["description"]
+        schema = t["parameters"] or {}
+        out["input_schema"] = schema if "type" in schema else {"type": "object", **schema}
+        return out
+
+    def sampling(self, options: LoweringOptions, report: list[Diagnostic] | None) -> dict[str, Any]:
+        """``stop_sequences``; the other generation options are reported, not sent: the API
+        deprecated ``temperature`` and ``top_p`` (current models do not use them, and the SDK
+        from v1 refuses them as arguments and in its request types; an older model that
+        still honours one takes it through the SDK's ``extra_body``), and penalties and
+        seed are not Anthropic options."""
+        out: dict[str, Any] = {}
+        stops = [s for s in options.stop if s.strip()]
+        if len(stops) < len(options.stop):
+            self.unsupported(report, options, "a whitespace-only stop sequence", "not sent")
+        if stops:
+            out["stop_sequences"] = stops
+        for key in ("temperature", "top_p"):
+            if getattr(options, key) is not None:
+                how = "not sent (a deprecated sampling parameter; extra_body for older models)"
+                self.unsupported(report, options, key, how)
+        for key in ("frequency_penalty", "presence_penalty", "seed"):
+            if getattr(options, key) is not None:
+                self.unsupported(report, options, key, "not sent")
+        return out
+
+    def mark_cache(self, body: ModelRequest) -> None:
+        """Cache breakpoints at the end of the stable prefix: the last tool, the last system
+        block, the last block before the newest turn (at most 3 of the 4 allowed)."""
+        marks = []
+        if body.get("tools"):
+            marks.append(body["tools"][-1])
+        if body.get("system"):
+            marks.append(body["system"][-1])
+        if len(body["messages"]) >= 2:
+            marks.append(body["messages"][-2]["content"][-1])
+        for block in marks:
+            block["cache_control"] = dict(EPHEMERAL)
+
+    # -- counting ----------------------------------------------------------------------
+    def _block_tokens(self, block: Any, counter: TokenCounter) -> int:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            return PER_BLOCK + counter.count(str(block.get("text", "")))
+        if kind == "tool_use":
+            return (
+                PER_TOOL_USE
+                + counter.count(str(block.get("id", "")))
+                + counter.count(str(block.get("name", "")))
+                + counter.count(_json(block.get("input", {})))
+            )
+        if kind == "tool_result":
+            inner = block.get("content", "")
+            parts = [inner] if isinstance(inner, str) else [b.get("text", "") for b in inner]
+            return (
+                PER_TOOL_RESULT
+                + counter.count(str(block.get("tool_use_id", "")))
+                + sum(counter.count(str(p)) for p in parts)
+            )
+        return PER_BLOCK + counter.count(_json(block))
+
+    def _wire_message_tokens(self, msg: dict[str, Any], counter: TokenCounter) -> int:
+        return PER_MESSAGE + sum(
+            self._block_tokens(b, counter) for b in _blocks(msg.get("content"))
+        )
+
+    def message_tokens(self, message: Message, counter: TokenCounter) -> int:
+        """One neutral message's share, counted as its own turn (merging only saves), and
+        system text as a tagged note (the larger of its two placements)."""
+        role, text = message["role"], _named(message)
+        if role == "tool":
+            block = self.tool_result(message) | {"content": message.get("content") or ""}
+            return PER_MESSAGE + self._block_tokens(block, counter)
+        note = SYSTEM_NOTE if role in ("system", "developer") else ""
+        calls = message.get("toolCalls") or []
+        blocks = [_text(text, note)] if text or not calls else []
+        blocks += [self.tool_use(c, tool_use_id(c["id"])) for c in calls]
+        return self._wire_message_tokens({"content": blocks}, counter)
+
+    def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:
+        return self._wire_tools_tokens([self.tool(t) for t in tools], counter)
+
+    def _wire_tools_tokens(self, tools: list[dict[str, Any]], counter: TokenCounter) -> int:
+        if not tools:
+            return 0
+        return TOOLS_PROMPT + sum(
+            PER_TOOL
+            + counter.count(str(t.get("name", "")))
+            + counter.count(str(t.get("description", "")))
+            + counter.count(_json(t.get("input_schema", {})))
+            for t in tools
+        )
+
+    def count_request(self, request: ModelRequest, counter: TokenCounter) -> int:
+        system = request.get("system") or []
+        n = PER_REQUEST + sum(
+            PER_SYSTEM_BLOCK + counter.count(str(b.get("text", ""))) for b in _blocks(system)
+        )
+        n += sum(self._wire_message_tokens(m, counter) for m in request["messages"])
+        return n + self._wire_tools_tokens(request.get("tools") or [], counter)
+
+    # -- shape check -------------------------------------------------------------------
+    def check(self, request: ModelRequest) -> None:
+        if not isinstance(request.get("max_tokens"), int) or request["max_tokens"] < 1:
+            raise LoweringError(
+                code="lower.missing_max_tokens",
+                message="an Anthropic request needs max_tokens (a positive integer)",
+            )
+        self._check_tools(request.get("tools") or [])
+        for i, block in enumerate(_blocks(request.get("system") or [])):
+            if not str(block.get("text", "")).strip():
+                raise LoweringError(
+                    code="lower.empty_content", message=f"system[{i}] is an empty text block"
+                )
+        messages = request["messages"]
+        if not messages:
+            raise LoweringError(
+                code="lower.empty_request",
+                message="the request has no user or assistant message: Anthropic needs one "
+                "(system text alone is not a request)",
+                hint="add the chat (<<agent.chat.history>>) or text with role user",
+            )
+        self._check_turns(messages)
+        self._check_prefill(messages[-1], str(request.get("model", "")))
+        marks = sum(1 for _ in _cache_controls(request))
+        if marks > MAX_CACHE_BREAKPOINTS:
+            raise LoweringError(
+                code="lower.too_many_cache_breakpoints",
+                message=f"{marks} cache_control breakpoints; Anthropic accepts at most "
+                f"{MAX_CACHE_BREAKPOINTS}",
+            )
+
+    def _check_tools(self, tools: list[dict[str, Any]]) -> None:
+        names = [str(t.get("name", "")) for t in tools]
+        for name in names:
+            if not TOOL_NAME_RE.match(name):
+                raise LoweringError(
+                    code="lower.invalid_tool_name",
+                    message=f"tool name '{name}' must match [a-zA-Z0-9_-]{{1,128}}",
+                )
+        if len(set(names)) != len(names):
+            dup = sorted({a for a in names if names.count(a) > 1})
+            raise LoweringError(
+                code="lower.duplicate_tool_name",
+                message=f"tool names {dup} are not unique after '.' became '_'",
+            )
+
+    def _check_turns(self, messages: list[dict[str, Any]]) -> None:
+        """Roles alternate, content is present, every tool_use is answered by tool_result
+        blocks first in the next user turn, and every tool_result answers one."""
+        pending: set[str] = set()
+        seen: set[str] = set()
+        for i, msg in enumerate(messages):
+            role = msg.get("role")
+            if role not in ("user", "assistant"):
+                raise LoweringError(
+                    code="lower.invalid_role",
+                    message=f"messages[{i}] has role '{role}' (Anthropic: user or assistant)",
+                )
+            if i and messages[i - 1].get("role") == role:
+                raise LoweringError(
+                    code="lower.invalid_role",
+                    message=f"messages[{i}] repeats the role '{role}': turns must alternate",
+                )
+            blocks = _blocks(msg.get("content"))
+            if not blocks and not (role == "assistant" and i == len(messages) - 1):
+                raise LoweringError(
+                    code="lower.empty_content", message=f"messages[{i}] has no content"
+                )
+            results = _leading_results(blocks)
+            calls = _check_blocks(i, role, blocks, results)
+            if set(results) != pending:
+                missing, extra = sorted(pending - set(results)), sorted(set(results) - pending)
+                if missing:
+                    raise LoweringError(
+                        code="lower.unanswered_tool_call",
+                        message=f"tool_use ids {missing} are not answered by tool_result "
+                        f"blocks at the start of messages[{i}]",
+                    )
+                raise LoweringError(
+                    code="lower.orphan_tool_result",
+                    message=f"messages[{i}] answers tool_use ids {extra}, which the message "
+                    "before did not make",
+                )
+            pending = set(calls)
+            if len(pending) < len(calls) or pending & seen:
+                raise LoweringError(
+                    code="lower.invalid_tool_call",
+                    message=f"messages[{i}] reuses a tool_use id: ids must be unique",
+                )
+            seen |= pending
+        if pending:
+            raise LoweringError(
+                code="lower.unanswered_tool_call",
+                message=f"tool_use ids {sorted(pending)} are never answered",
+            )
+
+    def _check_prefill(self, last: dict[str, Any], model: str) -> None:
+        if last.get("role") != "assistant":
+            return
+        if not supports_prefill(model):
+            raise LoweringError(
+                code="lower.invalid_prefill",
+                message=f"{model or 'this model'} refuses a final assistant message (a prefill)",
+            )
+        blocks = _blocks(last.get("content"))
+        if blocks and str(blocks[-1].get("text", "")).rstrip() != blocks[-1].get("text", ""):
+            raise LoweringError(
+                code="lower.invalid_prefill",
+                message="the final assistant message ends with whitespace",
+            )
+
+
+def _leading_results(blocks: list[Any]) -> list[str]:
+    """The tool_use ids the tool_result blocks at the start of ``blocks`` answer."""
+    ids: list[str] = []
+    for block in blocks:
+        if not isinstance(block, dict) or block.get("type") != "tool_result":
+            break
+        ids.append(str(block.get("tool_use_id", "")))
+    return ids
+
+
+def _check_blocks(i: int, role: str, blocks: list[Any], results: list[str]) -> list[str]:
+    """Text is not blank; tool_use only from the assistant, with a valid id (returned);
+    tool_result only from the user, all at the start of the turn."""
+    calls: list[str] = []
+    for j, block in enumerate(blocks):
+        if not isinstance(block, dict):
+            raise LoweringError(
+                code="lower.empty_content",
+                message=f"messages[{i}].content[{j}] is not a content block",
+            )
+        kind = block.get("type")
+        if kind == "text" and not str(block.get("text", "")).strip():
+            raise LoweringError(
+                code="lower.empty_content",
+                message=f"messages[{i}].content[{j}] is an empty text block",
+            )
+        if kind == "tool_use":
+            calls.append(str(block.get("id", "")))
+            if role != "assistant" or not TOOL_ID_RE.match(calls[-1]):
+                raise LoweringError(
+                    code="lower.invalid_tool_call",
+                    message=f"messages[{i}].content[{j}]: a tool_use block must come from the "
+                    f"assistant, its id matching [a-zA-Z0-9_-]+ (role {role}, id {calls[-1]!r})",
+                )
+        if kind == "tool_result" and (role != "user" or j >= len(results)):
+            raise LoweringError(
+                code="lower.unanswered_tool_call",
+                message=f"messages[{i}].content[{j}]: tool_result blocks must come first in "
+                "the user turn right after the tool_use",
+            )
+    return calls
+
+
+def _cache_controls(request: ModelRequest) -> Iterator[Any]:
+    """Every cache_control breakpoint of the request (tools, system, message blocks)."""
+    if request.get("cache_control"):
+        yield request["cache_control"]
+    blocks = [*(request.get("tools") or []), *_blocks(request.get("system") or [])]
+    for msg in request.get("messages") or []:
+        for block in _blocks(msg.get("content")):
+            blocks.append(block)
+            inner = block.get("content") if isinstance(block, dict) else None
+            if isinstance(inner, list):
+                blocks.extend(inner)
+    for block in blocks:
+        if isinstance(block, dict) and block.get("cache_control"):
+            yield block["cache_control"]
+
+
+DIALECT = Anthropic()
