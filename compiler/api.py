@@ -226,24 +226,23 @@ def _compile(
     ctx = load_context(context)
     resolved = _resolve(src, ctx, opts)
     dialect = get_dialect(opts.provider)
+    model = opts.model or dialect.default_model
     total = total_budget(
         budget=opts.budget,
         profile_total=resolved.context.total_context_budget,
-        window=dialect.window(opts.model),
+        window=dialect.window(model),
         reserve=opts.reserve,
-        max_output_tokens=opts.output_tokens or dialect.default_output_tokens(opts.model),
+        max_output_tokens=opts.output_tokens or dialect.default_output_tokens(model),
     )
     bound = src.bound
     warnings = [*found, *resolved.warnings, *(bound.warnings if bound is not None else ())]
-    warnings += budget_warnings(total, opts.model)
+    warnings += budget_warnings(total, model)
     if opts.strict and warnings:
         raise StrictError(warnings)
     read_before = len(found)
-    counter = _counter(opts, opts.encoding or dialect.encoding(opts.model))
+    counter = _counter(opts, opts.encoding or dialect.encoding(model))
     journal = Journal()
-    journal.emit(
-        "context_assembly_started", template=src.name, provider=opts.provider, model=opts.model
-    )
+    journal.emit("context_assembly_started", template=src.name, provider=opts.provider, model=model)
     try:
         assembler = Assembler(ctx, journal, profile=resolved)
         if src.preset is not None:
@@ -259,7 +258,7 @@ def _compile(
             assembler.frame(),
             dialect=dialect,
             counter=counter,
-            model=opts.model,
+            model=model,
             budget=dataclasses.replace(total, total=dialect.budget_for(total.total)),
             journal=journal,
             budgets=CategoryBudgets.from_policy(resolved.context),
@@ -269,14 +268,12 @@ def _compile(
             summary_cache=opts.summary_cache,
         )
         lowered: list[Diagnostic] = []
-        request = dialect.lower(fitted.frame, opts.model, opts.lowering(), lowered)
+        request = dialect.lower(fitted.frame, model, opts.lowering(), lowered)
         dialect.check(request)
         warnings += lowered
         check_markers(fitted.frame)  # no <<agent.*>> that was never expanded is sent
     except APCError as exc:
-        if not journal.events or journal.events[-1].type != "context_assembly_failed":
-            journal.emit("context_assembly_failed", "error", code=exc.code, message=exc.message)
-        exc.details.setdefault("events", journal.events)  # so --journal records the failure
+        _failed(exc, dialect, journal)
         raise
     _check_count(dialect.count_request(request, counter), fitted.ledger, total.total)
     if not dialect.exact_counts:
@@ -297,6 +294,19 @@ def _compile(
         profile=resolved,
         tools=offered,
     )
+
+
+def _failed(exc: APCError, dialect: Dialect, journal: Journal) -> None:
+    """Journal a failure (``--journal`` records it too) and say when a budget failure is
+    measured in a dialect's estimated counts."""
+    if exc.code == "context.budget_exceeded" and not dialect.exact_counts:
+        exc.hint = (
+            f"{exc.hint or ''} ({dialect.name} counts are estimates: "
+            f"{dialect.safety_margin:.0%} of the budget is held back)"
+        ).strip()
+    if not journal.events or journal.events[-1].type != "context_assembly_failed":
+        journal.emit("context_assembly_failed", "error", code=exc.code, message=exc.message)
+    exc.details.setdefault("events", journal.events)
 
 
 def _offered(frame: ContextFrame, dialect: Dialect) -> list[ToolSpec]:
@@ -369,15 +379,16 @@ def check_budget(
     opts = (options or CompileOptions()).with_fields(**overrides)
     full = compile(source, context=context, options=opts.with_fields(budget=sys.maxsize))
     dialect = get_dialect(opts.provider)
-    counter = _counter(opts, opts.encoding or dialect.encoding(opts.model))
-    floor = floor_tokens(full.frame, dialect=dialect, counter=counter, model=opts.model)
+    model = opts.model or dialect.default_model
+    counter = _counter(opts, opts.encoding or dialect.encoding(model))
+    floor = floor_tokens(full.frame, dialect=dialect, counter=counter, model=model)
     total = total_budget(
         budget=opts.budget,
         profile_total=full.ledger.profile_budget,
-        window=dialect.window(opts.model),
+        window=dialect.window(model),
         reserve=opts.reserve,
-        max_output_tokens=opts.output_tokens or dialect.default_output_tokens(opts.model),
+        max_output_tokens=opts.output_tokens or dialect.default_output_tokens(model),
     )
     # the full compile ran at an unbounded budget on purpose: that is not the caller's
     warnings = [w for w in full.warnings if w.code != "context.budget_over_window"]
-    return Feasibility(floor, total.total, total.window, total.reserve, opts.model, warnings)
+    return Feasibility(floor, total.total, total.window, total.reserve, model, warnings)

@@ -61,6 +61,8 @@ class Dialect(ABC):
     exact_counts: ClassVar[bool] = True
     #: the share of the budget held back when counts are estimates
     safety_margin: ClassVar[float] = 0.0
+    #: the model compiled for when the caller names none
+    default_model: ClassVar[str] = "gpt-4o"
     #: context windows by model name prefix (the longest matching prefix wins)
     windows: ClassVar[Mapping[str, int]] = {}
 

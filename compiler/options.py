@@ -29,8 +29,9 @@ CACHE_STABLE_STEP = 32
 class CompileOptions:
     """Everything about a compile but its source and run context.
 
-    - ``provider``/``model``/``encoding``: the target and its tokenizer (default: the
-      model's encoding);
+    - ``provider``/``model``/``encoding``: the target (``model`` None: the provider's
+      default model: gpt-4o, claude-sonnet-4-5, gemini-2.5-flash) and its tokenizer
+      (default: the one the provider's dialect counts the model with);
     - ``budget``: the total token budget (default: the smaller of the profile's
       ``totalContextBudget`` and the model's window minus ``reserve``, itself
       ``max_output_tokens`` unless given);
@@ -51,7 +52,7 @@ class CompileOptions:
     """
 
     provider: str = "openai"
-    model: str = "gpt-4o"
+    model: str | None = None
     budget: int | None = None
     encoding: str | None = None
     max_output_tokens: int | None = None
@@ -128,7 +129,7 @@ class OptionFields(TypedDict, total=False):
     """:class:`CompileOptions`' fields as keyword arguments (for ``**overrides``)."""
 
     provider: str
-    model: str
+    model: str | None
     budget: int | None
     encoding: str | None
     max_output_tokens: int | None

@@ -27,7 +27,9 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
         default="openai",
         help="openai (Chat Completions; also openai-chat), openai-responses, anthropic, gemini",
     )
-    p.add_argument("--model", default="gpt-4o")
+    p.add_argument(
+        "--model", help="the model (default: the provider's: gpt-4o, claude-sonnet-4-5, ...)"
+    )
     p.add_argument("--encoding", help="tokenizer encoding (default: the model's)")
     p.add_argument("--budget", type=int, metavar="N", help="total token budget of the request")
     add_output_tokens(p)
@@ -106,7 +108,7 @@ def options_from_args(args: argparse.Namespace) -> CompileOptions:
     """The :class:`CompileOptions` the command line says (the one options object)."""
     return CompileOptions(
         provider=args.provider,
-        model=getattr(args, "model", None) or "gpt-4o",
+        model=getattr(args, "model", None),
         budget=args.budget,
         encoding=args.encoding,
         max_output_tokens=args.max_output_tokens,

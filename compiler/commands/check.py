@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
     )
     g.add_argument("--context", metavar="RUN.json", help="the run context")
     g.add_argument("--provider", default="openai", help="the provider (its windows apply)")
-    g.add_argument("--model", help="model (default gpt-4o); its window is checked")
+    g.add_argument("--model", help="model (default: the provider's); its window is checked")
     g.add_argument("--encoding", help="tokenizer encoding (default: the model's)")
     g.add_argument("--budget", type=int, metavar="N", help="total token budget of the request")
     add_output_tokens(g)
@@ -81,8 +81,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _over_window(args: argparse.Namespace) -> list[Diagnostic]:
     """``context.budget_over_window`` when --budget (plus the reserve) exceeds the window."""
-    model = args.model or "gpt-4o"
     dialect = get_dialect(args.provider)
+    model = args.model or dialect.default_model
     total = total_budget(
         budget=args.budget,
         profile_total=None,
@@ -117,7 +117,7 @@ def _check_budget(name: str, args: argparse.Namespace) -> list[Diagnostic]:
             Path(name),
             context=Path(args.context) if args.context else None,
             options=CompileOptions(
-                model=args.model or "gpt-4o",
+                model=args.model,
                 budget=args.budget,
                 encoding=args.encoding,
                 provider=args.provider,

@@ -177,6 +177,7 @@ class Anthropic(Dialect):
     """The Messages API request body."""
 
     name: ClassVar[str] = "anthropic"
+    default_model: ClassVar[str] = "claude-sonnet-4-5"
     exact_counts: ClassVar[bool] = False
     safety_margin: ClassVar[float] = 0.2
     windows: ClassVar[Mapping[str, int]] = CLAUDE_WINDOWS

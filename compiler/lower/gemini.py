@@ -127,6 +127,7 @@ class Gemini(Dialect):
     """The generateContent request body."""
 
     name: ClassVar[str] = "gemini"
+    default_model: ClassVar[str] = "gemini-2.5-flash"
     exact_counts: ClassVar[bool] = False
     safety_margin: ClassVar[float] = 0.1
     windows: ClassVar[Mapping[str, int]] = GEMINI_WINDOWS
