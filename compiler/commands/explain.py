@@ -122,5 +122,10 @@ def render_ledger(ledger: BudgetLedger) -> str:
         f"request: {_n(ledger.total_tokens)} tokens = components "
         f"{_n(ledger.total_tokens - ledger.overhead_tokens)} + overhead "
         f"{_n(ledger.overhead_tokens)}; budget {_n(ledger.budget)}"
+        + (
+            f" (counts are an estimate: {ledger.safety_margin:.0%} of the budget held back)"
+            if ledger.counts == "estimate"
+            else ""
+        )
     )
     return "\n".join(out) + "\n"

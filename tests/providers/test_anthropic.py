@@ -663,3 +663,41 @@ def test_the_default_max_tokens_is_reserved_from_the_window(tmp_path: Path) -> N
     result_ = compiler.compile(template, context=chat, provider="anthropic", model=MODEL)
     assert result_.ledger.budget == int((200_000 - 16_384) * (1 - DIALECT.safety_margin))
     assert result_.request["max_tokens"] == 16_384
+
+
+@needs_sdk
+def test_a_runtime_counts_with_the_count_tokens_endpoint_through_the_sdk() -> None:
+    """A runtime with network access counts with Anthropic's count-tokens endpoint through
+    the official SDK: here over a mock transport that answers one token per 3 characters.
+    Each distinct text is asked once (the counter the runtime owns caches it)."""
+    import anthropic
+    import httpx2 as http
+
+    from compiler.tokens import TokenCounter
+
+    asked: list[str] = []
+
+    def endpoint(request: Any) -> Any:
+        body = json.loads(request.content)
+        text = body["messages"][0]["content"]
+        asked.append(text)
+        return http.Response(200, json={"input_tokens": len(text) // 3 + 1})
+
+    client = anthropic.Anthropic(
+        api_key="test", http_client=http.Client(transport=http.MockTransport(endpoint))
+    )
+
+    def count(text: str) -> int:
+        result = client.messages.count_tokens(
+            model="claude-sonnet-4-5", messages=[{"role": "user", "content": text}]
+        )
+        return int(result.input_tokens)
+
+    counter = TokenCounter("o200k_base", count_fn=count)
+    chat = [{"role": "user", "content": f"message {i} " * 8} for i in range(40)]
+    kwargs: dict[str, Any] = {"provider": "anthropic", "budget": 900, "token_counter": counter}
+    first = compiler.compile_string("S <<agent.chat.history>>", context={"chat": chat}, **kwargs)
+    assert asked and first.ledger.total_tokens <= 900 and first.ledger.counts == "estimate"
+    calls = len(asked)
+    again = compiler.compile_string("S <<agent.chat.history>>", context={"chat": chat}, **kwargs)
+    assert again.request == first.request and len(asked) == calls
