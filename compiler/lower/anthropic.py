@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.conversation import conversation
+from compiler.lower.conversation import prepared
 from compiler.tokens import TokenCounter
 
 #: Context windows, longest prefix wins: every Claude model (3, 3.5, 3.7, 4, 4.1, 4.5, 4.6:
@@ -199,7 +199,7 @@ class Anthropic(Dialect):
         options: LoweringOptions = NO_OPTIONS,
         report: list[Diagnostic] | None = None,
     ) -> ModelRequest:
-        messages, tools = conversation(frame)
+        messages, tools = prepared(frame, self, options, report, calls_need_tools=True)
         system, turns = self.layout(messages, model, bool(tools), options, report)
         body: ModelRequest = {
             "model": model,

@@ -11,16 +11,22 @@ refuse is an error here, never a 400 there.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from collections.abc import Sequence
 
-from compiler.errors import LoweringError
+from compiler.dialect import Dialect, LoweringOptions
+from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.lower.base import layout
+from compiler.lower.schema import object_parameters
 
 
 def conversation(frame: ContextFrame) -> tuple[list[Message], list[ToolSpec]]:
     """The frame's messages and tool definitions, the tool-call pairing checked."""
     messages, tools = layout(frame)
+    messages = without_empty(messages)
     check_pairing(messages)
     return messages, tools
 
@@ -56,3 +62,101 @@ def check_pairing(messages: Sequence[Message]) -> None:
             code="lower.unanswered_tool_call",
             message=f"tool calls {sorted(pending)} are never answered",
         )
+
+
+def without_empty(messages: Sequence[Message]) -> list[Message]:
+    """The messages without empty ones: a message with no text, no tool calls and no tool
+    result says nothing, and most providers refuse it."""
+    return [
+        m
+        for m in messages
+        if m["role"] == "tool" or m.get("toolCalls") or str(m.get("content") or "").strip()
+    ]
+
+
+def tool_turns_as_text(messages: Sequence[Message]) -> list[Message]:
+    """Tool calls and results written as text, for a request that offers no tools (Anthropic
+    and Gemini refuse tool blocks then): the model still reads what was called and what
+    came back."""
+    out: list[Message] = []
+    for m in messages:
+        if m["role"] == "tool":
+            out.append({"role": "user", "content": f"[Tool result]\n{m.get('content') or ''}"})
+            continue
+        calls = m.get("toolCalls") or []
+        if not calls:
+            out.append(m)
+            continue
+        lines = [str(m.get("content") or "").strip()]
+        lines += [
+            f"[Tool call: {c['name']} {json.dumps(c['arguments'], ensure_ascii=False)}]"
+            for c in calls
+        ]
+        text = "\n".join(line for line in lines if line)
+        out.append({"role": "assistant", "content": text})
+    return out
+
+
+def short_call_ids(messages: Sequence[Message], limit: int) -> list[Message]:
+    """The messages with every tool-call id over ``limit`` characters (or with characters
+    outside ``[A-Za-z0-9_-]``) replaced by ``call_`` and a hash of it, the same in the call
+    and in its result (OpenAI refuses ids over 40 characters in Chat, 64 in Responses)."""
+
+    def short(call_id: str) -> str:
+        if len(call_id) <= limit and _ID_RE.fullmatch(call_id):
+            return call_id
+        digest = hashlib.sha256(call_id.encode("utf-8")).hexdigest()
+        return "call_" + digest[: max(8, limit - 5)]
+
+    out: list[Message] = []
+    for m in messages:
+        calls = m.get("toolCalls")
+        if calls:
+            m = {**m, "toolCalls": [{**c, "id": short(c["id"])} for c in calls]}
+        if m["role"] == "tool" and m.get("toolCallId"):
+            m = {**m, "toolCallId": short(str(m.get("toolCallId")))}
+        out.append(m)
+    return out
+
+
+def has_tool_turns(messages: Sequence[Message]) -> bool:
+    """Whether any message is a tool call or a tool result."""
+    return any(m["role"] == "tool" or m.get("toolCalls") for m in messages)
+
+
+_ID_RE = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def prepared(
+    frame: ContextFrame,
+    dialect: Dialect,
+    options: LoweringOptions,
+    report: list[Diagnostic] | None,
+    *,
+    id_limit: int | None = None,
+    calls_need_tools: bool = False,
+) -> tuple[list[Message], list[ToolSpec]]:
+    """:func:`conversation`, made ready for ``dialect``: tool parameters with an object at
+    the top (:func:`compiler.lower.schema.object_parameters`), tool-call ids of at most
+    ``id_limit`` characters, and, where the provider refuses tool blocks in a request that
+    defines no tools (``calls_need_tools``), the calls and results written as text. Each
+    rewrite is reported (:meth:`Dialect.unsupported`)."""
+    messages, tools = conversation(frame)
+    ready: list[ToolSpec] = []
+    merged: list[str] = []
+    for tool in tools:
+        params, found = object_parameters(tool["parameters"])
+        if found:
+            merged.append(f"{tool['name']} ({found})")
+        ready.append({**tool, "parameters": params})
+    if merged:
+        what = f"a combinator at the top of tool parameters: {', '.join(merged)}"
+        dialect.unsupported(report, options, what, "its branches merged into one object")
+    if id_limit is not None:
+        messages = short_call_ids(messages, id_limit)
+    if calls_need_tools and not tools and has_tool_turns(messages):
+        messages = tool_turns_as_text(messages)
+        dialect.unsupported(
+            report, options, "tool calls and results without tool definitions", "written as text"
+        )
+    return messages, ready

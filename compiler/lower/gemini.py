@@ -52,7 +52,7 @@ from typing import Any, ClassVar
 from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.conversation import conversation
+from compiler.lower.conversation import prepared
 from compiler.lower.gemini_schema import check_parameters, gemini_parameters
 from compiler.tokens import TokenCounter
 
@@ -143,7 +143,7 @@ class Gemini(Dialect):
         options: LoweringOptions = NO_OPTIONS,
         report: list[Diagnostic] | None = None,
     ) -> ModelRequest:
-        messages, tools = conversation(frame)
+        messages, tools = prepared(frame, self, options, report)
         notes = _Notes()
         lead = 0
         while lead < len(messages) and messages[lead]["role"] in SYSTEM_ROLES:

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.conversation import conversation
+from compiler.lower.conversation import prepared
 from compiler.tokens import TokenCounter
 
 #: Context windows (input + output tokens) of OpenAI models, longest prefix wins.
@@ -50,8 +50,21 @@ OPENAI_WINDOWS: dict[str, int] = {
 }
 
 
+MAX_CALL_ID = 40
+"""Chat Completions refuses a tool-call id over 40 characters."""
+MAX_STOP = 4
+"""Chat Completions takes at most 4 stop sequences."""
+#: sampling options reasoning models (o-series, gpt-5) refuse
+REASONING_REFUSE = ("temperature", "top_p", "frequency_penalty", "presence_penalty", "stop")
+
+
 def openai_options(
-    options: LoweringOptions, max_name: str = "max_completion_tokens"
+    options: LoweringOptions,
+    max_name: str = "max_completion_tokens",
+    *,
+    model: str = "",
+    dialect: Dialect | None = None,
+    report: list[Diagnostic] | None = None,
 ) -> dict[str, Any]:
     """The generation options under OpenAI's names (``max_name``: Chat Completions'
     ``max_completion_tokens``, Responses' ``max_output_tokens``)."""
@@ -64,6 +77,21 @@ def openai_options(
             out[key] = value
     if options.stop:
         out["stop"] = list(options.stop)
+    if dialect is None:
+        return out
+    if DEVELOPER_MODELS.match(model.split("/")[-1]):  # a reasoning model refuses sampling
+        for key in REASONING_REFUSE:
+            if key in out:
+                del out[key]
+                dialect.unsupported(
+                    report, options, f"{key} for the reasoning model {model}", "not sent"
+                )
+    stop = out.get("stop")
+    if max_name == "max_completion_tokens" and stop and len(stop) > MAX_STOP:
+        out["stop"] = stop[:MAX_STOP]
+        dialect.unsupported(
+            report, options, f"{len(stop)} stop sequences", f"the first {MAX_STOP} sent"
+        )
     return out
 
 
@@ -132,14 +160,14 @@ class OpenAIChat(Dialect):
         options: LoweringOptions = NO_OPTIONS,
         report: list[Diagnostic] | None = None,
     ) -> ModelRequest:
-        messages, tools = conversation(frame)
+        messages, tools = prepared(frame, self, options, report, id_limit=MAX_CALL_ID)
         body: ModelRequest = {
             "model": model,
             "messages": [self.message(m, system_role(model)) for m in messages],
         }
         if tools:
             body["tools"] = [self.tool(t) for t in tools]
-        body.update(openai_options(options))
+        body.update(openai_options(options, model=model, dialect=self, report=report))
         return body
 
     def message(self, m: Message, system: str = "system") -> dict[str, Any]:

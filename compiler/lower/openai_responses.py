@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.conversation import conversation
+from compiler.lower.conversation import prepared
 from compiler.lower.openai_chat import (
     MAX_TOOLS,
     OPENAI_WINDOWS,
@@ -68,6 +68,10 @@ COUNTED: dict[str, tuple[str, ...]] = {
 }
 
 
+MAX_CALL_ID = 64
+"""Responses refuses a ``call_id`` over 64 characters."""
+
+
 class OpenAIResponses(Dialect):
     """The Responses request body."""
 
@@ -81,7 +85,7 @@ class OpenAIResponses(Dialect):
         options: LoweringOptions = NO_OPTIONS,
         report: list[Diagnostic] | None = None,
     ) -> ModelRequest:
-        messages, tools = conversation(frame)
+        messages, tools = prepared(frame, self, options, report, id_limit=MAX_CALL_ID)
         system = system_role(model)
         body: ModelRequest = {
             "model": model,
@@ -89,16 +93,18 @@ class OpenAIResponses(Dialect):
         }
         if tools:
             body["tools"] = [self.tool(t) for t in tools]
-        body.update(self.options(options, report))
+        body.update(self.options(options, report, model))
         names = sorted({m["name"] for m in messages if "name" in m and m["role"] in ROLES})
         if names:
             shown = ", ".join(repr(n) for n in names)
             self.unsupported(report, options, f"a message name ({shown})", "left out")
         return body
 
-    def options(self, options: LoweringOptions, report: list[Diagnostic] | None) -> ModelRequest:
+    def options(
+        self, options: LoweringOptions, report: list[Diagnostic] | None, model: str = ""
+    ) -> ModelRequest:
         """The generation options Responses takes; the others reported and left out."""
-        out = openai_options(options, "max_output_tokens")
+        out = openai_options(options, "max_output_tokens", model=model, dialect=self, report=report)
         for key in NOT_IN_RESPONSES:
             if key in out:
                 del out[key]
@@ -146,7 +152,7 @@ class OpenAIResponses(Dialect):
         return out
 
     def tool(self, t: ToolSpec) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "function", "name": t["alias"]}
+        out: dict[str, Any] = {"type": "function", "name": self.tool_name(t["name"])}
         if t["description"]:
             out["description"] = t["description"]
         out["parameters"] = t["parameters"]

@@ -345,4 +345,9 @@ def _inject(comp: Component, injections: list[PresetPrompt], unmaterialized: lis
         raw = any(p.content in pending for p in src)
         return {"role": role, "content": text, "origin": "unmaterialized" if raw else "injection"}
 
-    comp.messages = apply_injections(list(comp.messages or []), injections, make)
+    comp.messages = apply_injections(
+        list(comp.messages or []),
+        injections,
+        make,
+        answers_a_call=lambda m: m.get("role") == "tool",
+    )

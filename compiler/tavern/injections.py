@@ -60,12 +60,15 @@ def apply_injections(
     make_message: Callable[[PromptRole, str, list[PresetPrompt]], T],
     *,
     generation_type: str = "normal",
+    answers_a_call: Callable[[T], bool] | None = None,
 ) -> list[T]:
     """``history`` (oldest first) with the in-chat injections inserted at their depths.
 
     ``make_message(role, content, source_prompts)`` builds one injected message; the
-    history items are never inspected or changed. Entries that are not in-chat
-    injections are ignored, so a whole ordered prompt list can be passed.
+    history items are never changed. Entries that are not in-chat injections are ignored,
+    so a whole ordered prompt list can be passed. With ``answers_a_call`` (true for a tool
+    result), an injection never lands between a tool call and its results, which no
+    provider accepts: it moves up to just before the call.
     """
     eligible = [p for p in injections if _fires(p, generation_type)]
     newest_first: list[T] = list(reversed(history))
@@ -74,7 +77,11 @@ def apply_injections(
         built = injection_messages([p for p in eligible if p.injection_depth == depth])
         if not built:
             continue
-        at = depth + inserted
+        at = min(depth + inserted, len(newest_first))
+        while answers_a_call is not None and 0 < at <= len(newest_first):
+            if not answers_a_call(newest_first[at - 1]):
+                break
+            at += 1  # inside a call and its results: before the call instead
         newest_first[at:at] = [make_message(role, text, src) for role, text, src in built]
         inserted += len(built)
     newest_first.reverse()

@@ -375,7 +375,7 @@ def test_tool_use_ids_are_made_safe_and_unique_and_still_pair() -> None:
         assistant(None, ("call.1 x", {})),
         result("call.1 x", "2"),
     )
-    request, _ = lower(frame(*chat))
+    request, _ = lower(frame(*chat, tools=True))  # tool blocks need tool definitions
     first, again = request["messages"][1]["content"][0]["id"], request["messages"][3]["content"][0]
     assert first == tool_use_id("call.1 x") != "call.1 x" and first.startswith("call_1_x_")
     assert again["id"] == first + "_2"
