@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "compiler.commands.check",
     "compiler.commands.compile",
     "compiler.commands.explain",
+    "compiler.commands.plan",
     "compiler.commands.profile",
     "compiler.commands.schema",
 )

@@ -242,7 +242,7 @@ def _registry() -> dict[str, type[APCError] | None]:
             context.invalid_card context.card_too_large context.invalid_chat
             context.invalid_world context.invalid_preset context.invalid_skill
             context.invalid_skill_name context.skill_not_found context.workspace_not_found
-            context.too_deep template.unreadable workspace.file_not_found
+            context.too_deep agent.plan_action_invalid template.unreadable workspace.file_not_found
             workspace.file_unreadable workspace.file_too_large""",
         ProfileError: """profile.unknown_field profile.missing_field profile.invalid_value
             agent.creator_limit agent.plan_mode_unsupported agent.plan_node_duplicate_id
@@ -259,10 +259,14 @@ def _registry() -> dict[str, type[APCError] | None]:
             agent.profile_schema_unsupported agent.profile_system_prompt_empty
             agent.profile_task_return_runtime_only agent.profile_tools_empty
             agent.profile_unknown_tool agent.profile_workspace_root_unknown
-            agent.profile_writable_root_not_visible workspace.path_invalid""",
+            agent.profile_writable_root_not_visible workspace.path_invalid
+            agent.plan_node_tool_not_allowed agent.plan_node_file_not_visible
+            agent.plan_node_profile_not_found agent.plan_node_profile_invalid
+            agent.plan_node_artifact_not_writable agent.plan_node_limit_exceeds_profile
+            agent.plan_hybrid_order""",
         PolicyError: """policy.resource_hidden workspace.path_denied tool.policy_denied
             agent.tool_budget_exhausted agent.prompt_marker_unmaterialized
-            agent.system_prompt_component_missing""",
+            agent.system_prompt_component_missing agent.policy_violation""",
         BudgetError: "context.budget_exceeded context.budget_infeasible",
         TokenizerError: """tokenizer.unknown_model tokenizer.unknown_encoding
             tokenizer.rank_file_missing tokenizer.rank_file_hash tokenizer.bad_count""",

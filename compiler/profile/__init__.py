@@ -45,6 +45,8 @@ from compiler.profile.models import (
     ProfileValidationError,
     validate_model,
 )
+from compiler.profile.plan import ProfileLookup, check_plan, load_plan, node_tools
+from compiler.profile.plan_guard import Decision, PlanAction, PlanGuard
 from compiler.profile.registry import ProfileRegistry, normalize_profile_id, write_resolved_profile
 from compiler.profile.resolve import (
     Fragment,
@@ -61,17 +63,24 @@ __all__ = [
     "DEFAULT_WRITER",
     "AgentProfile",
     "AgentSchema",
+    "Decision",
     "Fragment",
+    "PlanAction",
+    "PlanGuard",
     "ProfileFragment",
     "ProfileLayers",
+    "ProfileLookup",
     "ProfileRegistry",
     "ProfileValidationError",
     "ProvenanceEntry",
     "ResolvedAgentProfile",
     "ResolvedToolPolicy",
     "add_profile_arguments",
+    "check_plan",
     "default_writer",
     "layers_from_args",
+    "load_plan",
+    "node_tools",
     "resolve_from_args",
     "resolve_profile",
     "write_resolved_profile",

@@ -1,0 +1,115 @@
+"""``apc plan check`` and ``apc plan simulate``: a plan against a resolved profile.
+
+Internal: the interface is the ``apc`` command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from compiler.commands._common import add_format
+from compiler.context.inputs import read_bytes
+from compiler.errors import ContextError, PolicyError
+from compiler.profile import (
+    PlanAction,
+    PlanGuard,
+    ResolvedAgentProfile,
+    add_profile_arguments,
+    check_plan,
+    layers_from_args,
+    load_plan,
+    resolve_from_args,
+)
+from compiler.render import print_diagnostics
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("plan", help="plan policies")
+    actions = p.add_subparsers(dest="plan_command", metavar="ACTION")
+    actions.required = True
+    c = actions.add_parser(
+        "check",
+        help="check a plan against the resolved profile",
+        description="Check PLAN.json ({mode, nodes}) against the resolved profile.",
+    )
+    c.add_argument("plan", metavar="PLAN.json")
+    add_profile_arguments(c)
+    add_format(c)
+    c.set_defaults(func=run_check)
+    s = actions.add_parser(
+        "simulate",
+        help="replay actions through the plan guard",
+        description="Replay ACTIONS.jsonl (one action a line) through the plan guard and "
+        "print every journal event as JSONL; exit 1 at the first violation.",
+    )
+    s.add_argument("plan", metavar="PLAN.json")
+    s.add_argument("--actions", metavar="ACTIONS.jsonl", required=True)
+    add_profile_arguments(s)
+    add_format(s)
+    s.set_defaults(func=run_simulate)
+
+
+def _lookup(args: argparse.Namespace) -> Any:
+    layers = layers_from_args(args)
+
+    def lookup(profile_id: str) -> ResolvedAgentProfile:
+        return dataclasses.replace(layers, profile_id=profile_id).resolve()
+
+    return lookup
+
+
+def run_check(args: argparse.Namespace) -> int:
+    plan = load_plan(args.plan)
+    resolved = resolve_from_args(args)
+    found = check_plan(plan, resolved, lookup=_lookup(args), file=args.plan)
+    if found:
+        print_diagnostics(found, fmt=args.format)
+        return 1
+    return 0
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    plan = load_plan(args.plan)
+    resolved = resolve_from_args(args)
+    lookup = _lookup(args)
+    found = check_plan(plan, resolved, lookup=lookup, file=args.plan)
+    if found:
+        print_diagnostics(found, fmt=args.format)
+        return 1
+    text = read_bytes(Path(args.actions), what="actions").decode("utf-8", errors="replace")
+    guard = PlanGuard(resolved, plan, lookup=lookup)
+    printed = 0
+
+    def flush() -> None:
+        nonlocal printed
+        for event in guard.journal.events[printed:]:
+            sys.stdout.write(json.dumps(event.model_dump(by_alias=True), ensure_ascii=False) + "\n")
+        printed = len(guard.journal.events)
+
+    flush()
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{args.actions}:{number}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ContextError(
+                code="agent.plan_action_invalid", message=f"not JSON: {exc.msg}", file=where
+            ) from None
+        try:
+            action = PlanAction.from_json(data)
+        except ContextError as exc:
+            raise dataclasses.replace(exc, file=where) from None
+        try:
+            guard.apply(action)
+        except PolicyError as exc:
+            flush()
+            raise dataclasses.replace(exc, file=where) from None
+        flush()
+    return 0
