@@ -32,6 +32,7 @@ from compiler.errors import (
     Diagnostic,
     InternalError,
     StrictError,
+    did_you_mean,
     is_too_deep,
     too_deep,
 )
@@ -42,7 +43,7 @@ from compiler.fit import (
     floor_tokens,
     total_budget,
 )
-from compiler.fit.budgets import budget_warnings
+from compiler.fit.budgets import TotalBudget, budget_warnings
 from compiler.frame import ContextFrame, ToolSpec
 from compiler.journal import Event, Journal
 from compiler.lower.base import ModelRequest, get_dialect, layout
@@ -51,6 +52,8 @@ from compiler.markers import check_markers
 from compiler.options import CompileOptions, OptionFields
 from compiler.policy.tools import ToolGate
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
+from compiler.profile.models import PlanNode, PlanPolicy, ProfileValidationError
+from compiler.profile.plan import check_plan, load_plan, node_tools
 from compiler.syntax import parse
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 from compiler.tavern.assemble import assemble_preset, default_mode
@@ -224,16 +227,10 @@ def _compile(
     already, the run context's and the profile layers' below, tool-call arguments' while
     assembling)."""
     ctx = load_context(context)
-    resolved = _resolve(src, ctx, opts)
+    resolved, node = _node_view(opts, _resolve(src, ctx, opts))
     dialect = get_dialect(opts.provider)
     model = opts.model or dialect.default_model
-    total = total_budget(
-        budget=opts.budget,
-        profile_total=resolved.context.total_context_budget,
-        window=dialect.window(model),
-        reserve=opts.reserve,
-        max_output_tokens=opts.output_tokens or dialect.default_output_tokens(model),
-    )
+    total = _total(opts, resolved, dialect, model, node[1] if node else None)
     bound = src.bound
     warnings = [*found, *resolved.warnings, *(bound.warnings if bound is not None else ())]
     warnings += budget_warnings(total, model)
@@ -245,6 +242,8 @@ def _compile(
     journal.emit("context_assembly_started", template=src.name, provider=opts.provider, model=model)
     try:
         assembler = Assembler(ctx, journal, profile=resolved)
+        if node is not None:
+            assembler.for_node(*node)
         if src.preset is not None:
             mode = opts.mode or default_mode(resolved, src.preset)
             assemble_preset(assembler, src.preset, mode=mode)
@@ -307,6 +306,62 @@ def _failed(exc: APCError, dialect: Dialect, journal: Journal) -> None:
     if not journal.events or journal.events[-1].type != "context_assembly_failed":
         journal.emit("context_assembly_failed", "error", code=exc.code, message=exc.message)
     exc.details.setdefault("events", journal.events)
+
+
+def _node_view(
+    opts: CompileOptions, resolved: ResolvedAgentProfile
+) -> tuple[ResolvedAgentProfile, tuple[PlanPolicy, PlanNode] | None]:
+    """Compiling for a plan node: the plan checked against the profile, and the profile
+    with the node's tools (``allowedTools`` within what the profile shows)."""
+    if opts.plan_node is None:
+        return resolved, None
+    if opts.plan is None:
+        raise ContextError(
+            code="agent.plan_node_unknown",
+            message=f"plan node '{opts.plan_node}' needs a plan (--plan PLAN.json)",
+        )
+    plan = opts.plan if isinstance(opts.plan, PlanPolicy) else load_plan(opts.plan)
+    node = next((n for n in plan.nodes if n.id == opts.plan_node), None)
+    if node is None:
+        raise ContextError(
+            code="agent.plan_node_unknown",
+            message=f"the plan has no node '{opts.plan_node}'",
+            hint=did_you_mean(opts.plan_node, [n.id for n in plan.nodes]),
+        )
+    errors = [d for d in check_plan(plan, resolved) if d.severity == "error"]
+    if errors:
+        raise ProfileValidationError(errors)
+    tools = resolved.tools
+    visible = node_tools(node, list(tools.visible))
+    narrowed = tools.model_copy(
+        update={
+            "visible": visible,
+            "approval_required": [t for t in tools.approval_required if t in visible],
+        }
+    )
+    return resolved.model_copy(update={"tools": narrowed}), (plan, node)
+
+
+def _total(
+    opts: CompileOptions,
+    resolved: ResolvedAgentProfile,
+    dialect: Dialect,
+    model: str,
+    node: PlanNode | None,
+) -> TotalBudget:
+    """The total budget (see :func:`compiler.fit.total_budget`), within a plan node's
+    ``contextBudget`` when compiling for one."""
+    total = total_budget(
+        budget=opts.budget,
+        profile_total=resolved.context.total_context_budget,
+        window=dialect.window(model),
+        reserve=opts.reserve,
+        max_output_tokens=opts.output_tokens or dialect.default_output_tokens(model),
+    )
+    cap = node.context_budget if node is not None else None
+    if cap is not None and (total.total is None or cap < total.total):
+        total = dataclasses.replace(total, total=cap, source="plan node")
+    return total
 
 
 def _offered(frame: ContextFrame, dialect: Dialect) -> list[ToolSpec]:

@@ -8,6 +8,7 @@ typed Component; content that arrives as data is never parsed for macros again.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from compiler.macros import BoundTemplate, MacroCall
 from compiler.markers import ALLOWANCE, OPEN, openers
 from compiler.policy.resources import VisibleResourcePolicy
 from compiler.profile import ResolvedAgentProfile
+from compiler.profile.models import PlanNode, PlanPolicy
 from compiler.stmacros import card_values, inert, substitute
 from compiler.syntax.ast import Text
 from compiler.tool_catalogue import (
@@ -32,7 +34,12 @@ from compiler.tool_catalogue import (
     matches_any,
     to_provider_name,
 )
-from compiler.visibility import MACRO_RESOURCES, file_resource, resource_of
+from compiler.visibility import (
+    MACRO_RESOURCES,
+    file_resource,
+    file_resource_pattern,
+    resource_of,
+)
 
 PresetMode = Literal["agent", "legacy"]
 """How a SillyTavern preset is compiled: with its agent entries, or as the plain chat."""
@@ -54,11 +61,21 @@ class Assembler:
         self._group = 0
         #: ``legacy`` (a preset compiled as plain SillyTavern): no agent components at all
         self.mode: PresetMode = "agent"
+        #: compiling for a plan node: the plan and the node's id (see :func:`_plan`)
+        self.plan_node: tuple[PlanPolicy, str] | None = None
         self.resources = VisibleResourcePolicy(
             include=tuple(profile.context.include),
             exclude=tuple(profile.context.exclude),
             visible_roots=tuple(profile.workspace.visible_roots),
         )
+
+    def for_node(self, plan: PlanPolicy, node: PlanNode) -> None:
+        """Compile with ``node``'s view: its ``visibleFiles`` narrow the workspace, and
+        ``<<agent.plan>>`` shows the plan with ``node`` marked."""
+        self.plan_node = (plan, node.id)
+        if node.visible_files is not None:
+            only = tuple(file_resource_pattern(f) for f in node.visible_files)
+            self.resources = dataclasses.replace(self.resources, workspace_only=only)
 
     def visible(self, resource: str) -> bool:
         """Whether the resource policy shows ``resource``."""
@@ -411,6 +428,14 @@ def _tool_results(a: Assembler, call: MacroCall) -> dict[str, Any]:
 
 
 def _plan(a: Assembler, call: MacroCall) -> dict[str, Any]:
+    if a.plan_node is not None:  # compiling for a node: the plan's nodes, the node marked
+        policy, current = a.plan_node
+        lines = [
+            f"{i}. {n.title or n.id}{' (locked)' if n.locked else ''}"
+            + ("  <- current step" if n.id == current else "")
+            for i, n in enumerate(policy.nodes, 1)
+        ]
+        return {"inline_content": "\n".join(lines), "resource": "agent.plan"}
     plan = a.context.plan
     if isinstance(plan, list):
         text = "\n".join(f"{i}. {step}" for i, step in enumerate(plan, 1))

@@ -243,7 +243,7 @@ def _registry() -> dict[str, type[APCError] | None]:
             context.invalid_world context.invalid_preset context.invalid_skill
             context.invalid_skill_name context.skill_not_found context.workspace_not_found
             context.too_deep agent.plan_action_invalid template.unreadable workspace.file_not_found
-            workspace.file_unreadable workspace.file_too_large""",
+            workspace.file_unreadable workspace.file_too_large agent.plan_node_unknown""",
         ProfileError: """profile.unknown_field profile.missing_field profile.invalid_value
             agent.creator_limit agent.plan_mode_unsupported agent.plan_node_duplicate_id
             agent.plan_nodes_required agent.plan_nodes_unsupported

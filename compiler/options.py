@@ -11,12 +11,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypedDict
 
 from compiler.assemble import PresetMode
 from compiler.dialect import LoweringOptions
 from compiler.fit import Summarizer, SummaryCache
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
+from compiler.profile.models import PlanPolicy
 from compiler.tokens import TokenCounter
 
 __all__ = ["CACHE_STABLE_STEP", "CompileOptions", "OptionFields", "PresetMode"]
@@ -46,6 +48,10 @@ class CompileOptions:
     - ``summarizer``/``summaries``/``summary_cache``: a caller's summarizer, precomputed
       summaries by component id or kind, and the cache the caller owns for the summarizer;
     - ``strict``: warnings are errors (:class:`compiler.errors.StrictError`);
+    - ``plan``/``plan_node``: compile for one node of a plan (a PLAN.json path or a
+      ``PlanPolicy``): the node's ``allowedTools`` narrow the tools, its ``visibleFiles``
+      the workspace, its ``contextBudget`` the budget, and ``<<agent.plan>>`` shows the
+      plan with the node marked;
     - ``token_counter``: a :class:`compiler.tokens.TokenCounter` the caller owns, or a
       callable ``text -> tokens`` (e.g. the provider's count-tokens endpoint), used instead
       of tiktoken's count (cached per content).
@@ -72,6 +78,8 @@ class CompileOptions:
     summary_cache: SummaryCache | None = None
     strict: bool = False
     token_counter: TokenCounter | Callable[[str], int] | None = None
+    plan: PlanPolicy | str | Path | None = None
+    plan_node: str | None = None
 
     def __post_init__(self) -> None:
         """Refuse values no compile can use (the CLI reports the same as usage errors)."""
@@ -149,3 +157,5 @@ class OptionFields(TypedDict, total=False):
     summary_cache: SummaryCache | None
     strict: bool
     token_counter: TokenCounter | Callable[[str], int] | None
+    plan: PlanPolicy | str | Path | None
+    plan_node: str | None

@@ -42,6 +42,13 @@ def file_resource(path: str) -> str:
     return "workspace." + ".".join(parts)
 
 
+def file_resource_pattern(path: str) -> str:
+    """A workspace path or glob (a plan node's ``visibleFiles``: ``output/main.md``,
+    ``scratch/*``) as a resource pattern (``workspace.output.main``, ``workspace.scratch.*``);
+    a folder covers everything under it."""
+    return file_resource(path.rstrip("/"))
+
+
 def resource_of(call: MacroCall) -> str | None:
     """The resource id a macro reads, mapped before anything is read."""
     if call.kind == ComponentKind.WORKSPACE_FILE:

@@ -57,6 +57,14 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
         f"(default {CACHE_STABLE_STEP}) so successive "
         "turns keep a byte-identical prefix",
     )
+    g = p.add_argument_group("plan (compile for one node of a plan)")
+    g.add_argument("--plan", metavar="PLAN.json", help="a plan policy {mode, nodes}")
+    g.add_argument(
+        "--plan-node",
+        metavar="ID",
+        help="the node to compile for: its allowedTools, visibleFiles and contextBudget apply, "
+        "and <<agent.plan>> marks it",
+    )
     add_strict(p)
     add_profile_arguments(p)
 
@@ -84,7 +92,9 @@ def add_strict(p: argparse.ArgumentParser) -> None:
 
 def usage_problem(args: argparse.Namespace) -> str | None:
     """Why the options cannot work (a usage error, exit 2), or None."""
-    for name in (args.source, args.context):
+    if getattr(args, "plan_node", None) and not getattr(args, "plan", None):
+        return "--plan-node needs --plan PLAN.json"
+    for name in (args.source, args.context, getattr(args, "plan", None)):
         if name and not is_file(name):
             return f"not a file: {name[:200]}" if lexists(name) else f"no such file: {name[:200]}"
     return number_problem(args)
@@ -118,6 +128,8 @@ def options_from_args(args: argparse.Namespace) -> CompileOptions:
         presence_penalty=getattr(args, "presence_penalty", None),
         seed=getattr(args, "seed", None),
         stop=tuple(getattr(args, "stop", None) or ()),
+        plan=getattr(args, "plan", None),
+        plan_node=getattr(args, "plan_node", None),
         reserve=args.reserve,
         profile=layers_from_args(args),
         mode=getattr(args, "mode", None),

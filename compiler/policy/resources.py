@@ -42,9 +42,15 @@ class VisibleResourcePolicy:
     include: tuple[str, ...] = ("*",)
     exclude: tuple[str, ...] = ()
     visible_roots: tuple[str, ...] | None = None
+    #: a plan node's ``visibleFiles`` (as resource patterns): workspace files outside them
+    #: are hidden too (None: no node narrows the workspace)
+    workspace_only: tuple[str, ...] | None = None
 
     def is_visible(self, resource: str) -> bool:
         if covers(self.exclude, resource):
+            return False
+        only = self.workspace_only
+        if only is not None and resource.startswith("workspace.") and not covers(only, resource):
             return False
         if resource.startswith("workspace.") and self.visible_roots is not None:
             root = resource.split(".")[1]
