@@ -266,7 +266,7 @@ def _registry() -> dict[str, type[APCError] | None]:
             agent.plan_hybrid_order""",
         PolicyError: """policy.resource_hidden workspace.path_denied tool.policy_denied
             agent.tool_budget_exhausted agent.prompt_marker_unmaterialized
-            agent.system_prompt_component_missing agent.policy_violation""",
+            agent.policy_violation""",
         BudgetError: "context.budget_exceeded context.budget_infeasible",
         TokenizerError: """tokenizer.unknown_model tokenizer.unknown_encoding
             tokenizer.rank_file_missing tokenizer.rank_file_hash tokenizer.bad_count""",
@@ -278,6 +278,7 @@ def _registry() -> dict[str, type[APCError] | None]:
         InternalError: "internal.count_mismatch",
         APCError: "io.write_failed io.output_not_regular profile.write_failed",
         None: """template.legacy_agent_macro context.lone_surrogate context.budget_over_window
+            agent.prompt_entry_inserted agent.task_ignored
             world.regex_timeout
             world.regex_too_complex world.scan_budget agent.profile_tool_alias
             agent.profile_tool_budget_invisible agent.profile_tool_description_invisible""",

@@ -18,9 +18,10 @@ in its own role:
   ``post_history_instructions`` replace ``main`` / ``jailbreak`` (``{{original}}`` is the
   entry's own text, macros included) unless the entry has ``forbid_overrides``.
 
-Mode ``legacy`` drops the three Agent entries and every ``<<agent.*>>`` macro. Mode
-``agent`` needs the preset to have an ``agentSystemPrompt`` entry
-(``agent.system_prompt_component_missing``).
+Mode ``legacy`` drops the three Agent entries and every ``<<agent.*>>`` macro (a run's task
+is then reported, ``agent.task_ignored``). Mode ``agent`` inserts the Agent entries a preset
+lacks where TauriTavern's PromptManager puts them (``agent.prompt_entry_inserted``) and
+always offers the profile's tools (an ``<<agent.tools.available>>`` entry decides where).
 
 Preset-authored text is tagged ``metadata.origin = "preset"``; injected chat messages carry
 ``origin: "injection"``. A macro that cannot be materialized (inside an in-chat injection,
@@ -41,8 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from compiler.assemble import Assembler, PresetMode
-from compiler.errors import Diagnostic, PolicyError, Span, TemplateError
-from compiler.frame import Component, ComponentKind, Message
+from compiler.errors import Diagnostic, Span, TemplateError
+from compiler.frame import Component, ComponentKind, Message, PromptRole
 from compiler.macros import BoundTemplate, MacroCall, bind
 from compiler.markers import ALLOWANCE, allowance, openers
 from compiler.profile import ResolvedAgentProfile
@@ -126,19 +127,14 @@ class _Entry:
 
 def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetMode) -> None:
     """Append the preset's components to ``assembler`` (see the module docstring)."""
-    if mode == "agent" and preset.prompt("agentSystemPrompt") is None:
-        raise PolicyError(
-            code="agent.system_prompt_component_missing",
-            message="agent mode needs an 'agentSystemPrompt' entry in the preset",
-            file=preset.source,
-            path="prompts",
-            hint="add a prompt with identifier 'agentSystemPrompt' (role system, marker), "
-            "or compile with --mode legacy",
-        )
     assembler.mode = mode
     prompts = ordered_prompts(preset)
     if mode == "legacy":
         prompts = [p for p in prompts if p.identifier not in AGENT_MARKERS]
+        if assembler.context.task:
+            assembler.warnings.append(_task_ignored(preset))
+    else:
+        prompts = _with_agent_entries(assembler, preset, prompts)
     errors: list[Diagnostic] = []
     entries: list[_Entry] = []
     injections: list[PresetPrompt] = []
@@ -168,6 +164,66 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
         raise TemplateError(errors)
     for entry in entries:
         _add_entry(assembler, preset, entry, injections, unmaterialized)
+    if mode == "agent" and not any(
+        c.kind == ComponentKind.TOOL_DEFINITIONS for c in assembler.components
+    ):  # agent mode always offers the profile's tools; an entry only decides where
+        assembler.add_template(bind(parse(TOOLS_MACRO, f"{preset.source}#tools")))
+
+
+TOOLS_MACRO = "<<agent.tools.available>>"
+
+#: TauriTavern's Agent entries, as its PromptManager adds them when a preset lacks them.
+AGENT_ENTRIES: dict[str, PromptRole] = {
+    "agentSystemPrompt": "system",
+    "agentTask": "user",
+    "agentResults": "system",
+}
+
+
+def _with_agent_entries(
+    assembler: Assembler, preset: TavernPreset, prompts: list[PresetPrompt]
+) -> list[PresetPrompt]:
+    """``prompts`` with the Agent entries the preset lacks inserted where TauriTavern puts
+    them (agentSystemPrompt first, agentTask just before chatHistory, agentResults after
+    jailbreak), each with an ``agent.prompt_entry_inserted`` warning."""
+    out = list(prompts)
+    ids = [p.identifier for p in out]
+    for identifier, role in AGENT_ENTRIES.items():
+        if preset.prompt(identifier) is not None:
+            continue  # the author's entry (enabled or not) decides
+        entry = PresetPrompt(identifier=identifier, role=role, marker=True, name=identifier)
+        if identifier == "agentSystemPrompt":
+            at = 0
+        elif identifier == "agentTask" and "chatHistory" in ids:
+            at = ids.index("chatHistory")
+        elif identifier == "agentResults" and "jailbreak" in ids:
+            at = ids.index("jailbreak") + 1
+        else:
+            at = len(out)
+        out.insert(at, entry)
+        ids.insert(at, identifier)
+        assembler.warnings.append(
+            Diagnostic(
+                code="agent.prompt_entry_inserted",
+                severity="warning",
+                message=f"the preset has no '{identifier}' entry: inserted where TauriTavern's "
+                "PromptManager puts it",
+                file=preset.source,
+                path="prompts",
+            )
+        )
+    return out
+
+
+def _task_ignored(preset: TavernPreset) -> Diagnostic:
+    return Diagnostic(
+        code="agent.task_ignored",
+        severity="warning",
+        message="the run has a task, but a preset compiled in legacy mode has no agentTask "
+        "entry: the task is not in the request",
+        file=preset.source,
+        hint="compile with --mode agent to send the task",
+    )
 
 
 def _bind_entry(

@@ -92,7 +92,8 @@ def test_chat_quoting_a_cut_injection_is_not_a_leak(tmp_path: Path) -> None:
     chat = [{"role": "user", "content": "filler " * 40} for _ in range(20)]
     chat.append({"role": "user", "content": "What does <<agent.plan>> mean?"})
     path = injected(tmp_path, "<<agent.plan>>", depth=99)
-    result = compiler.compile(path, context={"chat": chat}, mode="agent", budget=400)
+    # agent mode offers the profile's tools (issue 12): the budget leaves room for them
+    result = compiler.compile(path, context={"chat": chat}, mode="agent", budget=1400)
     contents = [m["content"] for m in result.request["messages"]]
     assert contents[-1] == "What does <<agent.plan>> mean?"
     assert "<<agent.plan>>" not in contents[:-1]

@@ -155,12 +155,28 @@ def test_agent_mode_keeps_the_entry_role_and_disabled_state(tmp_path: Path) -> N
     assert off.request["messages"] == [{"role": "system", "content": "Main text."}]
 
 
-def test_agent_mode_without_the_entry_fails(tmp_path: Path) -> None:
-    path = write(tmp_path, "p.json", small_preset({"identifier": "main", "content": "Hi."}))
-    with pytest.raises(APCError) as info:
-        compiler.compile(path, mode="agent")
-    assert info.value.code == "agent.system_prompt_component_missing"
-    assert compiler.compile(path, mode="legacy").request["messages"][0]["content"] == "Hi."
+def test_agent_mode_inserts_the_agent_entries_a_preset_lacks(tmp_path: Path) -> None:
+    """Issue 12: TauriTavern's PromptManager adds the Agent entries at run time, so a preset
+    without them still runs in agent mode: they are inserted where TauriTavern puts them
+    (agentSystemPrompt first, agentTask before chatHistory), each with a warning, and the
+    request offers the profile's tools."""
+    preset = small_preset(
+        {"identifier": "main", "content": "Hi."},
+        {"identifier": "chatHistory", "marker": True},
+    )
+    path = write(tmp_path, "p.json", preset)
+    ctx = {"chat": CHAT, "task": "Write chapter two."}
+    result = compiler.compile(path, context=ctx, mode="agent")
+    texts = contents(result)
+    assert texts[0] == resolve_profile().effective_system_prompt().strip()
+    assert texts[1] == "Hi."
+    assert texts.index("Write chapter two.") < texts.index(CHAT[0]["content"])
+    inserted = [w for w in result.warnings if w.code == "agent.prompt_entry_inserted"]
+    assert len(inserted) == 3
+    assert "workspace_finish" in {t["function"]["name"] for t in result.request["tools"]}
+    legacy = compiler.compile(path, context=ctx, mode="legacy")
+    assert legacy.request["messages"][0]["content"] == "Hi." and "tools" not in legacy.request
+    assert [w.code for w in legacy.warnings] == ["agent.task_ignored"]  # never silent
 
 
 def test_macros_in_entries_expand_and_errors_point_into_the_preset(tmp_path: Path) -> None:
@@ -304,6 +320,5 @@ def test_plain_preset_defaults_to_legacy_and_agent_schema_to_agent(tmp_path: Pat
     plain = small_preset({"identifier": "main", "content": "Hello."})
     assert contents(compiler.compile(write(tmp_path, "plain.json", plain))) == ["Hello."]
     agent = {**plain, "agent": {"enabled": True}}
-    with pytest.raises(APCError) as info:
-        compiler.compile(write(tmp_path, "agent.json", agent))
-    assert info.value.code == "agent.system_prompt_component_missing"
+    as_agent = compiler.compile(write(tmp_path, "agent.json", agent))  # agent mode: entries
+    assert contents(as_agent)[0] == resolve_profile().effective_system_prompt().strip()
