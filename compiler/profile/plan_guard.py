@@ -211,6 +211,7 @@ class PlanGuard:
                 self._refuse(step)
                 return "approval_required"
         if step.tool is not None:
+            calls = self.gate.calls.copy()
             try:
                 status = self.gate.check_call(step.tool)
             except PolicyError as exc:
@@ -220,6 +221,7 @@ class PlanGuard:
                 asked = True
                 message = f"tool '{step.tool}' needs approval"
                 if not self._ask(action, "tool_requires_approval", message):
+                    self.gate.calls = calls  # not taken: the call is not counted
                     return "approval_required"
         step.commit()
         return "approval_required" if asked else "allow"

@@ -116,3 +116,37 @@ def test_hybrid_order(locks: tuple[bool, ...]) -> None:
         "nodes": [{"id": f"n{i}", "locked": lock} for i, lock in enumerate(locks)],
     }
     assert "agent.plan_hybrid_order" in _codes(plan)
+
+
+def test_without_a_lookup_a_node_profile_cannot_be_found() -> None:
+    plan = load_plan({"mode": "strict", "nodes": [{"id": "a", "profileId": "editor"}]})
+    (diag,) = check_plan(plan, _profile())
+    assert diag.code == "agent.plan_node_profile_not_found"
+    assert diag.path == "nodes[0].profileId"
+
+
+def test_a_node_is_checked_against_its_own_profile() -> None:
+    editor = {"id": "editor", "tools": {"allow": ["workspace.write_file"]}}
+
+    def lookup(pid: str) -> ResolvedAgentProfile:
+        return resolve_profile(profile_id=pid, preset={"agent": {"profiles": [editor]}})
+
+    # chat.search is visible to the run's profile, not to the node's own 'editor'
+    node = {"id": "a", "profileId": "editor", "allowedTools": ["chat.search"]}
+    plan = load_plan({"mode": "strict", "nodes": [node]})
+    codes = [d.code for d in check_plan(plan, _profile(), lookup=lookup)]
+    assert codes == ["agent.plan_node_tool_not_allowed"]
+
+
+def test_visible_files_may_not_climb_out_of_a_root() -> None:
+    bad = {"mode": "free", "nodes": [{"id": "a", "visibleFiles": ["output/../../etc/passwd"]}]}
+    assert _codes(bad) == ["agent.plan_node_file_not_visible"]
+
+
+@pytest.mark.parametrize("lock", [True, False])
+def test_hybrid_needs_both_kinds_of_node(lock: bool) -> None:
+    plan = load_plan(
+        {"mode": "hybrid", "nodes": [{"id": f"n{i}", "locked": lock} for i in range(3)]}
+    )
+    (diag,) = check_plan(plan, _profile())
+    assert (diag.code, diag.path) == ("agent.plan_hybrid_order", "nodes")

@@ -89,3 +89,42 @@ def test_an_unknown_node_or_a_missing_plan_is_coded(
         "workspace_read_file",
         "workspace_write_file",
     }
+
+
+def test_a_node_without_allowed_tools_keeps_the_profile_tools(run: Path) -> None:
+    whole = compiler.compile(run / "t.txt", context=run / "run.json")
+    assert {t["name"] for t in compile_node(run, "write").tools} == {t["name"] for t in whole.tools}
+
+
+def test_the_plan_is_checked_before_compiling_for_a_node(run: Path) -> None:
+    wide = {"mode": "strict", "nodes": [{"id": "a", "allowedTools": ["shell.exec"]}]}
+    (run / "plan.json").write_text(json.dumps(wide))
+    with pytest.raises(compiler.ProfileError) as info:
+        compile_node(run, "a")
+    assert info.value.code == "agent.plan_node_tool_not_allowed"
+
+
+def test_a_node_needs_a_plan(run: Path) -> None:
+    with pytest.raises(compiler.ContextError) as info:
+        compiler.compile(run / "t.txt", context=run / "run.json", plan_node="outline")
+    assert info.value.code == "agent.plan_node_unknown"
+
+
+def test_a_node_budget_never_widens_the_total(run: Path) -> None:
+    node = compiler.compile(
+        run / "t.txt", context=run / "run.json", plan=run / "plan.json", plan_node="outline",
+        budget=500,
+    )  # fmt: skip
+    assert node.ledger.budget_source == "--budget" and node.ledger.total_tokens <= 500
+
+
+def test_a_node_budget_caps_a_run_without_one(run: Path) -> None:
+    node = compiler.compile(
+        run / "t.txt",
+        context=run / "run.json",
+        plan=run / "plan.json",
+        plan_node="outline",
+        model="no-such-model",
+        encoding="o200k_base",
+    )  # an unknown window: no total but the node's
+    assert node.ledger.budget_source == "plan node" and node.ledger.total_tokens <= 700

@@ -280,3 +280,105 @@ def test_no_action_sequence_runs_a_tool_outside_its_strict_node(
             assert node is not None, "a tool ran outside any node"
             allowed = nodes[node].get("allowedTools")
             assert allowed is None or tool_matches_any(allowed, data["tool"]), (node, data)
+
+
+def test_a_tool_marked_require_approval_waits_for_approval() -> None:
+    g = _guard({"mode": "free"}, tools={"requireApproval": ["workspace.read_file"]})
+    _do(g, action="create_plan", plan={"nodes": [{"id": "a"}]})
+    _do(g, action="start_node", node="a")
+    assert _do(g, action="tool_call", tool="workspace.read_file") == "approval_required"
+    assert g.rounds["a"] == 0 and g.gate.total_calls == 0  # not approved: not taken
+    assert g.journal.events[-1].payload["rule"] == "tool_requires_approval"
+    decision = _do(g, action="tool_call", tool="workspace.read_file", approved=True)
+    assert decision == "approval_required"
+    assert g.rounds["a"] == 1 and g.gate.total_calls == 1
+
+
+def test_approval_goes_by_the_node_a_start_names() -> None:
+    plan = {"mode": "strict", "nodes": [{"id": "a"}, {"id": "b", "approvalRequired": True}]}
+    g = _guard(plan)
+    assert _do(g, action="start_node", node="b") == "approval_required"  # skips 'a'
+    assert g.current is None
+    assert _do(g, action="start_node", node="b", approved=True) == "approval_required"
+    assert g.current == "b"
+
+
+def test_hybrid_work_happens_inside_a_node() -> None:
+    g = _guard(HYBRID)
+    _violates(g, "no_active_node", action="tool_call", tool="workspace.read_file")
+    _violates(g, "no_active_node", action="write_artifact", path="plan/outline.md")
+    assert g.written == set()
+
+
+def test_free_writes_need_a_plan_first() -> None:
+    g = _guard({"mode": "free"})
+    _violates(g, "plan_required", action="write_artifact", path="output/main.md")
+    _violates(g, "plan_required", action="finish")
+
+
+def test_an_updated_plan_must_pass_the_plan_check() -> None:
+    g = _guard({"mode": "free"})
+    wide = {"nodes": [{"id": "a", "allowedTools": ["shell.exec"]}]}
+    _violates(g, "plan_invalid", action="create_plan", plan=wide)
+    assert g.plan is None
+
+
+def test_strict_plan_free_looking_nodes_are_fixed_too() -> None:
+    g = _guard(STRICT)  # 'write' is not marked locked, but every strict node is fixed
+    nodes = STRICT["nodes"]
+    renamed = {"nodes": [nodes[0], {"id": "draft"}, nodes[2]]}
+    _violates(g, "plan_changed", action="update_plan", plan=renamed)
+
+
+def test_the_running_node_cannot_be_dropped() -> None:
+    g = _guard({"mode": "free"})
+    _do(g, action="create_plan", plan={"nodes": [{"id": "a"}, {"id": "b"}]})
+    _do(g, action="start_node", node="a")
+    _violates(g, "plan_changed", action="update_plan", plan={"nodes": [{"id": "b"}]})
+
+
+def test_mode_none_has_no_nodes() -> None:
+    g = _guard({"mode": "none"})
+    _violates(g, "plan_disabled", action="start_node", node="a")
+    _violates(g, "plan_disabled", action="complete_node", node="a")
+
+
+def test_an_unknown_node_cannot_start() -> None:
+    g = _guard({"mode": "free"})
+    _do(g, action="create_plan", plan={"nodes": [{"id": "a"}]})
+    _violates(g, "unknown_node", action="start_node", node="ghost")
+    assert g.current is None
+
+
+def test_hybrid_free_nodes_are_not_bound_by_strict_rules() -> None:
+    free = {
+        "id": "write",
+        "allowedTools": ["workspace.read_file"],
+        "expectedArtifacts": ["scratch/w.md"],
+    }
+    g = _guard({**HYBRID, "nodes": [HYBRID["nodes"][0], free, HYBRID["nodes"][2]]})
+    _do(g, action="start_node", node="outline")
+    _do(g, action="write_artifact", path="plan/outline.md")
+    _do(g, action="complete_node")
+    _do(g, action="start_node", node="write")
+    assert _do(g, action="tool_call", tool="workspace.write_file") == "allow"
+    assert _do(g, action="write_artifact", path="scratch/other.md") == "allow"
+    assert _do(g, action="complete_node") == "allow"  # scratch/w.md never written
+
+
+def test_hybrid_finish_needs_only_the_locked_nodes() -> None:
+    g = _guard(HYBRID)
+    _do(g, action="start_node", node="outline")
+    _do(g, action="write_artifact", path="plan/outline.md")
+    _do(g, action="complete_node")
+    _do(g, action="start_node", node="polish")
+    _do(g, action="write_artifact", path="output/main.md")
+    _do(g, action="complete_node")
+    assert _do(g, action="finish") == "allow"  # 'write' is free: it may be skipped
+
+
+def test_optional_output_artifacts_do_not_block_finish() -> None:
+    main = {"id": "main", "path": "output/main.md", "kind": "markdown", "target": "messageBody"}
+    g = _guard({"mode": "free"}, output={"artifacts": [{**main, "required": False}]})
+    _do(g, action="create_plan")
+    assert _do(g, action="finish") == "allow"

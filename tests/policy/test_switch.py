@@ -106,3 +106,62 @@ def test_a_switched_profile_gates_tools() -> None:
     _switch(g, "editor")
     with pytest.raises(PolicyError):
         g.apply(PlanAction(action="tool_call", tool="chat.search"))
+
+
+def test_a_switch_in_a_strict_plan_happens_inside_a_node() -> None:
+    g = _guard({"mode": "strict", "nodes": [{"id": "a"}]}, **ENABLED)
+    with pytest.raises(PolicyError) as err:
+        _switch(g, "editor")
+    assert err.value.details["rule"] == "no_active_node"
+    assert g.profile.id == "default-writer"
+    assert [e.type for e in g.journal.events][-2] == "profile_switch_denied"
+
+
+def test_a_free_node_does_not_bind_switches_to_its_profile() -> None:
+    plan = {
+        "mode": "hybrid",
+        "nodes": [
+            {"id": "a", "locked": True},
+            {"id": "b", "profileId": "default-writer"},
+            {"id": "c", "locked": True},
+        ],
+    }
+    g = _guard(plan, **ENABLED)
+    for action in ({"action": "start_node", "node": "a"}, {"action": "complete_node"},
+                   {"action": "start_node", "node": "b"}):  # fmt: skip
+        g.apply(PlanAction.from_json(action))
+    assert _switch(g, "editor") == "allow"
+    assert g.profile.id == "editor"
+
+
+def test_an_approved_switch_outside_a_node_takes_effect() -> None:
+    plan = {"mode": "strict", "nodes": [{"id": "a", "approvalRequired": True}]}
+    g = _guard(plan, **ENABLED)
+    g.apply(PlanAction(action="start_node", node="a"))
+    assert _switch(g, "editor") == "approval_required"
+    assert g.profile.id == "default-writer"
+    action = {"action": "switch_profile", "profile": "editor", "approved": True}
+    assert g.apply(PlanAction.from_json(action)) == "approval_required"
+    assert g.profile.id == "editor" and g.switches == 1
+
+
+def test_tool_calls_carry_over_a_switch() -> None:
+    editor = {**EDITOR, "tools": {**EDITOR["tools"], "maxCallsPerRun": 1}}
+    preset = {"agent": {"profiles": [editor]}}
+    profile = resolve_profile(preset=preset, run=ENABLED)
+    g = PlanGuard(profile, None, lookup=lambda pid: resolve_profile(profile_id=pid, preset=preset))
+    g.apply(PlanAction(action="tool_call", tool="workspace.read_file"))
+    assert _switch(g, "editor") == "allow"
+    with pytest.raises(PolicyError) as err:  # the run's one call is spent
+        g.apply(PlanAction(action="tool_call", tool="workspace.read_file"))
+    assert err.value.details["rule"] == "tool_policy"
+
+
+def test_without_a_lookup_the_target_is_not_found() -> None:
+    from compiler.profile.switch import check_switch
+
+    current = resolve_profile(run=ENABLED)
+    outcome = check_switch(
+        "editor", current=current, node=None, node_strict=False, lookup=None, switches=0, budget=1
+    )
+    assert outcome.profile is None and outcome.reason == "target_not_found"
