@@ -57,7 +57,7 @@ from compiler.profile.plan import check_plan, load_plan, node_tools
 from compiler.syntax import parse
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 from compiler.tavern.assemble import assemble_preset, default_mode
-from compiler.tavern.preset import TavernPreset, read_preset
+from compiler.tavern.preset import PresetSettings, TavernPreset, read_preset
 from compiler.tokens import TokenCounter, counter_for
 
 
@@ -227,10 +227,12 @@ def _compile(
     already, the run context's and the profile layers' below, tool-call arguments' while
     assembling)."""
     ctx = load_context(context)
+    settings = src.preset.settings if src.preset is not None else None
+    opts, quiet = _preset_options(opts, settings)
     resolved, node = _node_view(opts, _resolve(src, ctx, opts))
     dialect = get_dialect(opts.provider)
     model = opts.model or dialect.default_model
-    total = _total(opts, resolved, dialect, model, node[1] if node else None)
+    total = _total(opts, resolved, dialect, model, node[1] if node else None, settings)
     bound = src.bound
     warnings = [*found, *resolved.warnings, *(bound.warnings if bound is not None else ())]
     warnings += budget_warnings(total, model)
@@ -267,7 +269,8 @@ def _compile(
             summary_cache=opts.summary_cache,
         )
         lowered: list[Diagnostic] = []
-        request = dialect.lower(fitted.frame, model, opts.lowering(), lowered)
+        lowering = dataclasses.replace(opts.lowering(), quiet=quiet)
+        request = dialect.lower(fitted.frame, model, lowering, lowered)
         dialect.check(request)
         warnings += lowered
         check_markers(fitted.frame)  # no <<agent.*>> that was never expanded is sent
@@ -342,25 +345,68 @@ def _node_view(
     return resolved.model_copy(update={"tools": narrowed}), (plan, node)
 
 
+_SAMPLING = ("temperature", "top_p", "frequency_penalty", "presence_penalty", "seed")
+
+
+def _preset_options(
+    opts: CompileOptions, settings: PresetSettings | None
+) -> tuple[CompileOptions, frozenset[str]]:
+    """The options with a preset's own settings where the caller set none (the caller's
+    values win), and the names of the generation options the preset supplied."""
+    if settings is None:
+        return opts, frozenset()
+    fill: dict[str, object] = {}
+    if opts.model is None and (model := settings.model_for(opts.provider)):
+        fill["model"] = model
+    if opts.output_tokens is None and settings.max_tokens is not None:
+        fill["max_output_tokens"] = settings.max_tokens
+    for name in _SAMPLING:
+        if getattr(opts, name) is None and getattr(settings, name) is not None:
+            fill[name] = getattr(settings, name)
+    if not opts.stop and settings.stop:
+        fill["stop"] = settings.stop
+    return opts.with_fields(**fill), frozenset(fill) - {"model"}
+
+
 def _total(
     opts: CompileOptions,
     resolved: ResolvedAgentProfile,
     dialect: Dialect,
     model: str,
     node: PlanNode | None,
+    settings: PresetSettings | None = None,
 ) -> TotalBudget:
     """The total budget (see :func:`compiler.fit.total_budget`), within a plan node's
     ``contextBudget`` when compiling for one."""
+    total = _total_budget(opts, resolved.context.total_context_budget, dialect, model, settings)
+    cap = node.context_budget if node is not None else None
+    if cap is not None and (total.total is None or cap < total.total):
+        total = dataclasses.replace(total, total=cap, source="plan node")
+    return total
+
+
+def _total_budget(
+    opts: CompileOptions,
+    profile_total: int | None,
+    dialect: Dialect,
+    model: str,
+    settings: PresetSettings | None,
+) -> TotalBudget:
+    """:func:`compiler.fit.total_budget`, and with no explicit budget a preset's
+    ``openai_max_context`` less the reserve (``openai_max_tokens`` unless the caller gives
+    another), when that is smaller than the profile's and the window's."""
     total = total_budget(
         budget=opts.budget,
-        profile_total=resolved.context.total_context_budget,
+        profile_total=profile_total,
         window=dialect.window(model),
         reserve=opts.reserve,
         max_output_tokens=opts.output_tokens or dialect.default_output_tokens(model),
     )
-    cap = node.context_budget if node is not None else None
-    if cap is not None and (total.total is None or cap < total.total):
-        total = dataclasses.replace(total, total=cap, source="plan node")
+    context = settings.max_context if settings is not None else None
+    if opts.budget is None and context is not None:
+        own = max(0, context - total.reserve)
+        if total.total is None or own < total.total:
+            total = dataclasses.replace(total, total=own, source="preset")
     return total
 
 
@@ -433,17 +479,14 @@ def check_budget(
     against the total budget (``options.budget``)."""
     opts = (options or CompileOptions()).with_fields(**overrides)
     full = compile(source, context=context, options=opts.with_fields(budget=sys.maxsize))
+    preset = _open_source(Path(source)).preset
+    settings = preset.settings if preset is not None else None
+    opts, _ = _preset_options(opts, settings)
     dialect = get_dialect(opts.provider)
     model = opts.model or dialect.default_model
     counter = _counter(opts, opts.encoding or dialect.encoding(model))
     floor = floor_tokens(full.frame, dialect=dialect, counter=counter, model=model)
-    total = total_budget(
-        budget=opts.budget,
-        profile_total=full.ledger.profile_budget,
-        window=dialect.window(model),
-        reserve=opts.reserve,
-        max_output_tokens=opts.output_tokens or dialect.default_output_tokens(model),
-    )
+    total = _total_budget(opts, full.ledger.profile_budget, dialect, model, settings)
     # the full compile ran at an unbounded budget on purpose: that is not the caller's
     warnings = [w for w in full.warnings if w.code != "context.budget_over_window"]
     return Feasibility(floor, total.total, total.window, total.reserve, model, warnings)

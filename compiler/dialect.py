@@ -36,7 +36,10 @@ class LoweringOptions:
 
     ``strict`` makes what a provider cannot express an error instead of a warning;
     ``cache_stable`` asks for prompt-cache breakpoints where the provider takes them
-    (Anthropic's ``cache_control``) at the end of the stable prefix.
+    (Anthropic's ``cache_control``) at the end of the stable prefix. ``quiet`` names the
+    options a preset supplied (the caller did not ask for them): what the provider cannot
+    express of those is left out without a report, as SillyTavern sends each source only
+    what it takes.
     """
 
     max_output_tokens: int | None = None
@@ -48,6 +51,7 @@ class LoweringOptions:
     stop: tuple[str, ...] = ()
     strict: bool = False
     cache_stable: bool = False
+    quiet: frozenset[str] = frozenset()
 
 
 NO_OPTIONS = LoweringOptions()
@@ -129,6 +133,8 @@ class Dialect(ABC):
     ) -> None:
         """Record what this provider cannot express (``what``) and how it was lowered
         instead (``how``): a ``lower.unsupported`` warning, or an error when strict."""
+        if what.split(" ", 1)[0] in options.quiet:  # a preset's option, not the caller's
+            return
         message = f"{self.name} cannot express {what}: {how}"
         if options.strict:
             raise LoweringError(code="lower.unsupported", message=message)

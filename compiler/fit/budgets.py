@@ -72,7 +72,7 @@ class TotalBudget:
     total: int | None
     window: int | None
     reserve: int
-    source: str  # "--budget", "profile", "window", "none"
+    source: str  # "--budget", "profile", "window", "preset", "none"
     profile_total: int | None = None  # the profile's totalContextBudget, for the record
 
 

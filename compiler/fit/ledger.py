@@ -69,7 +69,7 @@ class BudgetLedger(_Model):
     model: str
     encoding: str
     budget: int | None
-    budget_source: str = "none"  # --budget, profile, window (window - reserve), none
+    budget_source: str = "none"  # --budget, profile, window (window - reserve), preset, none
     profile_budget: int | None = None  # the profile's totalContextBudget
     window: int | None = None
     reserve: int = 0

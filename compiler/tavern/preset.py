@@ -6,7 +6,10 @@ Reading keeps SillyTavern's own snake_case keys. Every prompt remembers its inde
 ``prompts[]`` (``source_index``) so a diagnostic can point at ``FILE#prompts[3].content``.
 Unknown keys of a prompt go to its ``extra``; unknown top-level keys (``temperature``,
 ``openai_max_context``, ...) to the preset's ``extra``; ``extensions`` and a top-level
-``agent`` are kept raw for the profile readers.
+``agent`` are kept raw for the profile readers. The generation settings among them
+(``openai_max_context``, ``openai_max_tokens``, ``temperature``, ...) are also read, typed,
+into ``settings`` (:class:`PresetSettings`): a wrong type is ``context.invalid_preset`` at
+its JSON path.
 
 :func:`ordered_prompts` follows SillyTavern's prompt manager: the ``prompt_order`` list of
 character 100001 (the global strategy), else 100000 (the legacy default list), else
@@ -16,6 +19,7 @@ names but ``prompts[]`` lacks are skipped, as SillyTavern skips them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -120,6 +124,102 @@ class PromptOrder(BaseModel):
     order: list[PromptOrderEntry] = Field(default_factory=list)
 
 
+PRESET_MODEL_KEYS: dict[str, str] = {
+    "openai": "openai_model",
+    "openai-chat": "openai_model",
+    "openai-responses": "openai_model",
+    "anthropic": "claude_model",
+    "gemini": "google_model",
+}
+"""The preset key naming each provider's model (SillyTavern keeps one per source)."""
+
+
+class PresetSettings(BaseModel):
+    """A preset's own generation settings, under SillyTavern's names (None: not set).
+
+    ``openai_max_context`` (``max_context``) and ``openai_max_tokens`` (``max_tokens``) make
+    the default budget; ``seed`` is None for SillyTavern's -1 (any negative seed: not sent);
+    ``stop`` is ``custom_stopping_strings`` (SillyTavern stores a JSON-encoded array of
+    strings; an array is taken too); ``models`` maps a provider to the preset's model for it.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    max_context: int | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    models: dict[str, str] = Field(default_factory=dict)
+
+    def model_for(self, provider: str) -> str | None:
+        """The preset's model for ``provider`` (``openai_model``, ``claude_model``, ...)."""
+        key = PRESET_MODEL_KEYS.get(provider)
+        return self.models.get(key) if key is not None else None
+
+
+_NUMBERS = ("temperature", "top_p", "frequency_penalty", "presence_penalty")
+
+
+def _settings(obj: Mapping[str, Any], file: str, path: str) -> PresetSettings:
+    """The typed generation settings of a preset object; a wrong type is a coded error."""
+
+    def bad(key: str, expected: str) -> ContextError:
+        return ContextError(
+            code=_CODE,
+            message=f"'{key}' must be {expected}, found {type_name(obj[key])}",
+            file=file,
+            path=join_path(path, key),
+        )
+
+    def integer(key: str, low: int | None) -> int | None:
+        value = obj.get(key)
+        if value is None:
+            return None
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise bad(key, "an integer")
+        if low is not None and value < low:
+            raise bad(key, f"an integer of at least {low}")
+        return value
+
+    found: dict[str, Any] = {
+        "max_context": integer("openai_max_context", 1),
+        "max_tokens": integer("openai_max_tokens", 1),
+    }
+    seed = integer("seed", None)
+    found["seed"] = seed if seed is not None and seed >= 0 else None
+    for key in _NUMBERS:
+        value = obj.get(key)
+        if value is not None and (not isinstance(value, int | float) or isinstance(value, bool)):
+            raise bad(key, "a number")
+        found[key] = None if value is None else float(value)
+    raw = obj.get("custom_stopping_strings")
+    if isinstance(raw, str) and raw.strip():
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            raise bad("custom_stopping_strings", "a JSON-encoded array of strings") from None
+    elif isinstance(raw, str):
+        raw = []
+    if raw is not None and (not isinstance(raw, list) or not all(isinstance(x, str) for x in raw)):
+        raise bad("custom_stopping_strings", "an array of strings")
+    found["stop"] = tuple(x for x in raw or () if x)
+    models: dict[str, str] = {}
+    for key in sorted(set(PRESET_MODEL_KEYS.values())):
+        value = obj.get(key)
+        if value is not None and not isinstance(value, str):
+            raise bad(key, "a string")
+        if value:
+            models[key] = value
+    found["models"] = models
+    return PresetSettings(**found)
+
+
 class TavernPreset(BaseModel):
     """A chat-completion preset as read; ``source`` is the file (or ``<inline>``)."""
 
@@ -131,6 +231,7 @@ class TavernPreset(BaseModel):
     extensions: dict[str, Any] = Field(default_factory=dict)
     agent: Any = None
     extra: dict[str, Any] = Field(default_factory=dict)
+    settings: PresetSettings = Field(default_factory=PresetSettings)
 
     def prompt(self, identifier: str) -> PresetPrompt | None:
         """The ``prompts[]`` entry with this identifier, if any."""
@@ -236,6 +337,7 @@ def parse_preset(data: Any, *, file: str, path: str = "") -> TavernPreset:
         extensions=extensions,
         agent=obj.get("agent"),
         extra=extra,
+        settings=_settings(obj, file, path),
     )
 
 
