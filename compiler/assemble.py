@@ -144,7 +144,13 @@ class Assembler:
         """The activated world info, activated by the visible chat only (see
         :meth:`RunContext.activated_world`)."""
         chat, _ = self.visible_chat()
-        return self.context.activated_world([m.content or "" for m in chat], self.warnings)
+        values = self.macro_values  # {{char}}/{{user}} in keys are filled before matching
+
+        def rewrite(key: str) -> str:
+            return substitute(key, values)
+
+        texts = [m.content or "" for m in chat]
+        return self.context.activated_world(texts, self.warnings, rewrite)
 
     @property
     def workspace(self) -> Workspace:

@@ -190,18 +190,21 @@ class RunContext(_Model):
             self._lorebook = read_lorebook(Path(self._lorebook_file))
 
     def activated_world(
-        self, visible_chat: list[str], warnings: list[Diagnostic]
+        self,
+        visible_chat: list[str],
+        warnings: list[Diagnostic],
+        rewrite_key: Callable[[str], str] | None = None,
     ) -> list[dict[str, Any]]:
         """The world info entries: as the run gives them (already activated), or those the
         run's lorebook activates against ``visible_chat`` (oldest first), the messages the
         profile shows: a hidden message never activates an entry. Skipped regex keys are
-        reported in ``warnings``."""
+        reported in ``warnings``; ``rewrite_key`` fills macros in keys before matching."""
         if self._lorebook is None:
             return self.world_info if isinstance(self.world_info, list) else []
         book = self._lorebook
         depth = book.scan_depth if book.scan_depth is not None else 4
         found: list[Diagnostic] = []
-        entries = activate(book, visible_chat, depth, warnings=found)
+        entries = activate(book, visible_chat, depth, warnings=found, rewrite_key=rewrite_key)
         warnings += [dataclasses.replace(w, file=self._lorebook_file) for w in found]
         return [_entry_out(e) for e in entries]
 

@@ -170,3 +170,29 @@ def test_the_corpus_preset_budget_and_request() -> None:
         300,
     )
     assert claude.warnings == []
+
+
+def test_char_and_user_in_lorebook_keys_are_filled_before_matching(tmp_path: Path) -> None:
+    """Issue 12, item 5."""
+    book = {
+        "entries": {
+            "0": {"uid": 0, "key": ["{{char}}"], "content": "CHAR-LORE"},
+            "1": {"uid": 1, "key": ["{{user}}'s map"], "content": "USER-LORE"},
+            "2": {"uid": 2, "key": ["{{char}}x"], "content": "NEVER"},
+        }
+    }
+    lore = tmp_path / "book.json"
+    lore.write_text(json.dumps(book), encoding="utf-8")
+    preset = {
+        "prompts": [
+            {"identifier": "worldInfoBefore", "marker": True},
+            {"identifier": "chatHistory", "marker": True},
+        ]
+    }
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(preset), encoding="utf-8")
+    card = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": "Seraphina"}}
+    chat = [{"role": "user", "content": "Seraphina, look at Ann's map."}]
+    ctx = {"character": card, "persona": {"name": "Ann"}, "worldInfo": str(lore), "chat": chat}
+    text = json.dumps(compiler.compile(path, context=ctx, mode="legacy").request)
+    assert "CHAR-LORE" in text and "USER-LORE" in text and "NEVER" not in text
