@@ -244,6 +244,7 @@ def _compile(
     journal.emit("context_assembly_started", template=src.name, provider=opts.provider, model=model)
     try:
         assembler = Assembler(ctx, journal, profile=resolved)
+        assembler.model, assembler.max_prompt = model, total.total
         if node is not None:
             assembler.for_node(*node)
         if src.preset is not None:

@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import re
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any, Literal
 
 from compiler import visibility
@@ -27,7 +28,7 @@ from compiler.markers import ALLOWANCE, OPEN, openers
 from compiler.policy.resources import VisibleResourcePolicy
 from compiler.profile import ResolvedAgentProfile
 from compiler.profile.models import PlanNode, PlanPolicy
-from compiler.stmacros import card_values, inert, substitute
+from compiler.stmacros import MacroEnv, card_values, inert, substitute
 from compiler.syntax.ast import Text
 from compiler.tool_catalogue import (
     KNOWN_TOOLS,
@@ -63,6 +64,11 @@ class Assembler:
         self.mode: PresetMode = "agent"
         #: compiling for a plan node: the plan and the node's id (see :func:`_plan`)
         self.plan_node: tuple[PlanPolicy, str] | None = None
+        #: the compile's model and prompt budget, for {{model}} and {{maxPrompt}}
+        self.model: str | None = None
+        self.max_prompt: int | None = None
+        #: the SillyTavern macros already reported as left literal
+        self._literal_macros: set[str] = set()
         self.resources = VisibleResourcePolicy(
             include=tuple(profile.context.include),
             exclude=tuple(profile.context.exclude),
@@ -99,6 +105,13 @@ class Assembler:
             user=persona.name if persona else "User",
             persona=persona.description if persona else "",
         )
+        card = self.context.card
+        values["mesExamples"] = card.mes_example if card is not None else ""
+        values.update(_last_messages(self.visible_chat()[0]))
+        if self.model is not None:
+            values["model"] = self.model
+        if self.max_prompt is not None:
+            values["maxPrompt"] = str(self.max_prompt)
         names = {"char": values["char"], "user": values["user"]}
         return {
             key: substitute(value, names) if key in MACRO_RESOURCES else value
@@ -106,10 +119,23 @@ class Assembler:
             if key not in MACRO_RESOURCES or self.visible(MACRO_RESOURCES[key])
         }
 
+    @functools.cached_property
+    def macro_env(self) -> MacroEnv:
+        """The clock, seed and variables of SillyTavern's other macros, from the run context
+        (the clock defaults to the current time, the seed to one derived from the chat)."""
+        ctx = self.context
+        return MacroEnv(
+            now=ctx.now or datetime.now().astimezone(),
+            seed=ctx.macro_seed,
+            variables={k: _variable(v) for k, v in ctx.variables.items()},
+            global_variables={k: _variable(v) for k, v in ctx.global_variables.items()},
+        )
+
     def fill(self, text: str) -> str:
         """``text`` with SillyTavern macros filled; a macro naming a hidden resource is
         ``policy.resource_hidden`` (preset text cannot get around the resource policy)."""
-        out = substitute(text, self.macro_values)
+        literal: list[str] = []
+        out = substitute(text, self.macro_values, self.macro_env, literal)
         for key, resource in MACRO_RESOURCES.items():
             if key not in self.macro_values and re.search(
                 r"\{\{\s*" + key + r"\s*\}\}", out, re.IGNORECASE
@@ -119,7 +145,26 @@ class Assembler:
                     message=f"'{{{{{key}}}}}' reads the hidden resource '{resource}'",
                     hint="the profile's context.include/exclude hides it",
                 )
+        self._report_literal(literal)
         return out
+
+    def _report_literal(self, literal: list[str]) -> None:
+        """``template.unknown_st_macro``, once per macro, for each ``{{...}}`` left as written
+        (``{{agent.*}}`` has its own warning, ``template.legacy_agent_macro``)."""
+        for raw in literal:
+            if raw in self._literal_macros or raw[2:].lstrip().lower().startswith("agent."):
+                continue
+            self._literal_macros.add(raw)
+            self.warnings.append(
+                Diagnostic(
+                    code="template.unknown_st_macro",
+                    severity="warning",
+                    message=f"SillyTavern macro {raw[:80]!r} is not supported here: it is "
+                    "sent as written",
+                    hint="remove it, or give what it needs (--model, a budget, the run's "
+                    "variables)",
+                )
+            )
 
     def filled(self, text: str) -> tuple[str, int]:
         """:meth:`fill`, and how many ``<<agent.`` openers the filled-in values brought (data,
@@ -128,7 +173,14 @@ class Assembler:
         if OPEN not in out:
             return out, 0
         inert = {k: v.replace(OPEN, "\ufffe") for k, v in self.macro_values.items()}
-        return out, max(0, openers(out) - openers(substitute(text, inert)))
+        env = dataclasses.replace(
+            self.macro_env,
+            variables={k: v.replace(OPEN, "\ufffe") for k, v in self.macro_env.variables.items()},
+            global_variables={
+                k: v.replace(OPEN, "\ufffe") for k, v in self.macro_env.global_variables.items()
+            },
+        )
+        return out, max(0, openers(out) - openers(substitute(text, inert, env)))
 
     def visible_chat(self) -> tuple[list[ChatMessageIn], str | None]:
         """The chat messages the profile shows, and the window (``"tail"`` or None): all of
@@ -268,6 +320,31 @@ class Assembler:
         base.update(fields)
         base["metadata"].update(extra_meta)
         return Component(**base)
+
+
+def _variable(value: str | int | float | bool) -> str:
+    """A run's SillyTavern variable as {{getvar}} prints it (JavaScript's way)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _last_messages(chat: list[ChatMessageIn]) -> dict[str, str]:
+    """``lastMessage``, ``lastUserMessage``, ``lastCharMessage``: the newest message, user
+    message and assistant message of the visible chat (tool messages left out)."""
+    out: dict[str, str] = {}
+    for m in reversed(chat):
+        if m.role == "tool":
+            continue
+        text = m.content or ""
+        out.setdefault("lastMessage", text)
+        if m.role == "user":
+            out.setdefault("lastUserMessage", text)
+        elif m.role == "assistant":
+            out.setdefault("lastCharMessage", text)
+    return {k: out.get(k, "") for k in ("lastMessage", "lastUserMessage", "lastCharMessage")}
 
 
 def _where(file: str, line: int, column: int) -> str:

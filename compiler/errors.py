@@ -277,7 +277,8 @@ def _registry() -> dict[str, type[APCError] | None]:
             lower.invalid_prefill lower.too_many_cache_breakpoints""",
         InternalError: "internal.count_mismatch",
         APCError: "io.write_failed io.output_not_regular profile.write_failed",
-        None: """template.legacy_agent_macro context.lone_surrogate context.budget_over_window
+        None: """template.legacy_agent_macro template.unknown_st_macro context.lone_surrogate
+            context.budget_over_window
             agent.prompt_entry_inserted agent.task_ignored
             world.regex_timeout
             world.regex_too_complex world.scan_budget agent.profile_tool_alias

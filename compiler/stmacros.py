@@ -1,33 +1,51 @@
 """SillyTavern ``{{macro}}`` substitution: pure string functions, importing nothing else of
 the compiler, so that readers, the assemble stage and the preset importer can all use them.
 
-Implemented, as SillyTavern's classic ``substituteParams`` does, in this order:
+Implemented, as SillyTavern's classic ``substituteParams`` does:
 
 1. ``{{// comment}}`` is removed (up to the first ``}}``, across lines);
 2. ``{{newline}}`` becomes ``\\n``; ``{{noop}}`` becomes nothing;
 3. ``{{trim}}`` is removed together with the newlines (``\\r?\\n``, not other whitespace)
    directly before and after it;
-4. ``{{name}}`` for each name in ``values`` (case-insensitive) becomes its value, in one pass:
-   a substituted value is never scanned again, so data cannot smuggle macros in. As in
-   SillyTavern, only the first ``{{original}}`` expands; later ones become empty.
+4. every other macro, innermost first (``{{random::{{user}}::b}}`` fills ``{{user}}`` and then
+   picks), in one pass over the text: a substituted value is never scanned again, so data
+   cannot smuggle macros in. ``{{name}}`` for each name in ``values`` (case-insensitive)
+   becomes its value; as in SillyTavern, only the first ``{{original}}`` expands and later
+   ones become empty. With a :class:`MacroEnv`, also: ``{{roll:1d20}}``, the variable macros
+   (``getvar``/``setvar``/``addvar``/``incvar``/``decvar`` and their ``globalvar`` forms),
+   the clock (``time``, ``date``, ``weekday``, ``isotime``, ``isodate``,
+   ``datetimeformat FMT``, ``time_UTC±N``), ``{{random::a::b}}`` / ``{{random:a,b}}`` and
+   ``{{pick}}``. ``values`` also carries SillyTavern's plain environment names the caller
+   fills (``lastMessage``, ``model``, ``maxPrompt``, ``mesExamples``, ...).
 
-Any other ``{{...}}`` (``{{agent.plan}}``, ``{{random}}``, a name missing from ``values``)
-is left byte for byte. SillyTavern macro names cannot contain dots, so ``values`` keys must
-be plain names.
+Randomness is a function of the environment's seed, the text and the macro's offset in it
+(SillyTavern's ``{{pick}}`` seeds with the chat id, the text and the offset; its
+``{{random}}`` re-rolls on every evaluation): the same inputs give the same output.
+``setvar`` changes a copy of the variables, seen by later macros of the same text only.
+
+Any other ``{{...}}`` (``{{agent.plan}}``, a name missing from ``values``) is left as
+written (its inner macros filled) and, when ``unknown`` is given, appended to it.
+SillyTavern macro names cannot contain dots, so ``values`` keys must be plain names.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import random
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 __all__ = [
+    "ENVIRONMENT_MACROS",
     "STANDARD_MACROS",
     "CardNames",
+    "MacroEnv",
     "card_values",
     "comment_spans",
     "inert",
+    "literal_macros",
     "substitute",
 ]
 
@@ -41,6 +59,28 @@ STANDARD_MACROS: tuple[str, ...] = (
     "original",
 )
 """The macros the compiler fills from the run context."""
+
+ENVIRONMENT_MACROS: tuple[str, ...] = (
+    "lastMessage",
+    "lastUserMessage",
+    "lastCharMessage",
+    "model",
+    "maxPrompt",
+    "mesExamples",
+)
+"""SillyTavern's plain environment names the compiler fills in ``values`` (from the chat, the
+compile's model and budget, the card)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class MacroEnv:
+    """What the non-name macros read: the clock, the random seed and the variables."""
+
+    now: datetime
+    seed: int = 0
+    variables: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    global_variables: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
 
 _NEWLINE = re.compile(r"\{\{newline\}\}", re.IGNORECASE)
 _NOOP = re.compile(r"\{\{noop\}\}", re.IGNORECASE)
@@ -104,8 +144,14 @@ def inert(text: str) -> str:
     return text
 
 
-def substitute(text: str, values: Mapping[str, str]) -> str:
-    """``text`` with SillyTavern macros replaced (see the module docstring)."""
+def substitute(
+    text: str,
+    values: Mapping[str, str],
+    env: MacroEnv | None = None,
+    unknown: list[str] | None = None,
+) -> str:
+    """``text`` with SillyTavern macros replaced (see the module docstring); the macros left
+    as written are appended to ``unknown``."""
     if "{{" not in text:
         return text
     table: dict[str, str] = {}
@@ -117,20 +163,263 @@ def substitute(text: str, values: Mapping[str, str]) -> str:
     text = _NEWLINE.sub("\n", text)
     text = _NOOP.sub("", text)
     text = _trimmed(text)
-    original_used = False
+    state = _State(table, env, text)
+    return _scan(text, state.evaluate, unknown)
 
-    def replace(match: re.Match[str]) -> str:
-        nonlocal original_used
-        key = match.group(1).lower()
-        if key not in table:
-            return match.group(0)
-        if key == "original":
-            if original_used:
+
+_BRACES = re.compile(r"\{\{(?!\{)|\}\}")  # "{{{x}}": the macro starts at the last brace
+
+
+def _scan(text: str, evaluate: Callable[[str, int], str | None], unknown: list[str] | None) -> str:
+    """One pass over ``text``: each ``{{...}}``, innermost first, becomes what ``evaluate``
+    gives for its body (with its inner macros filled) and its offset, or stays as written."""
+    stack: list[tuple[int, list[str]]] = []  # open macros: offset, parts of the body so far
+    out: list[str] = []
+    last = 0
+    for match in _BRACES.finditer(text):
+        at = match.start()
+        parts = stack[-1][1] if stack else out
+        if match.group() == "{{":
+            parts.append(text[last:at])
+            stack.append((at, []))
+        elif stack:
+            parts.append(text[last:at])
+            offset, body_parts = stack.pop()
+            body = "".join(body_parts)
+            value = evaluate(body, offset)
+            if value is None:
+                value = "{{" + body + "}}"
+                if unknown is not None:
+                    unknown.append(text[offset : match.end()])
+            (stack[-1][1] if stack else out).append(value)
+        else:
+            continue
+        last = match.end()
+    tail = [text[last:]]
+    while stack:  # unclosed: as written
+        _, body_parts = stack.pop()
+        tail = ["{{", *body_parts, *tail]
+    out += tail
+    return "".join(out)
+
+
+_DICE = re.compile(r"roll[ :]\s*(?:(\d*)d(\d+)|(\d+))\s*(?:([+-])\s*(\d+))?\s*", re.IGNORECASE)
+_RANDOM = re.compile(r"(random|pick)\s?::?(.+)", re.IGNORECASE | re.DOTALL)
+_GETVAR = re.compile(r"(get|inc|dec)(global)?var::(.+)", re.IGNORECASE | re.DOTALL)
+_SETVAR = re.compile(r"(set|add)(global)?var::([^:]+)::(.*)", re.IGNORECASE | re.DOTALL)
+_DATETIMEFORMAT = re.compile(r"datetimeformat +(.*)", re.IGNORECASE | re.DOTALL)
+_TIME_UTC = re.compile(r"time_utc([+-]\d+)", re.IGNORECASE)
+_MAX_DICE = 1000
+
+
+class _State:
+    """One substitution: the names, the environment, and the variables ``setvar`` changed."""
+
+    def __init__(self, table: dict[str, str], env: MacroEnv | None, text: str) -> None:
+        self.table = table
+        self.env = env
+        self.text = text
+        self.original_used = False
+        self.vars = (dict(env.variables), dict(env.global_variables)) if env else ({}, {})
+
+    def rng(self, kind: str, offset: int) -> random.Random:
+        assert self.env is not None
+        return random.Random(f"{self.env.seed}\x00{kind}\x00{offset}\x00{self.text}")
+
+    def evaluate(self, body: str, offset: int) -> str | None:
+        key = body.lower()
+        if key in self.table:
+            if key == "original":
+                if self.original_used:
+                    return ""
+                self.original_used = True
+            return self.table[key]
+        if self.env is None:
+            return None
+        return self._environment(body, key, offset, self.env)
+
+    def _environment(self, body: str, key: str, offset: int, env: MacroEnv) -> str | None:
+        if key in _CLOCK:
+            return _format(env.now, _CLOCK[key])
+        if (m := _DATETIMEFORMAT.fullmatch(body)) is not None:
+            return _format(env.now, m.group(1))
+        if (m := _TIME_UTC.fullmatch(body)) is not None:
+            hours = int(m.group(1))
+            if abs(hours) > 24:
+                return None
+            now = env.now if env.now.tzinfo else env.now.astimezone()
+            return _format(now.astimezone(UTC) + timedelta(hours=hours), "LT")
+        if (m := _RANDOM.fullmatch(body)) is not None:
+            options = _options(m.group(2))
+            if not options:
                 return ""
-            original_used = True
-        return table[key]
+            return options[self.rng(m.group(1).lower(), offset).randrange(len(options))]
+        if (m := _DICE.fullmatch(body)) is not None:
+            return self._roll(m, offset)
+        if (m := _SETVAR.fullmatch(body)) is not None:
+            return self._setvar(m)
+        if (m := _GETVAR.fullmatch(body)) is not None:
+            variables = self.vars[1 if m.group(2) else 0]
+            name = m.group(3).strip()
+            verb = m.group(1).lower()
+            if verb == "get":
+                return variables.get(name, "")
+            variables[name] = _number(
+                _as_number(variables.get(name, "")) + (1 if verb == "inc" else -1)
+            )
+            return variables[name]
+        return None
 
-    return _NAME.sub(replace, text)
+    def _roll(self, m: re.Match[str], offset: int) -> str | None:
+        count = int(m.group(1) or 1) if m.group(3) is None else 1
+        sides = int(m.group(2) or m.group(3))
+        if count > _MAX_DICE or sides < 1:
+            return None
+        rng = self.rng("roll", offset)
+        total = sum(rng.randint(1, sides) for _ in range(count))
+        if m.group(4):
+            total += int(m.group(5)) * (1 if m.group(4) == "+" else -1)
+        return str(total)
+
+    def _setvar(self, m: re.Match[str]) -> str:
+        variables = self.vars[1 if m.group(2) else 0]
+        name, value = m.group(3).strip(), m.group(4)
+        if m.group(1).lower() == "set":
+            variables[name] = value
+        else:  # addvar: numbers add, anything else appends (SillyTavern's addLocalVariable)
+            old = variables.get(name, "")
+            try:
+                variables[name] = _number(
+                    _as_number(old, strict=True) + _as_number(value, strict=True)
+                )
+            except ValueError:
+                variables[name] = old + value
+        return ""
+
+
+def _as_number(text: str, *, strict: bool = False) -> float:
+    try:
+        return float(text) if text.strip() else 0.0
+    except ValueError:
+        if strict:
+            raise
+        return 0.0
+
+
+def _number(value: float) -> str:
+    """A number as JavaScript prints it (``3``, not ``3.0``)."""
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+def _options(raw: str) -> list[str]:
+    """``{{random}}``'s choices: split on ``::`` as given, else on commas (``\\,`` a literal
+    comma) and trimmed."""
+    if "::" in raw:
+        return raw.split("::")
+    return [part.replace("\ufffd", ",").strip() for part in raw.replace("\\,", "\ufffd").split(",")]
+
+
+#: moment.js formats of SillyTavern's clock macros
+_CLOCK: dict[str, str] = {
+    "time": "LT",
+    "date": "LL",
+    "weekday": "dddd",
+    "isotime": "HH:mm",
+    "isodate": "YYYY-MM-DD",
+}
+
+_MOMENT = re.compile(
+    r"\[[^\]]*\]|LTS|LT|LLLL|LLL|LL|L|YYYY|YY|MMMM|MMM|MM|Mo|M|DDDD|DDD|Do|DD|D|dddd|ddd|dd|d"
+    r"|HH|H|hh|h|mm|m|ss|s|SSS|A|a|ZZ|Z|X|x"
+)
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _offset(t: datetime, sep: str) -> str:
+    delta = t.utcoffset() or timedelta()
+    minutes = int(delta.total_seconds()) // 60
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}{sep}{abs(minutes) % 60:02d}"
+
+
+def _token(t: datetime, token: str) -> str:
+    """One moment.js format token (English locale)."""
+    h12 = t.hour % 12 or 12
+    simple: dict[str, Callable[[], str]] = {
+        "LTS": lambda: f"{h12}:{t.minute:02d}:{t.second:02d} {'AM' if t.hour < 12 else 'PM'}",
+        "LT": lambda: f"{h12}:{t.minute:02d} {'AM' if t.hour < 12 else 'PM'}",
+        "L": lambda: f"{t.month:02d}/{t.day:02d}/{t.year:04d}",
+        "LL": lambda: f"{_MONTHS[t.month - 1]} {t.day}, {t.year}",
+        "LLL": lambda: f"{_token(t, 'LL')} {_token(t, 'LT')}",
+        "LLLL": lambda: f"{_DAYS[t.weekday()]}, {_token(t, 'LLL')}",
+        "YYYY": lambda: f"{t.year:04d}",
+        "YY": lambda: f"{t.year % 100:02d}",
+        "MMMM": lambda: _MONTHS[t.month - 1],
+        "MMM": lambda: _MONTHS[t.month - 1][:3],
+        "MM": lambda: f"{t.month:02d}",
+        "Mo": lambda: _ordinal(t.month),
+        "M": lambda: str(t.month),
+        "DDDD": lambda: f"{t.timetuple().tm_yday:03d}",
+        "DDD": lambda: str(t.timetuple().tm_yday),
+        "Do": lambda: _ordinal(t.day),
+        "DD": lambda: f"{t.day:02d}",
+        "D": lambda: str(t.day),
+        "dddd": lambda: _DAYS[t.weekday()],
+        "ddd": lambda: _DAYS[t.weekday()][:3],
+        "dd": lambda: _DAYS[t.weekday()][:2],
+        "d": lambda: str((t.weekday() + 1) % 7),
+        "HH": lambda: f"{t.hour:02d}",
+        "H": lambda: str(t.hour),
+        "hh": lambda: f"{h12:02d}",
+        "h": lambda: str(h12),
+        "mm": lambda: f"{t.minute:02d}",
+        "m": lambda: str(t.minute),
+        "ss": lambda: f"{t.second:02d}",
+        "s": lambda: str(t.second),
+        "SSS": lambda: f"{t.microsecond // 1000:03d}",
+        "A": lambda: "AM" if t.hour < 12 else "PM",
+        "a": lambda: "am" if t.hour < 12 else "pm",
+        "ZZ": lambda: _offset(t, ""),
+        "Z": lambda: _offset(t, ":"),
+        "X": lambda: str(int(t.timestamp())),
+        "x": lambda: str(int(t.timestamp() * 1000)),
+    }
+    if token.startswith("["):
+        return token[1:-1]
+    return simple[token]()
+
+
+def _format(t: datetime, fmt: str) -> str:
+    """``t`` in the moment.js format ``fmt`` (the tokens of :data:`_MOMENT`, English)."""
+    return _MOMENT.sub(lambda m: _token(t, m.group()), fmt)
+
+
+def literal_macros(text: str, names: tuple[str, ...] = ()) -> list[str]:
+    """The ``{{...}}`` of ``text`` that :func:`substitute` would leave as written when it
+    knows :data:`STANDARD_MACROS`, :data:`ENVIRONMENT_MACROS` and ``names``."""
+    found: list[str] = []
+    values = dict.fromkeys((*STANDARD_MACROS, *ENVIRONMENT_MACROS, *names), "")
+    substitute(text, values, MacroEnv(now=datetime(2000, 1, 1)), found)
+    return found
 
 
 class CardNames(Protocol):

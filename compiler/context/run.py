@@ -6,9 +6,12 @@ Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 import re
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -133,6 +136,14 @@ class RunContext(_Model):
     )
     #: admit workspace files with more than one hard link (off: they can reach outside)
     allow_workspace_hardlinks: bool = False
+    #: the clock of SillyTavern's {{time}}, {{date}}, ... (ISO 8601; default: the current time)
+    now: datetime | None = None
+    #: the seed of {{random}}, {{pick}}, {{roll}} (default: derived from the chat, see
+    #: :attr:`macro_seed`)
+    seed: int | None = None
+    #: SillyTavern's chat variables ({{getvar}}) and global variables ({{getglobalvar}})
+    variables: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    global_variables: dict[str, str | int | float | bool] = Field(default_factory=dict)
 
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", json_schema_extra=None
@@ -150,6 +161,17 @@ class RunContext(_Model):
     def messages(self) -> list[ChatMessageIn]:
         """The chat as messages (a chat file is read when the context is loaded)."""
         return self.chat if isinstance(self.chat, list) else []
+
+    @property
+    def macro_seed(self) -> int:
+        """:attr:`seed`, else one derived from the chat as SillyTavern's chat id is: the card's
+        name and the first message, so it stays the same as the chat grows."""
+        if self.seed is not None:
+            return self.seed
+        card = self.card
+        first = self.messages[0].content or "" if self.messages else ""
+        key = json.dumps([card.name if card else "", first]).encode("utf-8", "surrogatepass")
+        return int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
 
     @property
     def card(self) -> CharacterCard | None:

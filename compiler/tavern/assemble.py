@@ -47,7 +47,7 @@ from compiler.frame import Component, ComponentKind, Message, PromptRole
 from compiler.macros import BoundTemplate, MacroCall, bind
 from compiler.markers import ALLOWANCE, allowance, openers
 from compiler.profile import ResolvedAgentProfile
-from compiler.stmacros import comment_spans, inert
+from compiler.stmacros import comment_spans, inert, literal_macros
 from compiler.syntax import parse
 from compiler.syntax.ast import Template, Text
 from compiler.tavern.injections import apply_injections
@@ -104,6 +104,32 @@ def check_preset(preset: TavernPreset) -> list[Diagnostic]:
             out.extend(exc.diagnostics)
             continue
         out.extend(bound.warnings)
+        out.extend(_literal_macros(bound))
+    return out
+
+
+def _literal_macros(bound: BoundTemplate) -> list[Diagnostic]:
+    """``template.unknown_st_macro`` for each SillyTavern macro of the entry's text that a
+    compile would send as written (``{{agent.*}}`` has its own warning)."""
+    out: list[Diagnostic] = []
+    seen: set[str] = set()
+    for item in bound.items:
+        if not isinstance(item, Text):
+            continue
+        for raw in literal_macros(item.value):
+            if raw in seen or raw[2:].lstrip().lower().startswith("agent."):
+                continue
+            seen.add(raw)
+            out.append(
+                Diagnostic(
+                    code="template.unknown_st_macro",
+                    severity="warning",
+                    message=f"SillyTavern macro {raw[:80]!r} is not supported: it is sent as "
+                    "written",
+                    file=item.span.file,
+                    hint="remove it (the README lists the SillyTavern macros filled in)",
+                )
+            )
     return out
 
 
