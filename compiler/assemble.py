@@ -20,6 +20,7 @@ from compiler.context.inputs import parse_json
 from compiler.context.run import ChatMessageIn, RunContext
 from compiler.context.tools import BUILTIN_TOOLS
 from compiler.context.workspace import Workspace
+from compiler.context.world_place import unplaced, with_example_entries, world_position
 from compiler.errors import ContextError, Diagnostic, PolicyError
 from compiler.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolCall, ToolSpec
 from compiler.journal import Journal
@@ -201,8 +202,11 @@ class Assembler:
         def rewrite(key: str) -> str:
             return substitute(key, values)
 
-        texts = [m.content or "" for m in chat]
-        return self.context.activated_world(texts, self.warnings, rewrite)
+        speakers = {"user": values.get("user"), "assistant": values.get("char")}
+        texts = [(m.name or speakers.get(m.role), m.content or "") for m in chat]
+        entries = self.context.activated_world(texts, self.warnings, rewrite)
+        self.warnings += unplaced(entries)
+        return entries
 
     @property
     def workspace(self) -> Workspace:
@@ -546,11 +550,7 @@ def _skill(a: Assembler, call: MacroCall) -> dict[str, Any]:
 
 def _world(a: Assembler, call: MacroCall) -> dict[str, Any]:
     position = call.args.get("position")
-    entries = [
-        e
-        for e in a.world_entries
-        if position is None or str(e.get("position", "before")) == position
-    ]
+    entries = [e for e in a.world_entries if position is None or world_position(e) == position]
     text = "\n".join(str(e.get("content", "")) for e in entries if e.get("content"))
     return _creator_text(a, text, "world.activated")
 
@@ -571,7 +571,10 @@ def _character(a: Assembler, call: MacroCall) -> dict[str, Any]:
     field = str(call.args.get("field", "description"))
     card = a.context.character if isinstance(a.context.character, dict) else {}
     data = card.get("data", card) if isinstance(card.get("data"), dict) else card
-    return _creator_text(a, str(data.get(field) or ""), "character.instructions")
+    text = str(data.get(field) or "")
+    if field == "mes_example" and a.visible("world.activated"):
+        text = with_example_entries(a.world_entries, text)
+    return _creator_text(a, text, "character.instructions")
 
 
 def _user(a: Assembler, call: MacroCall) -> dict[str, Any]:

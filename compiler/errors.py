@@ -280,7 +280,7 @@ def _registry() -> dict[str, type[APCError] | None]:
         None: """template.legacy_agent_macro template.unknown_st_macro context.lone_surrogate
             context.budget_over_window
             agent.prompt_entry_inserted agent.task_ignored
-            world.regex_timeout
+            world.regex_timeout world.position_unsupported
             world.regex_too_complex world.scan_budget agent.profile_tool_alias
             agent.profile_tool_budget_invisible agent.profile_tool_description_invisible""",
     }

@@ -110,6 +110,31 @@ class Persona(_Model):
     description: str = ""
 
 
+class WorldInfoSettings(BaseModel):
+    """SillyTavern's global world info settings, by SillyTavern's own names, defaulting to its
+    shipped ``settings.json`` (scan depth 2, whole words and recursion on, case-insensitive,
+    names scanned, budget 25 %). Activation honours depth, case, whole words, recursion,
+    max recursion steps and include names; the budget, min activations and the character
+    strategy are accepted but not applied yet (README, "The run context")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    world_info_depth: int = Field(default=2, ge=0, le=1000)
+    world_info_case_sensitive: bool = False
+    world_info_match_whole_words: bool = True
+    world_info_recursive: bool = True
+    world_info_include_names: bool = True
+    #: percent of the context
+    world_info_budget: int = Field(default=25, ge=1, le=100)
+    #: tokens; 0: no cap
+    world_info_budget_cap: int = Field(default=0, ge=0)
+    world_info_min_activations: int = Field(default=0, ge=0)
+    #: scan passes in all, the first included; 0: unlimited
+    world_info_max_recursion_steps: int = Field(default=0, ge=0)
+    #: evenly 0, character_first 1, global_first 2
+    world_info_character_strategy: Literal[0, 1, 2] = 1
+
+
 def _world_entry(entry: dict[str, Any]) -> dict[str, Any]:
     """An inline activated entry, checked as :class:`WorldEntryIn` (and kept as given)."""
     WorldEntryIn.model_validate(entry)
@@ -134,6 +159,8 @@ class RunContext(_Model):
     world_info: list[Annotated[dict[str, Any], AfterValidator(_world_entry)]] | str = Field(
         default_factory=list
     )
+    #: SillyTavern's global world info settings (its names; its shipped defaults)
+    world_info_settings: WorldInfoSettings = Field(default_factory=WorldInfoSettings)
     #: admit workspace files with more than one hard link (off: they can reach outside)
     allow_workspace_hardlinks: bool = False
     #: the clock of SillyTavern's {{time}}, {{date}}, ... (ISO 8601; default: the current time)
@@ -185,7 +212,8 @@ class RunContext(_Model):
         ``chat`` (a .jsonl or .json file) becomes messages; ``character`` (JSON/PNG/CHARX
         card) becomes its flat fields and :attr:`card`; ``worldInfo`` (a lorebook file)
         becomes the entries activated against the last messages (constant entries plus
-        keyword matches in the last ``scanDepth`` messages, default 4; see
+        keyword matches in the last ``world_info_depth`` messages of
+        :attr:`world_info_settings`, default 2; see
         :func:`compiler.context.world_activation.activate`).
         """
         if isinstance(self.chat, str):
@@ -213,20 +241,41 @@ class RunContext(_Model):
 
     def activated_world(
         self,
-        visible_chat: list[str],
+        visible_chat: list[str] | list[tuple[str | None, str]],
         warnings: list[Diagnostic],
         rewrite_key: Callable[[str], str] | None = None,
     ) -> list[dict[str, Any]]:
         """The world info entries: as the run gives them (already activated), or those the
         run's lorebook activates against ``visible_chat`` (oldest first), the messages the
-        profile shows: a hidden message never activates an entry. Skipped regex keys are
-        reported in ``warnings``; ``rewrite_key`` fills macros in keys before matching."""
+        profile shows: a hidden message never activates an entry. A message given as
+        ``(name, text)`` is scanned as ``Name: text`` when ``world_info_include_names`` is on
+        (and the name is known). Skipped regex keys are reported in ``warnings``;
+        ``rewrite_key`` fills macros in keys before matching."""
         if self._lorebook is None:
             return self.world_info if isinstance(self.world_info, list) else []
         book = self._lorebook
-        depth = book.scan_depth if book.scan_depth is not None else 4
+        wi = self.world_info_settings
+        depth = book.scan_depth if book.scan_depth is not None else wi.world_info_depth
+        texts = [
+            m
+            if isinstance(m, str)
+            else f"{m[0]}: {m[1]}"
+            if wi.world_info_include_names and m[0]
+            else m[1]
+            for m in visible_chat
+        ]
         found: list[Diagnostic] = []
-        entries = activate(book, visible_chat, depth, warnings=found, rewrite_key=rewrite_key)
+        entries = activate(
+            book,
+            texts,
+            depth,
+            case_sensitive=wi.world_info_case_sensitive,
+            match_whole_words=wi.world_info_match_whole_words,
+            recursive=wi.world_info_recursive,
+            max_recursion_steps=wi.world_info_max_recursion_steps,
+            warnings=found,
+            rewrite_key=rewrite_key,
+        )
         warnings += [dataclasses.replace(w, file=self._lorebook_file) for w in found]
         return [_entry_out(e) for e in entries]
 
@@ -364,4 +413,6 @@ def _entry_out(e: WorldEntry) -> dict[str, Any]:
         "content": e.content,
         "position": e.position,
         "order": e.order,
+        "depth": e.depth,
+        "role": e.role or "system",
     }

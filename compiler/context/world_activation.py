@@ -29,7 +29,8 @@ The lorebook is read by :mod:`compiler.context.world`.
 - a selective entry with secondary keys also needs its ``selectiveLogic`` to hold:
   AND_ANY (0) some secondary key matches, NOT_ALL (1) not every one matches, NOT_ANY (2)
   none matches, AND_ALL (3) every one matches;
-- with ``recursive=True``, the content of activated entries (except ``preventRecursion``
+- with ``recursive=True`` (SillyTavern's shipped setting; the run context passes
+  ``worldInfoSettings``), the content of activated entries (except ``preventRecursion``
   ones) is scanned again until nothing new activates; ``excludeRecursion`` entries only
   activate from the messages, ``delayUntilRecursion`` entries only from recursion.
 
@@ -338,6 +339,7 @@ def activate(
     case_sensitive: bool = False,
     match_whole_words: bool = False,
     recursive: bool = False,
+    max_recursion_steps: int = 0,
     rewrite_key: Callable[[str], str] | None = None,
     warnings: list[Diagnostic] | None = None,
 ) -> list[WorldEntry]:
@@ -345,6 +347,8 @@ def activate(
 
     ``warnings``, when given, receives the ``world.regex_timeout`` and
     ``world.regex_too_complex`` warnings of regex keys that were skipped (they did not match).
+    ``max_recursion_steps`` (> 0) caps the scan passes, the first one included, as
+    SillyTavern's ``world_info_max_recursion_steps`` does; 0 is no cap.
     """
     if scan_depth < 0:
         raise ValueError("scan_depth must be >= 0")
@@ -353,7 +357,9 @@ def activate(
     active: list[WorldEntry] = []
     taken: set[int] = set()
     first = True
+    passes = 0
     while True:
+        passes += 1
         new = [
             entry
             for entry in lorebook.entries
@@ -366,7 +372,7 @@ def activate(
         active.extend(new)
         taken.update(id(entry) for entry in new)
         first = False
-        if not (recursive and new):
+        if not (recursive and new) or 0 < max_recursion_steps <= passes:
             break
         text = "\n".join(e.content for e in new if not e.prevent_recursion)
         scanner.recurse.append(text)

@@ -58,6 +58,7 @@ from compiler.tavern.preset import (
     ordered_prompts,
     read_preset,
 )
+from compiler.tavern.world import depth_prompts
 
 #: SillyTavern markers -> the macro each one stands for.
 MARKER_MACROS: dict[str, str] = {
@@ -188,6 +189,8 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     if errors:
         errors.sort(key=lambda d: (d.span.file, d.span.start) if d.span else ("", 0))
         raise TemplateError(errors)
+    if any(e.prompt.identifier == "chatHistory" for e in entries):  # world info @D entries
+        injections += depth_prompts(assembler, unmaterialized)
     for entry in entries:
         _add_entry(assembler, preset, entry, injections, unmaterialized)
     if mode == "agent" and not any(

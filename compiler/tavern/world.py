@@ -1,0 +1,65 @@
+"""World info entries at depth (position 4, ``@D``) as SillyTavern injects them in chat.
+
+Internal: the API is :mod:`compiler.tavern`.
+
+SillyTavern groups the activated ``@D`` entries by ``(depth, role)`` (defaults 4 and
+system), joins each group's contents with ``\\n`` in prompt order, and sends the group as the
+extension prompt ``customDepthWI-{depth}-{role}``: an in-chat injection at that depth, after
+the preset's own in-chat entries of the same depth and role. Here each group becomes an
+in-chat :class:`PresetPrompt` placed by :func:`compiler.tavern.injections.apply_injections`
+with the preset's, so a tool call and its results are never split.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compiler.assemble import Assembler
+from compiler.context.world_place import world_position
+from compiler.frame import PromptRole
+from compiler.markers import openers
+from compiler.stmacros import inert
+from compiler.tavern.preset import PresetPrompt
+
+_ROLES: dict[int, PromptRole] = {0: "system", 1: "user", 2: "assistant"}
+DEFAULT_DEPTH = 4
+
+
+def _depth(entry: dict[str, Any]) -> int:
+    raw = entry.get("depth")
+    return raw if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0 else DEFAULT_DEPTH
+
+
+def _role(entry: dict[str, Any]) -> PromptRole:
+    raw = entry.get("role")
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return _ROLES.get(raw, "system")
+    return raw if raw in ("system", "user", "assistant") else "system"
+
+
+def depth_prompts(assembler: Assembler, unmaterialized: list[str]) -> list[PresetPrompt]:
+    """The activated ``@D`` entries as in-chat prompts, one per (depth, role); a group whose
+    filled text holds more ``<<agent.`` openers than its raw text gets its content added to
+    ``unmaterialized`` (:mod:`compiler.markers`). None when world info is hidden."""
+    if not assembler.visible("world.activated"):
+        return []
+    groups: dict[tuple[int, PromptRole], list[str]] = {}
+    for entry in assembler.world_entries:
+        if entry.get("content") and world_position(entry) == "at_depth":
+            groups.setdefault((_depth(entry), _role(entry)), []).append(str(entry["content"]))
+    out: list[PresetPrompt] = []
+    for (depth, role), contents in groups.items():
+        text = "\n".join(contents)
+        content, from_values = assembler.filled(text)
+        if openers(content) > openers(inert(text)) + from_values:
+            unmaterialized.append(content)
+        out.append(
+            PresetPrompt(
+                identifier=f"customDepthWI-{depth}-{role}",
+                role=role,
+                content=content,
+                injection_position=1,
+                injection_depth=depth,
+            )
+        )
+    return out
