@@ -249,16 +249,18 @@ class Assembler:
             self._add(comp)
 
     def add_text(
-        self, text: str, *, role: Role, source: str, resource: str, metadata: dict[str, Any]
-    ) -> None:
-        """Append one inline text that is data (not template text) as its own message; its
-        ``resource`` is checked like a macro's (``policy.resource_hidden``)."""
-        self.resources.require(resource, what=f"'{source}'", where=source)
+        self, text: str, *, role: Role, source: str, resource: str | None,
+        metadata: dict[str, Any], kind: ComponentKind = ComponentKind.PRESET_GUIDE,
+    ) -> None:  # fmt: skip
+        """Append one inline text (data, or preset text: ``resource`` None) as its own
+        message; ``resource`` is checked like a macro's (``policy.resource_hidden``)."""
+        if resource is not None:
+            self.resources.require(resource, what=f"'{source}'", where=source)
         self._group += 1
         self._add(
             Component(
                 id=self._next_id("text"),
-                kind=ComponentKind.PRESET_GUIDE,
+                kind=kind,
                 source=source,
                 resource=resource,
                 role=role,

@@ -45,6 +45,11 @@ class ComponentKind(StrEnum):
 MESSAGE_KINDS = frozenset({ComponentKind.CHAT_HISTORY, ComponentKind.TOOL_RESULTS})
 
 
+#: Inline metadata key: the ``name`` of the message a group's first component starts
+#: (SillyTavern's ``example_user`` / ``example_assistant``).
+MESSAGE_NAME = "messageName"
+
+
 class ToolCall(TypedDict):
     """A call an assistant message made: ``arguments`` is a JSON object."""
 

@@ -52,7 +52,11 @@ def test_preset_text_compiles_as_a_preset_only_when_asked(tmp_path: Path) -> Non
     }
     ctx = {"chat": [{"role": "user", "content": "hi"}]}
     as_preset = compiler.compile_string(json.dumps(preset), kind="preset", context=ctx)
-    assert [m["content"] for m in as_preset.request["messages"]] == ["Be kind.", "hi"]
+    assert [m["content"] for m in as_preset.request["messages"]] == [
+        "Be kind.",
+        "[Start a new Chat]",
+        "hi",
+    ]
     as_text = compiler.compile_string(json.dumps(preset), context=ctx)  # a template: as written
     assert as_text.request["messages"][0]["content"] == json.dumps(preset)
     (tmp_path / "p.json").write_text(json.dumps(preset))

@@ -169,7 +169,7 @@ def test_compile_fills_from_the_run_context(tmp_path: Path) -> None:
     assert system(result) == ("2024-03-05 2:07 PM|calm|3|newest|newest|reply {{user}}|gpt-4o|5000")
     assert not [w for w in result.warnings if w.code == "template.unknown_st_macro"]
     # the chat itself is data: never expanded
-    assert result.request["messages"][1]["content"] == "first {{time}}"
+    assert result.request["messages"][2]["content"] == "first {{time}}"
 
 
 def test_mes_examples_is_the_cards_raw_examples(tmp_path: Path) -> None:

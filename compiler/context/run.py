@@ -171,6 +171,9 @@ class RunContext(_Model):
     #: SillyTavern's chat variables ({{getvar}}) and global variables ({{getglobalvar}})
     variables: dict[str, str | int | float | bool] = Field(default_factory=dict)
     global_variables: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    #: the greeting an empty chat starts with: 0 the card's first_mes, N its Nth alternate
+    #: greeting (SillyTavern's swipes)
+    greeting: int = Field(default=0, ge=0)
 
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", json_schema_extra=None

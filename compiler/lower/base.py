@@ -47,21 +47,26 @@ def layout(frame: ContextFrame) -> tuple[list[Message], list[ToolSpec]]:
     ChatHistory and ToolResults are message boundaries: their messages stand at their
     position, so text before and after them never merges.
     """
-    from compiler.frame import MESSAGE_KINDS, ComponentKind
+    from compiler.frame import MESSAGE_KINDS, MESSAGE_NAME, ComponentKind
 
     messages: list[Message] = []
     tools: list[ToolSpec] = []
     parts: list[str] = []
     current: tuple[int, str] | None = None
+    name: str | None = None  # a message name the group's first component carries
 
     def flush() -> None:
-        nonlocal current
+        nonlocal current, name
         if current is not None:
             text = "".join(parts).strip()
             if text:
-                messages.append({"role": current[1], "content": text})  # type: ignore[typeddict-item]
+                msg: Message = {"role": current[1], "content": text}  # type: ignore[typeddict-item]
+                if name:
+                    msg["name"] = name
+                messages.append(msg)
         parts.clear()
         current = None
+        name = None
 
     for comp in frame.components:
         if comp.kind in MESSAGE_KINDS:
@@ -74,6 +79,7 @@ def layout(frame: ContextFrame) -> tuple[list[Message], list[ToolSpec]]:
             if key != current:
                 flush()
                 current = key
+                name = comp.metadata.get(MESSAGE_NAME)
             parts.append(comp.inline_content)
     flush()
     return messages, tools

@@ -42,8 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from compiler.assemble import Assembler, PresetMode
-from compiler.errors import Diagnostic, Span, TemplateError
-from compiler.frame import Component, ComponentKind, Message, PromptRole
+from compiler.context.world_place import with_example_entries
+from compiler.errors import ContextError, Diagnostic, Span, TemplateError
+from compiler.frame import MESSAGE_NAME, Component, ComponentKind, Message, PromptRole
 from compiler.macros import BoundTemplate, MacroCall, bind
 from compiler.markers import ALLOWANCE, allowance, openers
 from compiler.profile import ResolvedAgentProfile
@@ -351,12 +352,20 @@ def _add_entry(
                 resource=CARD_RESOURCE,
             )
 
+    if prompt.is_marker and prompt.identifier == "dialogueExamples":
+        _add_examples(assembler, preset, prompt)
+        return
+    if prompt.is_marker and prompt.identifier == "chatHistory":
+        _add_new_chat(assembler, preset, prompt)
+
     def shape(comp: Component) -> None:
         """The entry's finish on each of its components, before it joins the frame."""
         comp.metadata.setdefault("entry", prompt.identifier)
         if comp.kind == ComponentKind.PRESET_GUIDE:
             from_card = bool(card_file) and comp.source.startswith(card_file + ":")
             comp.metadata["origin"] = "card" if from_card else "preset"
+        if comp.kind == ComponentKind.CHAT_HISTORY and not comp.messages:
+            comp.messages = _greeting(assembler)
         if comp.kind == ComponentKind.CHAT_HISTORY and injections:
             _inject(comp, injections, unmaterialized)  # an empty chat still gets them
         if prompt.is_marker and comp.inline_content and comp.kind in _FORMATTED_KINDS:
@@ -397,20 +406,14 @@ MARKER_FORMATS: dict[str, tuple[str, str, str]] = {
     "worldInfoBefore": ("wi_format", "{0}", "{0}"),
     "worldInfoAfter": ("wi_format", "{0}", "{0}"),
 }
-_START = re.compile(r"^\s*<START>\s*$", re.IGNORECASE | re.MULTILINE)
 
 
 def _formatted(
     assembler: Assembler, preset: TavernPreset, marker: str, content: str
 ) -> tuple[str, int]:
     """A marker's content in the preset's SillyTavern format: ``personality_format``,
-    ``scenario_format``, ``wi_format``, and ``new_example_chat_prompt`` before each
-    ``<START>`` block of the dialogue examples; and the ``<<agent.`` openers the values
-    filled into the format brought (the format is preset text: none of its own)."""
-    if marker == "dialogueExamples":
-        header = str(preset.extra.get("new_example_chat_prompt") or "[Example Chat]")
-        blocks = [b.strip() for b in _START.split(content) if b.strip()]
-        return "\n".join(f"{header}\n{block}" for block in blocks), 0
+    ``scenario_format``, ``wi_format``; and the ``<<agent.`` openers the values filled into
+    the format brought (the format is preset text: none of its own)."""
     if marker not in MARKER_FORMATS:
         return content, 0
     key, placeholder, default = MARKER_FORMATS[marker]
@@ -436,3 +439,114 @@ def _inject(comp: Component, injections: list[PresetPrompt], unmaterialized: lis
         make,
         answers_a_call=lambda m: m.get("role") == "tool",
     )
+
+
+def _preset_text(preset: TavernPreset, key: str, default: str) -> str:
+    value = preset.extra.get(key, default)
+    return value if isinstance(value, str) else default
+
+
+def _add_new_chat(assembler: Assembler, preset: TavernPreset, prompt: PresetPrompt) -> None:
+    """``new_chat_prompt`` (``[Start a new Chat]``) as its own system message right before
+    the chat history, as SillyTavern puts it (an empty one is left out)."""
+    text = assembler.fill(_preset_text(preset, "new_chat_prompt", "[Start a new Chat]"))
+    if text.strip():
+        assembler.add_text(
+            text,
+            role="system",
+            source=f"{preset.source}#new_chat_prompt",
+            resource=None,
+            metadata={"origin": "preset", "entry": prompt.identifier},
+        )
+
+
+def _greeting(assembler: Assembler) -> list[Message]:
+    """An empty chat's first message: the card's ``first_mes``, or the alternate greeting
+    the run context's ``greeting`` picks, macros filled, as the assistant's."""
+    card = assembler.context.card
+    if card is None or not assembler.visible(CARD_RESOURCE):
+        return []
+    choice = assembler.context.greeting
+    greetings = [card.first_mes, *card.alternate_greetings]
+    if choice >= len(greetings):
+        raise ContextError(
+            code="context.invalid_context",
+            message=f"'greeting' is {choice}, but the card has "
+            f"{len(card.alternate_greetings)} alternate greeting(s)",
+            file=assembler.context.file,
+            path="greeting",
+        )
+    text = greetings[choice] or (card.alternate_greetings[:1] or [""])[0]
+    text = assembler.fill(text.replace("\r\n", "\n"))
+    return [{"role": "assistant", "content": text}] if text.strip() else []
+
+
+def split_examples(text: str, user: str, char: str) -> list[list[tuple[str, str]]]:
+    """SillyTavern's dialogue examples (OA ``parseExampleIntoIndividual``): ``<START>``
+    blocks, each a list of ``(name, content)`` messages, ``example_user`` /
+    ``example_assistant``. A message starts where a ``{user}:`` / ``{char}:`` line changes
+    the speaker and runs to the next such line; the first ``Name:`` is cut from it."""
+    text = text.replace("\r\n", "\n").strip()
+    if not text or text.upper() == "<START>":
+        return []
+    if not text.upper().startswith("<START>"):
+        text = "<START>\n" + text
+    names = {"example_user": user + ":", "example_assistant": char + ":"}
+    blocks: list[list[tuple[str, str]]] = []
+    for block in _START_ANY.split(text)[1:]:
+        runs: list[tuple[str | None, list[str]]] = [(None, [])]  # (speaker, lines)
+        for line in block.strip().split("\n"):
+            now = next((n for n, prefix in names.items() if line.startswith(prefix)), None)
+            speaker = runs[-1][0]
+            if now is not None and speaker is not None and now != speaker:
+                runs.append((now, [line]))
+            else:  # lines before the first speaker join the first message, as in ST
+                runs[-1] = (speaker or now, [*runs[-1][1], line])
+        messages = [
+            (who, "\n".join(lines).replace(names[who], "", 1).strip())
+            for who, lines in runs
+            if who is not None
+        ]
+        if messages:
+            blocks.append(messages)
+    return blocks
+
+
+_START_ANY = re.compile(r"<START>", re.IGNORECASE)
+
+
+def _add_examples(assembler: Assembler, preset: TavernPreset, prompt: PresetPrompt) -> None:
+    """The card's dialogue examples as SillyTavern sends them: each ``<START>`` block after
+    a ``new_example_chat_prompt`` system message, one system message per example message,
+    named ``example_user`` / ``example_assistant``."""
+    card = assembler.context.card
+    if card is None:
+        return
+    text = card.mes_example
+    if assembler.visible("world.activated"):  # world info at positions 5/6 wraps them
+        text = with_example_entries(assembler.world_entries, text)
+    if not text.strip():
+        return
+    source = f"{card.origin}#mes_example"
+    assembler.resources.require(CARD_RESOURCE, what=f"'{source}'", where=source)
+    values = assembler.macro_values
+    header = assembler.fill(_preset_text(preset, "new_example_chat_prompt", "[Example Chat]"))
+    examples = split_examples(assembler.fill(text), values["user"], values["char"])
+    for block in examples:
+        if header.strip():
+            assembler.add_text(
+                header,
+                role="system",
+                source=f"{preset.source}#new_example_chat_prompt",
+                resource=None,
+                metadata={"origin": "preset", "entry": prompt.identifier},
+            )
+        for name, content in block:
+            assembler.add_text(
+                content,
+                role="system",
+                source=source,
+                resource=CARD_RESOURCE,
+                kind=ComponentKind.CHARACTER_CARD,
+                metadata={"origin": "card", "entry": prompt.identifier, MESSAGE_NAME: name},
+            )

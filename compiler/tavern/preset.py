@@ -13,8 +13,11 @@ its JSON path.
 
 :func:`ordered_prompts` follows SillyTavern's prompt manager: the ``prompt_order`` list of
 character 100001 (the global strategy), else 100000 (the legacy default list), else
-``prompts[]`` as written; entries the order disables are left out; identifiers the order
-names but ``prompts[]`` lacks are skipped, as SillyTavern skips them.
+SillyTavern's default order (:data:`DEFAULT_ORDER`, ``enhanceDefinitions`` disabled); an
+entry that default order does not name (a custom or Agent entry, which SillyTavern would not
+send) is kept right after the named entry it follows in ``prompts[]``, a deliberate
+difference; entries the order disables are left out; identifiers the order names but
+``prompts[]`` lacks are skipped, as SillyTavern skips them.
 """
 
 from __future__ import annotations
@@ -360,19 +363,57 @@ def active_order(preset: TavernPreset) -> PromptOrder | None:
     return None
 
 
+#: SillyTavern's prompt order for a preset without one (PromptManager's
+#: ``promptManagerDefaultPromptOrder``): identifier -> enabled.
+DEFAULT_ORDER: dict[str, bool] = {
+    "main": True,
+    "worldInfoBefore": True,
+    "personaDescription": True,
+    "charDescription": True,
+    "charPersonality": True,
+    "scenario": True,
+    "enhanceDefinitions": False,
+    "nsfw": True,
+    "worldInfoAfter": True,
+    "dialogueExamples": True,
+    "chatHistory": True,
+    "jailbreak": True,
+}
+
+
+def _default_order(preset: TavernPreset) -> list[tuple[str, bool]]:
+    """:data:`DEFAULT_ORDER`, each entry it does not name after its named predecessor in
+    ``prompts[]`` (before all of them when none precedes it)."""
+    after: dict[str | None, list[str]] = {}
+    anchor: str | None = None
+    for p in preset.prompts:
+        if p.identifier in DEFAULT_ORDER:
+            anchor = p.identifier
+        else:
+            after.setdefault(anchor, []).append(p.identifier)
+    own = {p.identifier: p.enabled for p in preset.prompts}
+    out = [(i, own[i]) for i in after.get(None, [])]
+    for identifier, enabled in DEFAULT_ORDER.items():
+        out.append((identifier, enabled))
+        out.extend((i, own[i]) for i in after.get(identifier, []))
+    return out
+
+
 def ordered_prompts(preset: TavernPreset, *, include_disabled: bool = False) -> list[PresetPrompt]:
     """The preset's prompts in prompt order, each with ``enabled`` set from the order.
 
     Disabled entries are left out unless ``include_disabled``.
     """
     order = active_order(preset)
-    if order is None:
-        chosen = list(preset.prompts)
-    else:
-        by_id = {p.identifier: p for p in preset.prompts}
-        chosen = [
-            by_id[e.identifier].model_copy(update={"enabled": e.enabled})
-            for e in order.order
-            if e.identifier in by_id
-        ]
+    entries = (
+        [(e.identifier, e.enabled) for e in order.order]
+        if order is not None
+        else _default_order(preset)
+    )
+    by_id = {p.identifier: p for p in preset.prompts}
+    chosen = [
+        by_id[identifier].model_copy(update={"enabled": enabled})
+        for identifier, enabled in entries
+        if identifier in by_id
+    ]
     return [p for p in chosen if include_disabled or p.enabled]

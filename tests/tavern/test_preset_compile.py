@@ -138,7 +138,8 @@ def test_agent_mode_places_the_profile_prompt_at_its_entry(tmp_path: Path) -> No
     assert messages[0] == {"role": "system", "content": AGENT_PROMPT}
     task_at = index_of(contents(result), "Write chapter two.")
     assert messages[task_at]["role"] == "user"
-    assert task_at == index_of(contents(result), CHAT[0]["content"]) - 1  # default order
+    assert contents(result)[task_at + 1] == "[Start a new Chat]"  # new_chat_prompt, then chat
+    assert task_at == index_of(contents(result), CHAT[0]["content"]) - 2  # default order
 
 
 def test_agent_mode_keeps_the_entry_role_and_disabled_state(tmp_path: Path) -> None:
@@ -216,7 +217,11 @@ def test_tavern_macros_fill_preset_text_but_never_data(tmp_path: Path) -> None:
     chat = [{"role": "user", "content": "Hello {{char}}"}]
     ctx = {"character": card, "persona": PERSONA, "chat": chat}
     result = compiler.compile(write(tmp_path, "p.json", preset), context=ctx, mode="legacy")
-    assert contents(result) == ["Sera talks to Ann. {{unknown}}", "Hello {{char}}"]
+    assert contents(result) == [
+        "Sera talks to Ann. {{unknown}}",
+        "[Start a new Chat]",
+        "Hello {{char}}",
+    ]
 
 
 def test_card_overrides_main_and_jailbreak_with_original(tmp_path: Path) -> None:
@@ -254,7 +259,7 @@ def test_in_chat_injections_are_placed_at_their_depth(tmp_path: Path) -> None:
     )
     ctx = {"character": {"name": "Sera"}, "chat": CHAT}
     result = compiler.compile(write(tmp_path, "p.json", preset), context=ctx, mode="legacy")
-    assert contents(result) == [CHAT[0]["content"], "Remember Sera.", CHAT[1]["content"]]
+    assert contents(result)[1:] == [CHAT[0]["content"], "Remember Sera.", CHAT[1]["content"]]
 
 
 def test_a_marker_left_in_preset_text_is_a_leak(tmp_path: Path) -> None:
@@ -311,6 +316,7 @@ def test_run_context_reads_a_sillytavern_chat_file(tmp_path: Path) -> None:
     ctx = write(tmp_path, "run.json", {"chat": "chat.jsonl"})
     result = compiler.compile(write(tmp_path, "p.json", preset), context=ctx, mode="legacy")
     assert [(m["role"], m["content"]) for m in result.request["messages"]] == [
+        ("system", "[Start a new Chat]"),
         ("assistant", "Hello."),
         ("user", "Hi <<agent.plan>>"),
     ]
@@ -322,3 +328,23 @@ def test_plain_preset_defaults_to_legacy_and_agent_schema_to_agent(tmp_path: Pat
     agent = {**plain, "agent": {"enabled": True}}
     as_agent = compiler.compile(write(tmp_path, "agent.json", agent))  # agent mode: entries
     assert contents(as_agent)[0] == resolve_profile().effective_system_prompt().strip()
+
+
+@needs_corpus
+def test_corpus_preset_frames_examples_new_chat_and_greeting(tmp_path: Path) -> None:
+    """Issue 12, items 10 and 11 on st-default-2024 and a corpus card: named example
+    messages after [Example Chat], [Start a new Chat] right before the chat, and an empty
+    chat starting with the card's first_mes."""
+    from compiler.context.cards import read_card
+
+    card = read_card(CARDS[0])
+    ctx = {"character": str(CARDS[0]), "persona": PERSONA, "chat": []}
+    messages = compiler.compile(DEFAULT, context=ctx, mode="legacy").request["messages"]
+    at = [m["content"] for m in messages].index("[Start a new Chat]")
+    assert messages[at + 1]["role"] == "assistant"
+    assert messages[at + 1]["content"].startswith(card.first_mes.replace("\r\n", "\n")[:20])
+    named = [m for m in messages if "name" in m]
+    if card.mes_example.strip():
+        assert named and {m["name"] for m in named} <= {"example_user", "example_assistant"}
+        assert all(m["role"] == "system" for m in named)
+        assert messages[messages.index(named[0]) - 1]["content"] == "[Example Chat]"

@@ -34,7 +34,10 @@ def compile_with(tmp_path: Path, extra: dict[str, str]) -> list[str]:
         "chat": [{"role": "user", "content": "hey"}],
     }
     result = compiler.compile(path, context=ctx, mode="legacy")
-    return [m["content"] for m in result.request["messages"]]
+    return [
+        m["content"] if "name" not in m else f"{m['name']}={m['content']}"
+        for m in result.request["messages"]
+    ]
 
 
 def test_preset_formats_apply(tmp_path: Path) -> None:
@@ -51,7 +54,12 @@ def test_preset_formats_apply(tmp_path: Path) -> None:
         "[Aqua's personality: cheerful]",
         "[Circumstances: in the square]",
         "World: Axel is a town.",
-        "[Example Chat]\nKazuma: Hi\nAqua: Hello!\n[Example Chat]\nKazuma: Bye",
+        "[Example Chat]",
+        "example_user=Hi",
+        "example_assistant=Hello!",
+        "[Example Chat]",
+        "example_user=Bye",
+        "[Start a new Chat]",
         "hey",
     ]
 
@@ -59,4 +67,33 @@ def test_preset_formats_apply(tmp_path: Path) -> None:
 def test_defaults_without_formats(tmp_path: Path) -> None:
     got = compile_with(tmp_path, {})
     assert got[:3] == ["cheerful", "in the square", "Axel is a town."]
-    assert got[3].startswith("[Example Chat]\nKazuma: Hi")
+    assert got[3:6] == ["[Example Chat]", "example_user=Hi", "example_assistant=Hello!"]
+
+
+def test_examples_and_new_chat_follow_the_preset(tmp_path: Path) -> None:
+    """Issue 12, item 10: one system message per example message (a message runs from a
+    speaker's line to the next speaker's), each block after new_example_chat_prompt, and
+    new_chat_prompt right before the history; empty prompts are left out."""
+    got = compile_with(
+        tmp_path, {"new_example_chat_prompt": "", "new_chat_prompt": "[New {{char}}]"}
+    )
+    assert got[3:] == [
+        "example_user=Hi",
+        "example_assistant=Hello!",
+        "example_user=Bye",
+        "[New Aqua]",
+        "hey",
+    ]
+
+
+def test_an_empty_chat_starts_with_the_greeting(tmp_path: Path) -> None:
+    """Issue 12, item 11: first_mes (or the chosen alternate greeting), macros filled, as
+    the assistant's message."""
+    card = {**CARD, "first_mes": "Hi {{user}}!", "alternate_greetings": ["Yo {{user}}."]}
+    preset = {"prompts": [{"identifier": "chatHistory", "marker": True}]}
+    path = tmp_path / "preset.json"
+    path.write_text(json.dumps(preset))
+    for greeting, text in ((0, "Hi Kazuma!"), (1, "Yo Kazuma.")):
+        ctx = {"character": card, "persona": {"name": "Kazuma"}, "chat": [], "greeting": greeting}
+        messages = compiler.compile(path, context=ctx, mode="legacy").request["messages"]
+        assert messages[1:] == [{"role": "assistant", "content": text}]

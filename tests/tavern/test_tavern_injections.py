@@ -108,4 +108,8 @@ def test_injections_stand_in_an_empty_chat(tmp_path: Path) -> None:
     }
     (tmp_path / "p.json").write_text(json.dumps(preset))
     result = compiler.compile(tmp_path / "p.json", context={"chat": []}, mode="legacy")
-    assert [m["content"] for m in result.request["messages"]] == ["Main.", "Remember the river."]
+    assert [m["content"] for m in result.request["messages"]] == [
+        "Main.",
+        "[Start a new Chat]",
+        "Remember the river.",
+    ]

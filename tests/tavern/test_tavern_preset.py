@@ -177,3 +177,17 @@ def test_preset_file_round_trip(tmp_path: Path) -> None:
     path.write_text(json.dumps({"prompts": [prompt("main", content="hi")]}), "utf-8")
     preset = read_preset(path)
     assert preset.source == str(path) and preset.prompts[0].content == "hi"
+
+
+def test_without_prompt_order_sillytaverns_default_order_applies() -> None:
+    """Issue 12, item 10: the card no longer lands after the chat; an entry the default
+    order does not name stays after the named entry it follows in prompts[]."""
+    ids = ["chatHistory", "charDescription", "custom", "enhanceDefinitions", "main", "nsfw"]
+    preset = read_preset({"prompts": [prompt(i) for i in ids]})
+    assert [p.identifier for p in ordered_prompts(preset)] == [
+        "main",
+        "charDescription",
+        "custom",
+        "nsfw",
+        "chatHistory",
+    ]

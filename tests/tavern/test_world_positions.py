@@ -108,11 +108,19 @@ def test_example_entries_wrap_the_card_examples(tmp_path: Path) -> None:
         {"content": "{{user}}: top high", "position": 5, "order": 2},
         {"content": "{{char}}: bottom", "position": 6},
     ]
-    got = pairs(compile_world(tmp_path, entries))
-    examples = [c for _, c in got if "[Example Chat]" in c]
-    assert examples == [
-        "[Example Chat]\nKazuma: top high\n[Example Chat]\nKazuma: top low\n"
-        "[Example Chat]\nKazuma: Hi\nAqua: Yo\n[Example Chat]\nAqua: bottom"
+    got = [c for _, c in pairs(compile_world(tmp_path, entries))]
+    start = got.index("[Example Chat]")
+    # each entry is its own example block: top ones (highest order first), the card's, bottom
+    assert got[start : start + 9] == [
+        "[Example Chat]",
+        "top high",
+        "[Example Chat]",
+        "top low",
+        "[Example Chat]",
+        "Hi",
+        "Yo",
+        "[Example Chat]",
+        "bottom",
     ]
 
 
@@ -148,4 +156,9 @@ def test_inline_entries_take_numeric_positions(tmp_path: Path) -> None:
         "chat": [{"role": "user", "content": "hi"}],
     }
     result = compiler.compile(tmp_path / "preset.json", context=ctx, mode="legacy")
-    assert pairs(result) == [("system", "after"), ("user", "hi"), ("user", "deep")]
+    assert pairs(result) == [
+        ("system", "after"),
+        ("system", "[Start a new Chat]"),
+        ("user", "hi"),
+        ("user", "deep"),
+    ]
