@@ -366,6 +366,8 @@ def _add_entry(
             comp.metadata["origin"] = "card" if from_card else "preset"
         if comp.kind == ComponentKind.CHAT_HISTORY and not comp.messages:
             comp.messages = _greeting(assembler)
+        if comp.kind == ComponentKind.CHAT_HISTORY and comp.messages:
+            comp.messages = _named(comp.messages, preset.settings.names_behavior)
         if comp.kind == ComponentKind.CHAT_HISTORY and injections:
             _inject(comp, injections, unmaterialized)  # an empty chat still gets them
         if prompt.is_marker and comp.inline_content and comp.kind in _FORMATTED_KINDS:
@@ -458,6 +460,23 @@ def _add_new_chat(assembler: Assembler, preset: TavernPreset, prompt: PresetProm
             resource=None,
             metadata={"origin": "preset", "entry": prompt.identifier},
         )
+
+
+def _named(messages: list[Message], behavior: int) -> list[Message]:
+    """Chat messages named as the preset's ``names_behavior`` says (SillyTavern's
+    ``setOpenAIMessages``): 1 keeps each ``name``; 2 moves it into the content as a
+    ``Name: `` prefix (not on narrator, i.e. system, messages); -1 and 0 (a one-to-one chat,
+    the only kind a run context holds) send none."""
+    if behavior == 1:
+        return messages
+    out: list[Message] = []
+    for m in messages:
+        m = dict(m)  # type: ignore[assignment]
+        name = m.pop("name", None)
+        if behavior == 2 and name and m["role"] in ("user", "assistant") and m.get("content"):
+            m["content"] = f"{name}: {m['content']}"
+        out.append(m)
+    return out
 
 
 def _greeting(assembler: Assembler) -> list[Message]:

@@ -144,6 +144,8 @@ class PresetSettings(BaseModel):
     the default budget; ``seed`` is None for SillyTavern's -1 (any negative seed: not sent);
     ``stop`` is ``custom_stopping_strings`` (SillyTavern stores a JSON-encoded array of
     strings; an array is taken too); ``models`` maps a provider to the preset's model for it.
+    ``names_behavior``: -1 no names, 0 SillyTavern's default (a one-to-one chat: no names),
+    1 a ``name`` on each chat message, 2 ``Name: `` in the content.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -157,6 +159,7 @@ class PresetSettings(BaseModel):
     seed: int | None = None
     stop: tuple[str, ...] = ()
     models: dict[str, str] = Field(default_factory=dict)
+    names_behavior: int = 0
 
     def model_for(self, provider: str) -> str | None:
         """The preset's model for ``provider`` (``openai_model``, ``claude_model``, ...)."""
@@ -220,6 +223,10 @@ def _settings(obj: Mapping[str, Any], file: str, path: str) -> PresetSettings:
         if value:
             models[key] = value
     found["models"] = models
+    names = integer("names_behavior", -1)
+    if names is not None and names > 2:
+        raise bad("names_behavior", "-1, 0, 1 or 2")
+    found["names_behavior"] = 0 if names is None else names
     return PresetSettings(**found)
 
 
