@@ -364,6 +364,8 @@ def _add_entry(
         if comp.kind == ComponentKind.PRESET_GUIDE:
             from_card = bool(card_file) and comp.source.startswith(card_file + ":")
             comp.metadata["origin"] = "card" if from_card else "preset"
+        if comp.inline_content and _card_text(comp):  # SillyTavern's baseChatReplace
+            comp.inline_content = comp.inline_content.replace("\r", "")
         if comp.kind == ComponentKind.CHAT_HISTORY and not comp.messages:
             comp.messages = _greeting(assembler)
         if comp.kind == ComponentKind.CHAT_HISTORY and comp.messages:
@@ -397,6 +399,13 @@ def _overridden(
         items.extend(bound.items)
         items.extend(Text(t, span, own + extra) for (t, extra), own in pieces[1:])
     return dataclasses.replace(bound, items=tuple(items))
+
+
+def _card_text(comp: Component) -> bool:
+    """Whether ``comp`` is card or persona text, which SillyTavern sends without ``\r``."""
+    if comp.kind == ComponentKind.PRESET_GUIDE:
+        return comp.metadata.get("origin") == "card"
+    return comp.kind in (ComponentKind.CHARACTER_CARD, ComponentKind.USER_PROFILE)
 
 
 _FORMATTED_KINDS = frozenset({ComponentKind.CHARACTER_CARD, ComponentKind.WORLD_INFO})
@@ -541,7 +550,7 @@ def _add_examples(assembler: Assembler, preset: TavernPreset, prompt: PresetProm
     card = assembler.context.card
     if card is None:
         return
-    text = card.mes_example
+    text = card.mes_example.replace("\r", "")
     if assembler.visible("world.activated"):  # world info at positions 5/6 wraps them
         text = with_example_entries(assembler.world_entries, text)
     if not text.strip():
