@@ -63,6 +63,7 @@ class Assembler:
         self._group = 0
         #: ``legacy`` (a preset compiled as plain SillyTavern): no agent components at all
         self.mode: PresetMode = "agent"
+        self.frame_metadata: dict[str, Any] = {}  #: e.g. a preset's squash_system_messages
         #: compiling for a plan node: the plan and the node's id (see :func:`_plan`)
         self.plan_node: tuple[PlanPolicy, str] | None = None
         #: the compile's model and prompt budget, for {{model}} and {{maxPrompt}}
@@ -194,8 +195,7 @@ class Assembler:
 
     @functools.cached_property
     def world_entries(self) -> list[dict[str, Any]]:
-        """The activated world info, activated by the visible chat only (see
-        :meth:`RunContext.activated_world`)."""
+        """The world info the visible chat activates (:meth:`RunContext.activated_world`)."""
         chat, _ = self.visible_chat()
         values = self.macro_values  # {{char}}/{{user}} in keys are filled before matching
 
@@ -271,7 +271,7 @@ class Assembler:
         )
 
     def frame(self) -> ContextFrame:
-        return ContextFrame(components=list(self.components))
+        return ContextFrame(components=list(self.components), metadata=dict(self.frame_metadata))
 
     # -- internals ---------------------------------------------------------------------
     def _next_id(self, name: str) -> str:

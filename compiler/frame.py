@@ -48,6 +48,11 @@ MESSAGE_KINDS = frozenset({ComponentKind.CHAT_HISTORY, ComponentKind.TOOL_RESULT
 #: Inline metadata key: the ``name`` of the message a group's first component starts
 #: (SillyTavern's ``example_user`` / ``example_assistant``).
 MESSAGE_NAME = "messageName"
+#: ContextFrame metadata: merge consecutive unnamed system messages when laid out
+#: (SillyTavern's ``squash_system_messages``)
+SQUASH_SYSTEM = "squashSystem"
+#: Component metadata: the component's message is never squashed (``new_chat_prompt``)
+NO_SQUASH = "noSquash"
 
 
 class ToolCall(TypedDict):

@@ -49,5 +49,7 @@ def floor_tokens(
     :func:`floor_components`), with message framing and the reply priming, counted exactly.
     Every budget from this one up fits the frame, unless a required component that can be
     cut needs more room than its cut leaves."""
-    request = dialect.lower(ContextFrame(components=floor_components(frame)), model)
+    request = dialect.lower(
+        ContextFrame(components=floor_components(frame), metadata=frame.metadata), model
+    )
     return dialect.count_request(request, counter)

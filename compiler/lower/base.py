@@ -45,15 +45,19 @@ def layout(frame: ContextFrame) -> tuple[list[Message], list[ToolSpec]]:
     Inline components of the same group and role join into one message (their text kept as
     written, the message's outer whitespace trimmed; whitespace-only messages vanish).
     ChatHistory and ToolResults are message boundaries: their messages stand at their
-    position, so text before and after them never merges.
+    position, so text before and after them never merges. A frame marked
+    :data:`~compiler.frame.SQUASH_SYSTEM` then has its runs of unnamed system messages
+    merged (:func:`squash_system`).
     """
-    from compiler.frame import MESSAGE_KINDS, MESSAGE_NAME, ComponentKind
+    from compiler.frame import MESSAGE_KINDS, MESSAGE_NAME, NO_SQUASH, SQUASH_SYSTEM, ComponentKind
 
     messages: list[Message] = []
+    fixed: list[bool] = []  # per message: never squashed
     tools: list[ToolSpec] = []
     parts: list[str] = []
     current: tuple[int, str] | None = None
     name: str | None = None  # a message name the group's first component carries
+    keep = False  # the group's first component says: never squash
 
     def flush() -> None:
         nonlocal current, name
@@ -64,6 +68,7 @@ def layout(frame: ContextFrame) -> tuple[list[Message], list[ToolSpec]]:
                 if name:
                     msg["name"] = name
                 messages.append(msg)
+                fixed.append(keep)
         parts.clear()
         current = None
         name = None
@@ -72,6 +77,7 @@ def layout(frame: ContextFrame) -> tuple[list[Message], list[ToolSpec]]:
         if comp.kind in MESSAGE_KINDS:
             flush()
             messages.extend(comp.messages or ())
+            fixed.extend(False for _ in comp.messages or ())
         elif comp.kind == ComponentKind.TOOL_DEFINITIONS:
             tools.extend(comp.tools or ())
         elif comp.inline_content:
@@ -80,6 +86,33 @@ def layout(frame: ContextFrame) -> tuple[list[Message], list[ToolSpec]]:
                 flush()
                 current = key
                 name = comp.metadata.get(MESSAGE_NAME)
+                keep = bool(comp.metadata.get(NO_SQUASH))
             parts.append(comp.inline_content)
     flush()
+    if frame.metadata.get(SQUASH_SYSTEM):
+        messages = squash_system(messages, fixed)
     return messages, tools
+
+
+def squash_system(messages: list[Message], fixed: list[bool]) -> list[Message]:
+    """SillyTavern's ``squashSystemMessages``: empty system messages dropped, each run of
+    unnamed system messages (without tool calls) joined with ``\n`` into its first; a
+    ``fixed`` message (``new_chat_prompt``) is never merged."""
+    out: list[Message] = []
+    last_squashable = False
+    for msg, keep in zip(messages, fixed, strict=True):
+        if msg["role"] == "system" and not (msg.get("content") or "").strip():
+            continue
+        squashable = (
+            not keep
+            and msg["role"] == "system"
+            and not msg.get("name")
+            and not msg.get("toolCalls")
+        )
+        if squashable and last_squashable:
+            prev = out[-1]
+            out[-1] = {**prev, "content": f"{prev['content']}\n{msg['content']}"}
+        else:
+            out.append(msg)
+        last_squashable = squashable
+    return out

@@ -44,7 +44,15 @@ from typing import Any
 from compiler.assemble import Assembler, PresetMode
 from compiler.context.world_place import with_example_entries
 from compiler.errors import ContextError, Diagnostic, Span, TemplateError
-from compiler.frame import MESSAGE_NAME, Component, ComponentKind, Message, PromptRole
+from compiler.frame import (
+    MESSAGE_NAME,
+    NO_SQUASH,
+    SQUASH_SYSTEM,
+    Component,
+    ComponentKind,
+    Message,
+    PromptRole,
+)
 from compiler.macros import BoundTemplate, MacroCall, bind
 from compiler.markers import ALLOWANCE, allowance, openers
 from compiler.profile import ResolvedAgentProfile
@@ -156,6 +164,8 @@ class _Entry:
 def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetMode) -> None:
     """Append the preset's components to ``assembler`` (see the module docstring)."""
     assembler.mode = mode
+    if preset.extra.get("squash_system_messages") is True:
+        assembler.frame_metadata[SQUASH_SYSTEM] = True
     prompts = ordered_prompts(preset)
     if mode == "legacy":
         prompts = [p for p in prompts if p.identifier not in AGENT_MARKERS]
@@ -467,7 +477,7 @@ def _add_new_chat(assembler: Assembler, preset: TavernPreset, prompt: PresetProm
             role="system",
             source=f"{preset.source}#new_chat_prompt",
             resource=None,
-            metadata={"origin": "preset", "entry": prompt.identifier},
+            metadata={"origin": "preset", "entry": prompt.identifier, NO_SQUASH: True},
         )
 
 
