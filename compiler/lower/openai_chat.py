@@ -147,6 +147,37 @@ def participant_name(name: str) -> str:
     return NAME_RE.sub("_", name)[:64] or "_"
 
 
+def distinct_names(messages: list[Message]) -> list[Message]:
+    """The messages with each speaker kept apart: a ``name`` whose provider-safe form
+    (:func:`participant_name`) has no letter or digit left, or is shared with another
+    speaker's (``Аня`` and ``Оля`` both become ``___``), goes into the content as a
+    ``Name: `` prefix instead of the ``name`` field."""
+    named = {m["name"] for m in messages if m.get("name") and m["role"] in _NAMED_ROLES}
+    owners: dict[str, set[str]] = {}
+    for name in named:
+        owners.setdefault(participant_name(name), set()).add(name)
+    unsafe = {
+        name
+        for safe, names in owners.items()
+        for name in names
+        if len(names) > 1 or not any(c.isalnum() for c in safe)
+    }
+    if not unsafe:
+        return messages
+    out: list[Message] = []
+    for m in messages:
+        if m.get("name") in unsafe and m["role"] in _NAMED_ROLES:
+            m = dict(m)  # type: ignore[assignment]
+            name = m.pop("name")
+            if m.get("content"):
+                m["content"] = f"{name}: {m['content']}"
+        out.append(m)
+    return out
+
+
+_NAMED_ROLES = ("user", "assistant", "system", "developer")
+
+
 class OpenAIChat(Dialect):
     """The Chat Completions request body."""
 
@@ -163,7 +194,7 @@ class OpenAIChat(Dialect):
         messages, tools = prepared(frame, self, options, report, id_limit=MAX_CALL_ID)
         body: ModelRequest = {
             "model": model,
-            "messages": [self.message(m, system_role(model)) for m in messages],
+            "messages": [self.message(m, system_role(model)) for m in distinct_names(messages)],
         }
         if tools:
             body["tools"] = [self.tool(t) for t in tools]
@@ -174,7 +205,7 @@ class OpenAIChat(Dialect):
         """The wire message; ``system`` is the role system text takes (:func:`system_role`)."""
         role = system if m["role"] == "system" else m["role"]
         out: dict[str, Any] = {"role": role, "content": m["content"]}
-        if "name" in m and m["role"] in ("user", "assistant", "system", "developer"):
+        if "name" in m and m["role"] in _NAMED_ROLES:
             out["name"] = participant_name(m["name"])
         if m.get("toolCalls"):
             if m["role"] != "assistant":
