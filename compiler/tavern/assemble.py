@@ -380,6 +380,8 @@ def _add_entry(
             comp.messages = _greeting(assembler)
         if comp.kind == ComponentKind.CHAT_HISTORY and comp.messages:
             comp.messages = _named(comp.messages, preset.settings.names_behavior)
+        if comp.kind == ComponentKind.CHAT_HISTORY and assembler.mode == "legacy":
+            comp.strategy = comp.strategy or "truncate"  # oldest first, no note or summary
         if comp.kind == ComponentKind.CHAT_HISTORY and injections:
             _inject(comp, injections, unmaterialized)  # an empty chat still gets them
         if prompt.is_marker and comp.inline_content and comp.kind in _FORMATTED_KINDS:

@@ -405,7 +405,8 @@ def test_legacy_mode_names_no_tool_and_reads_no_workspace_summary(tmp_path: Path
     )
     result = compiler.compile(path, context=tmp_path / "run.json", mode="legacy", budget=600)
     body = json.dumps(result.request)
-    assert "older messages are not shown" in body
+    assert "older messages are not shown" not in body  # cut as SillyTavern does: no note
+    assert 1 < len(result.request["messages"]) < 80
     assert "chat.search" not in body and "chat_search" not in body and "tools" not in result.request
     assert "WORKSPACE-SUMMARY" not in body
 
