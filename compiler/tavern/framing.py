@@ -1,0 +1,152 @@
+"""How a preset frames the chat, as SillyTavern does: ``new_chat_prompt`` before it, the
+card's greeting in an empty chat, speakers named by ``names_behavior``, and the dialogue
+examples as one message each.
+
+Internal: the API is :mod:`compiler.tavern`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from compiler.assemble import Assembler
+from compiler.context.world_place import with_example_entries
+from compiler.errors import ContextError
+from compiler.frame import MESSAGE_NAME, NO_SQUASH, ComponentKind, Message
+from compiler.tavern.preset import PresetPrompt, TavernPreset
+
+#: The resource a card's text belongs to.
+CARD_RESOURCE = "character.instructions"
+EXAMPLES_PRIORITY = -1  # legacy: the examples are granted after the history
+
+
+def preset_text(preset: TavernPreset, key: str, default: str) -> str:
+    value = preset.extra.get(key, default)
+    return value if isinstance(value, str) else default
+
+
+def add_new_chat(assembler: Assembler, preset: TavernPreset, prompt: PresetPrompt) -> None:
+    """``new_chat_prompt`` (``[Start a new Chat]``) as its own system message right before
+    the chat history, as SillyTavern puts it (an empty one is left out)."""
+    text = assembler.fill(preset_text(preset, "new_chat_prompt", "[Start a new Chat]"))
+    if text.strip():
+        assembler.add_text(
+            text,
+            role="system",
+            source=f"{preset.source}#new_chat_prompt",
+            resource=None,
+            metadata={"origin": "preset", "entry": prompt.identifier, NO_SQUASH: True},
+        )
+
+
+def named(messages: list[Message], behavior: int) -> list[Message]:
+    """Chat messages named as the preset's ``names_behavior`` says (SillyTavern's
+    ``setOpenAIMessages``): 1 keeps each ``name``; 2 moves it into the content as a
+    ``Name: `` prefix (not on narrator, i.e. system, messages); -1 and 0 (a one-to-one chat,
+    the only kind a run context holds) send none."""
+    if behavior == 1:
+        return messages
+    out: list[Message] = []
+    for m in messages:
+        m = dict(m)  # type: ignore[assignment]
+        name = m.pop("name", None)
+        if behavior == 2 and name and m["role"] in ("user", "assistant") and m.get("content"):
+            m["content"] = f"{name}: {m['content']}"
+        out.append(m)
+    return out
+
+
+def greeting(assembler: Assembler) -> list[Message]:
+    """An empty chat's first message: the card's ``first_mes``, or the alternate greeting
+    the run context's ``greeting`` picks, macros filled, as the assistant's."""
+    card = assembler.context.card
+    if card is None or not assembler.visible(CARD_RESOURCE):
+        return []
+    choice = assembler.context.greeting
+    greetings = [card.first_mes, *card.alternate_greetings]
+    if choice >= len(greetings):
+        raise ContextError(
+            code="context.invalid_context",
+            message=f"'greeting' is {choice}, but the card has "
+            f"{len(card.alternate_greetings)} alternate greeting(s)",
+            file=assembler.context.file,
+            path="greeting",
+        )
+    text = greetings[choice] or (card.alternate_greetings[:1] or [""])[0]
+    text = assembler.fill(text.replace("\r\n", "\n"))
+    return [{"role": "assistant", "content": text}] if text.strip() else []
+
+
+def split_examples(text: str, user: str, char: str) -> list[list[tuple[str, str]]]:
+    """SillyTavern's dialogue examples (OA ``parseExampleIntoIndividual``): ``<START>``
+    blocks, each a list of ``(name, content)`` messages, ``example_user`` /
+    ``example_assistant``. A message starts where a ``{user}:`` / ``{char}:`` line changes
+    the speaker and runs to the next such line; the first ``Name:`` is cut from it."""
+    text = text.replace("\r\n", "\n").strip()
+    if not text or text.upper() == "<START>":
+        return []
+    if not text.upper().startswith("<START>"):
+        text = "<START>\n" + text
+    names = {"example_user": user + ":", "example_assistant": char + ":"}
+    blocks: list[list[tuple[str, str]]] = []
+    for block in _START_ANY.split(text)[1:]:
+        runs: list[tuple[str | None, list[str]]] = [(None, [])]  # (speaker, lines)
+        for line in block.strip().split("\n"):
+            now = next((n for n, prefix in names.items() if line.startswith(prefix)), None)
+            speaker = runs[-1][0]
+            if now is not None and speaker is not None and now != speaker:
+                runs.append((now, [line]))
+            else:  # lines before the first speaker join the first message, as in ST
+                runs[-1] = (speaker or now, [*runs[-1][1], line])
+        messages = [
+            (who, "\n".join(lines).replace(names[who], "", 1).strip())
+            for who, lines in runs
+            if who is not None
+        ]
+        if messages:
+            blocks.append(messages)
+    return blocks
+
+
+_START_ANY = re.compile(r"<START>", re.IGNORECASE)
+
+
+def add_examples(assembler: Assembler, preset: TavernPreset, prompt: PresetPrompt) -> None:
+    """The card's dialogue examples as SillyTavern sends them: each ``<START>`` block after
+    a ``new_example_chat_prompt`` system message, one system message per example message,
+    named ``example_user`` / ``example_assistant``."""
+    card = assembler.context.card
+    if card is None:
+        return
+    text = card.mes_example.replace("\r", "")
+    if assembler.visible("world.activated"):  # world info at positions 5/6 wraps them
+        text = with_example_entries(assembler.world_entries, text)
+    if not text.strip():
+        return
+    source = f"{card.origin}#mes_example"
+    assembler.resources.require(CARD_RESOURCE, what=f"'{source}'", where=source)
+    values = assembler.macro_values
+    header = assembler.fill(preset_text(preset, "new_example_chat_prompt", "[Example Chat]"))
+    examples = split_examples(assembler.fill(text), values["user"], values["char"])
+    first = len(assembler.components)
+    for block in examples:
+        if header.strip():
+            assembler.add_text(
+                header,
+                role="system",
+                source=f"{preset.source}#new_example_chat_prompt",
+                resource=None,
+                metadata={"origin": "preset", "entry": prompt.identifier},
+            )
+        for name, content in block:
+            assembler.add_text(
+                content,
+                role="system",
+                source=source,
+                resource=CARD_RESOURCE,
+                kind=ComponentKind.CHARACTER_CARD,
+                metadata={"origin": "card", "entry": prompt.identifier, MESSAGE_NAME: name},
+            )
+    if assembler.mode == "legacy":  # granted after history; the latest dropped first
+        for comp in assembler.components[first:]:
+            comp.strategy, comp.priority = "drop_optional", EXAMPLES_PRIORITY
