@@ -65,6 +65,8 @@ class Dialect(ABC):
     exact_counts: ClassVar[bool] = True
     #: the share of the budget held back when counts are estimates
     safety_margin: ClassVar[float] = 0.0
+    #: the tiktoken encoding an estimate counts every model with (None: the model's own)
+    estimate_encoding: ClassVar[str | None] = None
     #: the model compiled for when the caller names none
     default_model: ClassVar[str] = "gpt-4o"
     #: context windows by model name prefix (the longest matching prefix wins)
@@ -114,8 +116,9 @@ class Dialect(ABC):
         return None
 
     def encoding(self, model: str) -> str:
-        """The tiktoken encoding this dialect counts ``model`` with."""
-        return encoding_name_for_model(model)
+        """The tiktoken encoding this dialect counts ``model`` with: the estimate's for a
+        provider whose tokenizer is not public, else the model's own."""
+        return self.estimate_encoding or encoding_name_for_model(model)
 
     def tool_name(self, name: str) -> str:
         """The name the model sees for the dotted tool ``name`` (``.`` becomes ``_``)."""

@@ -180,11 +180,8 @@ class Anthropic(Dialect):
     default_model: ClassVar[str] = "claude-sonnet-4-5"
     exact_counts: ClassVar[bool] = False
     safety_margin: ClassVar[float] = 0.2
+    estimate_encoding: ClassVar[str | None] = "o200k_base"  # the estimate's, not Claude's
     windows: ClassVar[Mapping[str, int]] = CLAUDE_WINDOWS
-
-    def encoding(self, model: str) -> str:
-        """``o200k_base`` for every model: the estimate's tokenizer, not Claude's."""
-        return "o200k_base"
 
     def default_output_tokens(self, model: str) -> int:
         """The ``max_tokens`` sent when none is given (:data:`DEFAULT_MAX_TOKENS`), reserved

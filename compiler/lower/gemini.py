@@ -130,11 +130,8 @@ class Gemini(Dialect):
     default_model: ClassVar[str] = "gemini-2.5-flash"
     exact_counts: ClassVar[bool] = False
     safety_margin: ClassVar[float] = 0.1
+    estimate_encoding: ClassVar[str | None] = "o200k_base"  # see the module
     windows: ClassVar[Mapping[str, int]] = GEMINI_WINDOWS
-
-    def encoding(self, model: str) -> str:
-        """``o200k_base`` for every model: the estimate's tokenizer (see the module)."""
-        return "o200k_base"
 
     def lower(
         self,

@@ -49,7 +49,6 @@ from compiler.frame import (
     ComponentKind,
     Message,
     PromptRole,
-    Strategy,
 )
 from compiler.macros import BoundTemplate, MacroCall, bind
 from compiler.markers import ALLOWANCE, allowance, openers
@@ -385,8 +384,10 @@ def _add_entry(
             comp.messages = greeting(assembler)
         if comp.kind == ComponentKind.CHAT_HISTORY and comp.messages:
             comp.messages = named(comp.messages, preset.settings.names_behavior)
-        if assembler.mode == "legacy" and comp.strategy is None:  # SillyTavern's budget
-            comp.strategy = _LEGACY_STRATEGY.get(comp.kind, "fail")
+        # legacy fits as SillyTavern fills its budget: the fixed prompts must fit, history
+        # is cut oldest first with no note, the examples come last (see add_examples)
+        if assembler.mode == "legacy" and comp.strategy is None:
+            comp.strategy = "truncate" if comp.kind == ComponentKind.CHAT_HISTORY else "fail"
         if comp.kind == ComponentKind.CHAT_HISTORY and injections:
             _inject(comp, injections, unmaterialized)  # an empty chat still gets them
         if prompt.is_marker and comp.inline_content and comp.kind in _FORMATTED_KINDS:
@@ -412,12 +413,6 @@ def _overridden(
         items.extend(bound.items)
         items.extend(Text(t, span, own + extra) for (t, extra), own in pieces[1:])
     return dataclasses.replace(bound, items=tuple(items))
-
-
-#: How a legacy compile fits, as SillyTavern fills its budget: the fixed prompts (card,
-#: persona, world info, preset text) must fit or the compile fails; history is cut oldest
-#: first with no note; the dialogue examples come last (see :func:`add_examples`).
-_LEGACY_STRATEGY: dict[ComponentKind, Strategy] = {ComponentKind.CHAT_HISTORY: "truncate"}
 
 
 def _card_text(comp: Component) -> bool:
