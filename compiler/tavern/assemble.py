@@ -383,7 +383,13 @@ def _add_entry(
         if comp.kind == ComponentKind.CHAT_HISTORY and not comp.messages:
             comp.messages = greeting(assembler)
         if comp.kind == ComponentKind.CHAT_HISTORY and comp.messages:
-            comp.messages = named(comp.messages, preset.settings.names_behavior)
+            values = assembler.macro_values
+            comp.messages = named(
+                comp.messages,
+                preset.settings.names_behavior,
+                values.get("user", ""),
+                values.get("char", ""),
+            )
         # legacy fits as SillyTavern fills its budget: the fixed prompts must fit, history
         # is cut oldest first with no note, the examples come last (see add_examples)
         if assembler.mode == "legacy" and comp.strategy is None:
@@ -424,10 +430,20 @@ def _card_text(comp: Component) -> bool:
 
 _FORMATTED_KINDS = frozenset({ComponentKind.CHARACTER_CARD, ComponentKind.WORLD_INFO})
 
-#: marker -> (the preset key of its format, the placeholder in it, SillyTavern's default)
+#: marker -> (the preset key of its format, the placeholder in it, SillyTavern's default:
+#: the shipped value a preset without the key leaves in place, public/scripts/openai.js
+#: ``default_personality_format`` / ``default_scenario_format`` / ``default_wi_format``)
 MARKER_FORMATS: dict[str, tuple[str, str, str]] = {
-    "charPersonality": ("personality_format", "{{personality}}", "{{personality}}"),
-    "scenario": ("scenario_format", "{{scenario}}", "{{scenario}}"),
+    "charPersonality": (
+        "personality_format",
+        "{{personality}}",
+        "[{{char}}'s personality: {{personality}}]",
+    ),
+    "scenario": (
+        "scenario_format",
+        "{{scenario}}",
+        "[Circumstances and context of the dialogue: {{scenario}}]",
+    ),
     "worldInfoBefore": ("wi_format", "{0}", "{0}"),
     "worldInfoAfter": ("wi_format", "{0}", "{0}"),
 }
@@ -442,9 +458,14 @@ def _formatted(
     if marker not in MARKER_FORMATS:
         return content, 0
     key, placeholder, default = MARKER_FORMATS[marker]
-    fmt = preset.extra.get(key)
-    fmt = fmt if isinstance(fmt, str) and placeholder in fmt else default
-    before, _, after = fmt.partition(placeholder)
+    fmt = preset.extra.get(key, default)
+    fmt = fmt if isinstance(fmt, str) else default
+    if not fmt.strip():  # OA: an empty wi_format sends the entries as they are; an empty
+        # personality / scenario format sends nothing (preparePromptsForChatCompletion)
+        return (content if placeholder == "{0}" else ""), 0
+    before, found, after = fmt.partition(placeholder)
+    if not found:  # the format's own text, as SillyTavern substitutes it
+        content = ""
     (head, one), (tail, two) = assembler.filled(before), assembler.filled(after)
     return head + content + tail, one + two
 

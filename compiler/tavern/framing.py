@@ -39,21 +39,34 @@ def add_new_chat(assembler: Assembler, preset: TavernPreset, prompt: PresetPromp
         )
 
 
-def named(messages: list[Message], behavior: int) -> list[Message]:
+def named(messages: list[Message], behavior: int, user: str, char: str) -> list[Message]:
     """Chat messages named as the preset's ``names_behavior`` says (SillyTavern's
-    ``setOpenAIMessages``): 1 keeps each ``name``; 2 moves it into the content as a
-    ``Name: `` prefix (not on narrator, i.e. system, messages); -1 and 0 (a one-to-one chat,
-    the only kind a run context holds) send none."""
-    if behavior == 1:
-        return messages
+    ``setOpenAIMessages``): 1 sends each speaker's ``name``; 2 moves it into the content as
+    a ``Name: `` prefix (not on narrator, i.e. system, messages); -1 and 0 (a one-to-one
+    chat, the only kind a run context holds) send none. A user or assistant message without
+    a ``name`` is the persona's (``user``) or the card's (``char``), as every message of a
+    SillyTavern chat is named by its speaker."""
+    if behavior not in (1, 2):
+        return [_without_name(m) for m in messages]
+    speakers = {"user": user, "assistant": char}
     out: list[Message] = []
     for m in messages:
-        m = dict(m)  # type: ignore[assignment]
-        name = m.pop("name", None)
-        if behavior == 2 and name and m["role"] in ("user", "assistant") and m.get("content"):
+        role = m["role"]
+        name = m.get("name") or (speakers.get(role) if role in speakers else None)
+        if behavior == 1:
+            out.append({**m, "name": name} if name else m)
+            continue
+        m = _without_name(m)
+        if name and role in speakers and m.get("content"):
             m["content"] = f"{name}: {m['content']}"
         out.append(m)
     return out
+
+
+def _without_name(message: Message) -> Message:
+    out = dict(message)
+    out.pop("name", None)
+    return out  # type: ignore[return-value]
 
 
 def greeting(assembler: Assembler) -> list[Message]:
@@ -136,7 +149,8 @@ def add_examples(assembler: Assembler, preset: TavernPreset, prompt: PresetPromp
                 role="system",
                 source=f"{preset.source}#new_example_chat_prompt",
                 resource=None,
-                metadata={"origin": "preset", "entry": prompt.identifier},
+                # SillyTavern's 'newChat' message: never squashed (OA squashSystemMessages)
+                metadata={"origin": "preset", "entry": prompt.identifier, NO_SQUASH: True},
             )
         for name, content in block:
             assembler.add_text(

@@ -65,9 +65,27 @@ def test_preset_formats_apply(tmp_path: Path) -> None:
 
 
 def test_defaults_without_formats(tmp_path: Path) -> None:
+    """A preset without the keys keeps SillyTavern's shipped formats (st-oracle capture
+    synth_bare)."""
     got = compile_with(tmp_path, {})
-    assert got[:3] == ["cheerful", "in the square", "Axel is a town."]
+    assert got[:3] == [
+        "[Aqua's personality: cheerful]",
+        "[Circumstances and context of the dialogue: in the square]",
+        "Axel is a town.",
+    ]
     assert got[3:6] == ["[Example Chat]", "example_user=Hi", "example_assistant=Hello!"]
+
+
+def test_empty_formats_and_formats_without_a_placeholder(tmp_path: Path) -> None:
+    """As SillyTavern's preparePromptsForChatCompletion: an empty personality or scenario
+    format sends nothing, an empty wi_format the entries as they are, and a format without
+    its placeholder its own text."""
+    got = compile_with(
+        tmp_path, {"personality_format": "", "scenario_format": "", "wi_format": " "}
+    )
+    assert got[0] == "Axel is a town."
+    got = compile_with(tmp_path, {"personality_format": "[{{char}} is moody]"})
+    assert got[0] == "[Aqua is moody]"
 
 
 def test_examples_and_new_chat_follow_the_preset(tmp_path: Path) -> None:
