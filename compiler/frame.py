@@ -53,6 +53,13 @@ MESSAGE_NAME = "messageName"
 SQUASH_SYSTEM = "squashSystem"
 #: Component metadata: the component's message is never squashed (``new_chat_prompt``)
 NO_SQUASH = "noSquash"
+#: Component metadata: the component fills the room left after history as SillyTavern fills
+#: it with dialogue examples: the value is its block (an int); each block is kept up to its
+#: first message that does not fit, and later blocks are still tried (OA
+#: ``populateDialogueExamples``). ``FILL_HEAD`` marks a block's ``[Example Chat]`` header,
+#: kept only with the block's first message.
+FILL_BLOCK = "fillBlock"
+FILL_HEAD = "fillHead"
 
 
 class ToolCall(TypedDict):

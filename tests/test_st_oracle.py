@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +34,13 @@ XFAIL: dict[str, str] = {
     "corpus_seraphina_short": "issue 12 item 7: SillyTavern takes world-info entries in its "
     "order until the 25% budget (949 tokens) is reached and drops the rest; here the glade "
     "entry is kept and the powers entry dropped",
-    "corpus_aqua_long_tight": "issue 12 item 15: after history is cut, SillyTavern gives "
-    "the room left to the dialogue examples (each block up to its first message that does "
-    "not fit); the fit stage spends it on the cut",
-    "synth_long_tight": "issue 12 item 15: after history is cut, SillyTavern gives the room "
-    "left to the dialogue examples; the fit stage spends it on the cut",
+    "synth_wi_fields": "issue 12 item 6: an entry with probability 0 fails its roll, the "
+    "inclusion group 'weather' keeps only its override winner, and the character filter "
+    "excludes Mira Vale's entry (selective logic, scan depth, recursion already match)",
+    "synth_depth_prompt": "issue 12 item 9: the card's Character's Note "
+    "(extensions.depth_prompt) goes in the chat at its depth, as a system message",
+    "synth_regex": "issue 12 item 18: the card's prompt-only regex scripts rewrite the chat "
+    "(storm -> tempest, before world-info scanning) and world-info text (gulls -> seabirds)",
 }
 
 #: Documented deliberate differences (README, SillyTavern presets): what this project sends
@@ -48,13 +51,46 @@ SAMPLER_DIFFERENCES: dict[str, dict[str, Any]] = {
     # item 14 asks for the preset's custom_stopping_strings in the request
     "synth_samplers": {"stop": ["\nAlex:", "###"]},
 }
-MESSAGE_DIFFERENCES: dict[str, tuple[int, dict[str, Any]]] = {
+Messages = list[dict[str, Any]]
+
+
+def _inserted(at: int, message: dict[str, Any]) -> Callable[[Messages], Messages]:
+    return lambda messages: [*messages[:at], message, *messages[at:]]
+
+
+def _names_in_content(speakers: dict[str, str]) -> Callable[[Messages], Messages]:
+    def apply(messages: Messages) -> Messages:
+        out = []
+        for m in messages:
+            if m.get("name") == "___":
+                m = {"role": m["role"], "content": f"{speakers[m['role']]}: {m['content']}"}
+            out.append(m)
+        return out
+
+    return apply
+
+
+MESSAGE_DIFFERENCES: dict[str, Callable[[Messages], Messages]] = {
     # SillyTavern's populateDialogueExamples: when a block's [Example Chat] header does not
     # fit and none of its messages do, removeLastFrom removes the previous block's last
     # message instead (a bug), leaving that block's header alone; this project keeps it
-    "synth_examples_budget": (
+    "synth_examples_budget": _inserted(
         24,
         {"role": "system", "name": "example_user", "content": "How long is crossing number 7?"},
+    ),
+    # SillyTavern 1.12.6 drops every entry of an old-format lorebook (no position and
+    # probability fields: its editor fills in probability 0); this project reads them with
+    # SillyTavern's entry defaults, so the constant entry is sent
+    "synth_old_lorebook": _inserted(
+        2, {"role": "system", "content": "Kettle Bay has one pub, the Drowned Anchor."}
+    ),
+    # names_behavior 1: SillyTavern sanitizes both Аня and Оля to ___ (one speaker to the
+    # model); issue 12 item 12 keeps them apart by writing the names into the content
+    "synth_names_unicode": _names_in_content({"user": "Аня", "assistant": "Оля"}),
+    # a preset without prompt_order: SillyTavern's default order leaves out an entry it does
+    # not name; this project keeps it after the named entry it follows in prompts[]
+    "synth_bare_custom": _inserted(
+        1, {"role": "system", "content": "The sea is always cold here."}
     ),
 }
 
@@ -135,10 +171,7 @@ def test_the_request_equals_sillytaverns(name: str, tmp_path: Path) -> None:
     capture = _load(FIXTURES / "captures" / f"{name}.json")
     request = _compile(spec, tmp_path)
     body = {**capture["body"], **SAMPLER_DIFFERENCES.get(name, {})}
-    want = list(body["messages"])
-    if name in MESSAGE_DIFFERENCES:
-        at, message = MESSAGE_DIFFERENCES[name]
-        want.insert(at, message)
+    want = MESSAGE_DIFFERENCES.get(name, list)(list(body["messages"]))
     got = [_shape(m, capture["hashed"]) for m in request["messages"]]
     assert got == want, _first_difference(want, got)
     for st_key, key in SAMPLERS.items():

@@ -12,7 +12,14 @@ import re
 from compiler.assemble import Assembler
 from compiler.context.world_place import with_example_entries
 from compiler.errors import ContextError
-from compiler.frame import MESSAGE_NAME, NO_SQUASH, ComponentKind, Message
+from compiler.frame import (
+    FILL_BLOCK,
+    FILL_HEAD,
+    MESSAGE_NAME,
+    NO_SQUASH,
+    ComponentKind,
+    Message,
+)
 from compiler.tavern.preset import PresetPrompt, TavernPreset
 
 #: The resource a card's text belongs to.
@@ -141,8 +148,9 @@ def add_examples(assembler: Assembler, preset: TavernPreset, prompt: PresetPromp
     values = assembler.macro_values
     header = assembler.fill(preset_text(preset, "new_example_chat_prompt", "[Example Chat]"))
     examples = split_examples(assembler.fill(text), values["user"], values["char"])
-    first = len(assembler.components)
-    for block in examples:
+    legacy = assembler.mode == "legacy"  # granted after history, block by block
+    for k, block in enumerate(examples):
+        fill: dict[str, object] = {FILL_BLOCK: k} if legacy else {}
         if header.strip():
             assembler.add_text(
                 header,
@@ -150,7 +158,9 @@ def add_examples(assembler: Assembler, preset: TavernPreset, prompt: PresetPromp
                 source=f"{preset.source}#new_example_chat_prompt",
                 resource=None,
                 # SillyTavern's 'newChat' message: never squashed (OA squashSystemMessages)
-                metadata={"origin": "preset", "entry": prompt.identifier, NO_SQUASH: True},
+                metadata={"origin": "preset", "entry": prompt.identifier, NO_SQUASH: True}
+                | fill
+                | ({FILL_HEAD: True} if legacy else {}),
             )
         for name, content in block:
             assembler.add_text(
@@ -159,8 +169,11 @@ def add_examples(assembler: Assembler, preset: TavernPreset, prompt: PresetPromp
                 source=source,
                 resource=CARD_RESOURCE,
                 kind=ComponentKind.CHARACTER_CARD,
-                metadata={"origin": "card", "entry": prompt.identifier, MESSAGE_NAME: name},
+                metadata={"origin": "card", "entry": prompt.identifier, MESSAGE_NAME: name} | fill,
             )
-    if assembler.mode == "legacy":  # granted after history; the latest dropped first
-        for comp in assembler.components[first:]:
-            comp.strategy, comp.priority = "drop_optional", EXAMPLES_PRIORITY
+            if legacy:
+                comp = assembler.components[-1]
+                comp.strategy, comp.priority = "drop_optional", EXAMPLES_PRIORITY
+        if legacy and header.strip():
+            head = assembler.components[-len(block) - 1]
+            head.strategy, head.priority = "drop_optional", EXAMPLES_PRIORITY
