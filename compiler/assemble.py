@@ -107,8 +107,6 @@ class Assembler:
             user=persona.name if persona else "User",
             persona=persona.description if persona else "",
         )
-        card = self.context.card
-        values["mesExamples"] = card.mes_example if card is not None else ""
         values.update(_last_messages(self.visible_chat()[0]))
         if self.model is not None:
             values["model"] = self.model
