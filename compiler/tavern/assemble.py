@@ -62,6 +62,8 @@ from compiler.tavern.framing import (
     add_new_chat,
     greeting,
     named,
+    send_if_empty,
+    start_with_greeting,
 )
 from compiler.tavern.injections import apply_injections
 from compiler.tavern.preset import (
@@ -168,6 +170,7 @@ class _Entry:
 def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetMode) -> None:
     """Append the preset's components to ``assembler`` (see the module docstring)."""
     assembler.mode = mode
+    start_with_greeting(assembler)
     if preset.extra.get("squash_system_messages") is True:
         assembler.frame_metadata[SQUASH_SYSTEM] = True
     prompts = ordered_prompts(preset)
@@ -385,7 +388,7 @@ def _add_entry(
         if comp.kind == ComponentKind.CHAT_HISTORY and comp.messages:
             values = assembler.macro_values
             comp.messages = named(
-                comp.messages,
+                send_if_empty(assembler, preset, comp.messages),
                 preset.settings.names_behavior,
                 values.get("user", ""),
                 values.get("char", ""),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from compiler.assemble import Assembler
+from compiler.context.run import ChatMessageIn
 from compiler.context.world_place import with_example_entries
 from compiler.errors import ContextError
 from compiler.frame import (
@@ -95,6 +96,32 @@ def greeting(assembler: Assembler) -> list[Message]:
     text = greetings[choice] or (card.alternate_greetings[:1] or [""])[0]
     text = assembler.fill(text.replace("\r\n", "\n"))
     return [{"role": "assistant", "content": text}] if text.strip() else []
+
+
+def send_if_empty(assembler: Assembler, preset: TavernPreset, chat: list[Message]) -> list[Message]:
+    """The chat with the preset's ``send_if_empty`` (macros filled) as the user's message
+    when the chat ends with the assistant's (its greeting included): what SillyTavern sends
+    when Send is pressed with nothing typed (script.js Generate: ``sendMessageAsUser``)."""
+    text = preset_text(preset, "send_if_empty", "").strip()
+    last = chat[-1] if chat else None
+    if not text or last is None or last["role"] != "assistant" or last.get("toolCalls"):
+        return chat
+    return [*chat, {"role": "user", "content": assembler.fill(text)}]
+
+
+def start_with_greeting(assembler: Assembler) -> None:
+    """An empty chat starts with the card's greeting before anything reads the chat, as
+    SillyTavern's getChat puts ``first_mes`` in it: world info scans it, ``{{lastMessage}}``
+    is it, the macro seed derives from it (as it will once the chat goes on)."""
+    if assembler.context.messages:
+        return
+    first = greeting(assembler)
+    if not first:
+        return
+    chat = [ChatMessageIn(role="assistant", content=first[0]["content"])]
+    assembler.context = assembler.context.model_copy(update={"chat": chat})
+    for cached in ("macro_values", "macro_env", "world_entries"):  # read the empty chat
+        assembler.__dict__.pop(cached, None)
 
 
 def split_examples(text: str, user: str, char: str) -> list[list[tuple[str, str]]]:

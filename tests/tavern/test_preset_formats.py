@@ -115,3 +115,54 @@ def test_an_empty_chat_starts_with_the_greeting(tmp_path: Path) -> None:
         ctx = {"character": card, "persona": {"name": "Kazuma"}, "chat": [], "greeting": greeting}
         messages = compiler.compile(path, context=ctx, mode="legacy").request["messages"]
         assert messages[1:] == [{"role": "assistant", "content": text}]
+
+
+def test_the_greeting_is_scanned_and_is_the_last_message(tmp_path: Path) -> None:
+    """An empty chat starts with the greeting before world info scans it (st-oracle capture
+    synth_greeting_world); {{lastMessage}} is the greeting."""
+    card = {**CARD, "first_mes": "A storm comes, {{user}}."}
+    preset = {
+        "prompts": [
+            {"identifier": "worldInfoBefore", "marker": True},
+            {"identifier": "chatHistory", "marker": True},
+            {"identifier": "jailbreak", "role": "system", "content": "Last: {{lastMessage}}"},
+        ],
+        "new_chat_prompt": "",
+    }
+    world = {"entries": {"0": {"uid": 0, "key": ["storm"], "content": "Storms are rare."}}}
+    (tmp_path / "world.json").write_text(json.dumps(world))
+    path = tmp_path / "preset.json"
+    path.write_text(json.dumps(preset))
+    ctx = {"character": card, "persona": {"name": "Kazuma"}, "chat": [], "worldInfo": "world.json"}
+    (tmp_path / "run.json").write_text(json.dumps(ctx))
+    messages = compiler.compile(path, context=tmp_path / "run.json", mode="legacy").request[
+        "messages"
+    ]
+    assert [m["content"] for m in messages] == [
+        "Storms are rare.",
+        "A storm comes, Kazuma.",
+        "Last: A storm comes, Kazuma.",
+    ]
+
+
+def test_send_if_empty_answers_the_assistant(tmp_path: Path) -> None:
+    """The preset's send_if_empty is the user's message after the assistant's (st-oracle
+    capture synth_send_if_empty), not after the user's."""
+    preset = {
+        "prompts": [{"identifier": "chatHistory", "marker": True}],
+        "new_chat_prompt": "",
+        "send_if_empty": " [{{user}} nods.] ",
+    }
+    path = tmp_path / "preset.json"
+    path.write_text(json.dumps(preset))
+    for chat, tail in (
+        (
+            [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}],
+            "[Kazuma nods.]",
+        ),
+        ([{"role": "user", "content": "hi"}], "hi"),
+        ([], "[Kazuma nods.]"),  # after the greeting
+    ):
+        ctx = {"character": {**CARD, "first_mes": "Hello!"}, "persona": {"name": "Kazuma"}}
+        messages = compiler.compile(path, context={**ctx, "chat": chat}, mode="legacy").request
+        assert messages["messages"][-1]["content"] == tail
