@@ -70,7 +70,16 @@ def _names_in_content(speakers: dict[str, str]) -> Callable[[Messages], Messages
     return apply
 
 
+def _replaced(old: str, new: str) -> Callable[[Messages], Messages]:
+    return lambda messages: [
+        {**m, "content": m["content"].replace(old, new)} if "content" in m else m for m in messages
+    ]
+
+
 MESSAGE_DIFFERENCES: dict[str, Callable[[Messages], Messages]] = {
+    # a V3 card's nickname fills {{char}} (the V3 spec, and TauriTavern); SillyTavern 1.12.6
+    # ignores the nickname
+    "synth_v3_nickname": _replaced("Mira Vale", "Mimi"),
     # SillyTavern's populateDialogueExamples: when a block's [Example Chat] header does not
     # fit and none of its messages do, removeLastFrom removes the previous block's last
     # message instead (a bug), leaving that block's header alone; this project keeps it
@@ -186,6 +195,12 @@ def test_each_capture_records_sillytavern_and_keeps_corpus_text_out(name: str) -
     st = capture["sillytavern"]
     assert (st["version"], st["commit"][:9]) == (ST_VERSION, ST_COMMIT)
     assert st["ui_overrides"] == spec.get("overrides", {})
+    # SillyTavern ran with the context size and reply limit the compile uses (its sliders
+    # clamp, e.g. a context under 512); a preset without them keeps the shipped 4095 / 300
+    preset = {**_load(_resolve(spec["preset"])), **spec.get("overrides", {})}
+    oai = st["oai_settings"]
+    assert oai["openai_max_context"] == preset.get("openai_max_context", 4095)
+    assert oai["openai_max_tokens"] == preset.get("openai_max_tokens", 300)
     assert st["requests_after_send"] == 1
     uses_corpus = "corpus:" in json.dumps(spec)
     assert capture["hashed"] is uses_corpus
