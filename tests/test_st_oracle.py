@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 import compiler
+from compiler.errors import BudgetError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "st_oracle"
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
@@ -178,6 +179,14 @@ def _case(name: str) -> pytest.ParameterSet:
 def test_the_request_equals_sillytaverns(name: str, tmp_path: Path) -> None:
     spec = _load(FIXTURES / "cases" / f"{name}.json")
     capture = _load(FIXTURES / "captures" / f"{name}.json")
+    if "expectError" in spec:
+        # deliberate (README): SillyTavern 1.12.6 shows "Token budget exceeded" and still
+        # sends what it had assembled; this project sends nothing and says why
+        with pytest.raises(BudgetError) as err:
+            _compile(spec, tmp_path)
+        assert err.value.code == spec["expectError"]
+        assert len(capture["body"]["messages"]) == 1  # SillyTavern's main prompt alone
+        return
     request = _compile(spec, tmp_path)
     body = {**capture["body"], **SAMPLER_DIFFERENCES.get(name, {})}
     want = MESSAGE_DIFFERENCES.get(name, list)(list(body["messages"]))
