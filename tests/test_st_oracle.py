@@ -35,6 +35,10 @@ XFAIL: dict[str, str] = {
     "corpus_seraphina_short": "issue 12 item 7: SillyTavern takes world-info entries in its "
     "order until the 25% budget (949 tokens) is reached and drops the rest; here the glade "
     "entry is kept and the powers entry dropped",
+    "corpus_seraphina_long": "issue 12 item 7 (SillyTavern's order): entries of equal order "
+    "go into the prompt in reverse activation order, and an entry a recursion pass activates "
+    "comes after those of the first pass (ST: glade, powers, Shadowfangs, Eldoria); "
+    "compiler/context/world_activation.py breaks ties by reverse lorebook order",
     "synth_wi_fields": "issue 12 item 6: an entry with probability 0 fails its roll, the "
     "inclusion group 'weather' keeps only its override winner, and the character filter "
     "excludes Mira Vale's entry (selective logic, scan depth, recursion already match)",
