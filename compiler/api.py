@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -57,7 +58,7 @@ from compiler.profile.plan import check_plan, load_plan, node_tools
 from compiler.syntax import parse
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 from compiler.tavern.assemble import assemble_preset, default_mode
-from compiler.tavern.preset import PresetSettings, TavernPreset, read_preset
+from compiler.tavern.preset import PresetSettings, TavernPreset, ordered_prompts, read_preset
 from compiler.tokens import TokenCounter, counter_for
 
 
@@ -252,6 +253,7 @@ def _compile(
             assemble_preset(assembler, src.preset, mode=mode)
         elif bound is not None:
             assembler.add_template(bound)
+        assembler.warnings += _run_warnings(src, context, ctx, journal)
         late = [*found[read_before:], *assembler.warnings]
         warnings += late
         if opts.strict and late:
@@ -297,6 +299,62 @@ def _compile(
         profile=resolved,
         tools=offered,
     )
+
+
+_CHAR_MACRO = re.compile(r"\{\{\s*char\s*\}\}", re.IGNORECASE)
+
+
+def _run_warnings(
+    src: _Source, context: Context, ctx: RunContext, journal: Journal
+) -> list[Diagnostic]:
+    """What the run lacks that the source reads: no run context at all
+    (``context.no_run_context``), an empty chat where the source places one
+    (``context.empty_chat``), no character for a preset whose text names ``{{char}}``
+    (``context.no_character``). Each a warning: the request is made, but it would read
+    "a chat between  and User"."""
+    name = src.name
+    if context is None:
+        return [
+            Diagnostic(
+                code="context.no_run_context",
+                severity="warning",
+                message="no run context: the request has no chat, character, persona or task",
+                file=name,
+                hint="pass --context RUN.json (compile(..., context=...))",
+            )
+        ]
+    out: list[Diagnostic] = []
+    places_chat = any(e.payload.get("kind") == "ChatHistory" for e in journal.events)
+    if places_chat and not ctx.messages:
+        out.append(
+            Diagnostic(
+                code="context.empty_chat",
+                severity="warning",
+                message="the run's chat is empty: the request has no conversation (a preset "
+                "starts one with the card's greeting, when there is a card)",
+                file=ctx.file,
+                path="chat",
+                hint="give the chat so far in the run context's 'chat'",
+            )
+        )
+    preset = src.preset
+    no_card = ctx.card is None and ctx.character is None
+    if (
+        preset is not None
+        and no_card
+        and any(_CHAR_MACRO.search(p.content) for p in ordered_prompts(preset))
+    ):
+        out.append(
+            Diagnostic(
+                code="context.no_character",
+                severity="warning",
+                message="the run has no character card: {{char}} in the preset is empty",
+                file=ctx.file,
+                path="character",
+                hint="give the card in the run context's 'character'",
+            )
+        )
+    return out
 
 
 def _failed(exc: APCError, dialect: Dialect, journal: Journal) -> None:
