@@ -12,6 +12,7 @@ text; both take a :class:`CompileOptions` (or its fields as keywords).
 from compiler.api import (
     CompileResult,
     Feasibility,
+    PresetCheck,
     check,
     check_budget,
     check_string,
@@ -64,6 +65,7 @@ __all__ = [
     "LoweringError",
     "PlatformPolicy",
     "PolicyError",
+    "PresetCheck",
     "ProfileError",
     "ProfileLayers",
     "ResolvedAgentProfile",

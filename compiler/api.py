@@ -8,14 +8,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Unpack
 
-from compiler.assemble import Assembler
+from compiler.assemble import Assembler, PresetMode
 from compiler.context.inputs import (
     collect_warnings,
     decode_text,
@@ -26,6 +25,7 @@ from compiler.context.inputs import (
     surrogate_warning,
 )
 from compiler.context.run import RunContext, load_context
+from compiler.context.run_warnings import run_warnings
 from compiler.dialect import Dialect
 from compiler.errors import (
     APCError,
@@ -33,6 +33,7 @@ from compiler.errors import (
     Diagnostic,
     InternalError,
     StrictError,
+    TemplateError,
     did_you_mean,
     is_too_deep,
     too_deep,
@@ -57,7 +58,8 @@ from compiler.profile.models import PlanNode, PlanPolicy, ProfileValidationError
 from compiler.profile.plan import check_plan, load_plan, node_tools
 from compiler.syntax import parse
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
-from compiler.tavern.assemble import assemble_preset, default_mode
+from compiler.tavern.assemble import assemble_preset, default_mode, schema_mode
+from compiler.tavern.check import check_preset
 from compiler.tavern.preset import PresetSettings, TavernPreset, ordered_prompts, read_preset
 from compiler.tokens import TokenCounter, counter_for
 
@@ -110,7 +112,9 @@ def _open_source(path: str | os.PathLike[str]) -> _Source:
         return _Source(str(file), preset=read_preset(file))
     data = read_bytes(file, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
     # bytes as written: CRLF kept, a UTF-8 BOM dropped
-    return _Source(str(file), bound=check_string(decode_text(data, str(file), code=_UNREADABLE)))
+    return _Source(
+        str(file), bound=_check_template(decode_text(data, str(file), code=_UNREADABLE), str(file))
+    )
 
 
 _UNREADABLE = "template.unreadable"
@@ -122,16 +126,66 @@ def _string_source(text: str, kind: SourceKind, name: str | None) -> _Source:
         return _Source(label, preset=read_preset(parse_json(text, label), origin=label))
     if kind != "template":
         raise ValueError(f"kind must be 'template' or 'preset', not {kind!r}")
-    return _Source(name or "<string>", bound=check_string(text, name=name or "<string>"))
+    return _Source(name or "<string>", bound=_check_template(text, name or "<string>"))
 
 
-def check(path: str | os.PathLike[str]) -> BoundTemplate:
-    """Parse and bind the template file at ``path``; raises TemplateError with every error."""
-    data = read_bytes(Path(path), limit=MAX_TEMPLATE_FILE_BYTES, what="template")
-    return check_string(decode_text(data, str(path), code=_UNREADABLE), name=str(path))
+@dataclass(frozen=True)
+class PresetCheck:
+    """A SillyTavern preset :func:`check` found no error in: the mode it was checked in and
+    its warnings (each with its place: ``FILE#prompts[3].content:1:5``,
+    ``FILE#prompt_order[0].order[2]``, ...)."""
+
+    source: str
+    mode: PresetMode
+    warnings: tuple[Diagnostic, ...] = ()
 
 
-def check_string(text: str, *, name: str = "<string>") -> BoundTemplate:
+def check(
+    path: str | os.PathLike[str], *, mode: PresetMode | None = None
+) -> BoundTemplate | PresetCheck:
+    """Check the template or SillyTavern preset (``.json``) file at ``path`` without
+    compiling it; raises TemplateError with every error (a preset's: with its warnings).
+
+    A template is parsed and bound (its warnings are the BoundTemplate's); a preset is
+    checked as ``apc check`` checks it, in ``mode`` (None: the mode a compile would choose
+    from the preset's agent schema), see :mod:`compiler.tavern.check`.
+    """
+    file = Path(path)
+    if file.suffix.lower() == ".json":
+        return _check_preset(read_preset(file), mode)
+    data = read_bytes(file, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
+    return _check_template(decode_text(data, str(path), code=_UNREADABLE), str(path))
+
+
+def _check_preset(preset: TavernPreset, mode: PresetMode | None) -> PresetCheck:
+    if mode not in (None, "agent", "legacy"):
+        raise ValueError(f"mode must be 'agent' or 'legacy', not {mode!r}")
+    mode = mode or schema_mode(preset)
+    found = check_preset(preset, mode)
+    if any(d.severity == "error" for d in found):
+        raise TemplateError(found)
+    return PresetCheck(preset.source, mode, tuple(found))
+
+
+def check_string(
+    text: str,
+    *,
+    name: str | None = None,
+    kind: SourceKind = "template",
+    mode: PresetMode | None = None,
+) -> BoundTemplate | PresetCheck:
+    """Check template text (``kind="template"``: parse and bind) or a preset's JSON text
+    (``kind="preset"``, as :func:`check` checks a preset file); raises TemplateError with
+    every error."""
+    if kind == "preset":
+        label = name or "<preset>"
+        return _check_preset(read_preset(parse_json(text, label), origin=label), mode)
+    if kind != "template":
+        raise ValueError(f"kind must be 'template' or 'preset', not {kind!r}")
+    return _check_template(text, name or "<string>")
+
+
+def _check_template(text: str, name: str) -> BoundTemplate:
     """Parse and bind template ``text``; raises TemplateError with every error of it."""
     text, repaired = sanitize(text)  # only a str from Python can hold lone surrogates
     bound = bind(parse(text, name))
@@ -253,7 +307,8 @@ def _compile(
             assemble_preset(assembler, src.preset, mode=mode)
         elif bound is not None:
             assembler.add_template(bound)
-        assembler.warnings += _run_warnings(src, context, ctx, journal)
+        texts = [p.content for p in ordered_prompts(src.preset)] if src.preset else None
+        assembler.warnings += run_warnings(src.name, ctx, journal, context is not None, texts)
         late = [*found[read_before:], *assembler.warnings]
         warnings += late
         if opts.strict and late:
@@ -299,62 +354,6 @@ def _compile(
         profile=resolved,
         tools=offered,
     )
-
-
-_CHAR_MACRO = re.compile(r"\{\{\s*char\s*\}\}", re.IGNORECASE)
-
-
-def _run_warnings(
-    src: _Source, context: Context, ctx: RunContext, journal: Journal
-) -> list[Diagnostic]:
-    """What the run lacks that the source reads: no run context at all
-    (``context.no_run_context``), an empty chat where the source places one
-    (``context.empty_chat``), no character for a preset whose text names ``{{char}}``
-    (``context.no_character``). Each a warning: the request is made, but it would read
-    "a chat between  and User"."""
-    name = src.name
-    if context is None:
-        return [
-            Diagnostic(
-                code="context.no_run_context",
-                severity="warning",
-                message="no run context: the request has no chat, character, persona or task",
-                file=name,
-                hint="pass --context RUN.json (compile(..., context=...))",
-            )
-        ]
-    out: list[Diagnostic] = []
-    places_chat = any(e.payload.get("kind") == "ChatHistory" for e in journal.events)
-    if places_chat and not ctx.messages:
-        out.append(
-            Diagnostic(
-                code="context.empty_chat",
-                severity="warning",
-                message="the run's chat is empty: the request has no conversation (a preset "
-                "starts one with the card's greeting, when there is a card)",
-                file=ctx.file,
-                path="chat",
-                hint="give the chat so far in the run context's 'chat'",
-            )
-        )
-    preset = src.preset
-    no_card = ctx.card is None and ctx.character is None
-    if (
-        preset is not None
-        and no_card
-        and any(_CHAR_MACRO.search(p.content) for p in ordered_prompts(preset))
-    ):
-        out.append(
-            Diagnostic(
-                code="context.no_character",
-                severity="warning",
-                message="the run has no character card: {{char}} in the preset is empty",
-                file=ctx.file,
-                path="character",
-                hint="give the card in the run context's 'character'",
-            )
-        )
-    return out
 
 
 def _failed(exc: APCError, dialect: Dialect, journal: Journal) -> None:

@@ -72,6 +72,7 @@ class Message(TypedDict):
     toolCalls: NotRequired[list[ToolCall]]
     toolCallId: NotRequired[str]
     origin: NotRequired[str]  # "injection" (preset text) or "unmaterialized"; never lowered
+    at: NotRequired[str]  # where an unmaterialized macro is (its entry); never lowered
 
 
 class ToolSpec(TypedDict):

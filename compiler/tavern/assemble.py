@@ -38,11 +38,10 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from compiler.assemble import Assembler, PresetMode
-from compiler.errors import Diagnostic, Span, TemplateError
+from compiler.errors import APCError, Diagnostic, Span, TemplateError
 from compiler.frame import (
     SQUASH_SYSTEM,
     Component,
@@ -52,8 +51,8 @@ from compiler.frame import (
 )
 from compiler.macros import BoundTemplate, MacroCall, bind
 from compiler.markers import ALLOWANCE, allowance, openers
-from compiler.profile import ResolvedAgentProfile
-from compiler.stmacros import comment_spans, inert, literal_macros
+from compiler.profile import ResolvedAgentProfile, resolve_profile
+from compiler.stmacros import comment_spans, inert
 from compiler.syntax import parse
 from compiler.syntax.ast import Template, Text
 from compiler.tavern.framing import (
@@ -69,7 +68,6 @@ from compiler.tavern.preset import (
     PresetPrompt,
     TavernPreset,
     ordered_prompts,
-    read_preset,
 )
 from compiler.tavern.world import depth_prompts
 
@@ -93,58 +91,15 @@ OVERRIDES: dict[str, str] = {"main": "system_prompt", "jailbreak": "post_history
 _ORIGINAL = re.compile(r"\{\{original\}\}", re.IGNORECASE)
 
 
-def load_preset_source(source: str | Path) -> TavernPreset | None:
-    """The preset when ``source`` names a ``.json`` file (broken JSON is an error, not text)."""
-    text = str(source)
-    if "\n" in text or not text.lower().endswith(".json"):
-        return None
+def schema_mode(preset: TavernPreset) -> PresetMode:
+    """The mode a compile without ``mode`` chooses from the preset alone (no card): its
+    :func:`default_mode` under the profile it resolves to, ``legacy`` when its agent schema
+    does not resolve (that error is reported on its own)."""
     try:
-        if not Path(source).is_file():
-            return None
-    except (OSError, ValueError):
-        return None
-    return read_preset(Path(source))
-
-
-def check_preset(preset: TavernPreset) -> list[Diagnostic]:
-    """Every error and warning of every prompt's text (enabled or not), in prompts[] order."""
-    out: list[Diagnostic] = []
-    for prompt in preset.prompts:
-        if prompt.is_marker or not prompt.content:
-            continue
-        try:
-            bound = bind(_parse_entry(prompt.content, preset.where(prompt)))
-        except TemplateError as exc:
-            out.extend(exc.diagnostics)
-            continue
-        out.extend(bound.warnings)
-        out.extend(_literal_macros(bound))
-    return out
-
-
-def _literal_macros(bound: BoundTemplate) -> list[Diagnostic]:
-    """``template.unknown_st_macro`` for each SillyTavern macro of the entry's text that a
-    compile would send as written (``{{agent.*}}`` has its own warning)."""
-    out: list[Diagnostic] = []
-    seen: set[str] = set()
-    for item in bound.items:
-        if not isinstance(item, Text):
-            continue
-        for raw in literal_macros(item.value):
-            if raw in seen or raw[2:].lstrip().lower().startswith("agent."):
-                continue
-            seen.add(raw)
-            out.append(
-                Diagnostic(
-                    code="template.unknown_st_macro",
-                    severity="warning",
-                    message=f"SillyTavern macro {raw[:80]!r} is not supported: it is sent as "
-                    "written",
-                    file=item.span.file,
-                    hint="remove it (the README lists the SillyTavern macros filled in)",
-                )
-            )
-    return out
+        resolved = resolve_profile(preset=preset.layer_source())
+    except APCError:
+        return "legacy"
+    return default_mode(resolved, preset)
 
 
 def default_mode(resolved: ResolvedAgentProfile, preset: TavernPreset) -> PresetMode:
@@ -181,6 +136,7 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     entries: list[_Entry] = []
     injections: list[PresetPrompt] = []
     unmaterialized: list[str] = []
+    located: dict[str, str] = {}  # an unmaterialized injection's text -> where its macro is
     for prompt in prompts:
         if prompt.in_chat:
             plain = _plain_text(preset, prompt, mode, errors)
@@ -190,6 +146,7 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
                 injections.append(prompt.model_copy(update={"content": content}))
                 if raw or openers(content) > allowed + from_values:  # or one ST assembled
                     unmaterialized.append(content)
+                    located.setdefault(content, raw or preset.where(prompt))
             continue
         if prompt.identifier == "agentTask":
             entries.append(_Entry(prompt, None))
@@ -207,7 +164,7 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     if any(e.prompt.identifier == "chatHistory" for e in entries):  # world info @D entries
         injections += depth_prompts(assembler, unmaterialized)
     for entry in entries:
-        _add_entry(assembler, preset, entry, injections, unmaterialized)
+        _add_entry(assembler, preset, entry, injections, (unmaterialized, located))
     if mode == "agent" and not any(
         c.kind == ComponentKind.TOOL_DEFINITIONS for c in assembler.components
     ):  # agent mode always offers the profile's tools; an entry only decides where
@@ -278,13 +235,13 @@ def _bind_entry(
         text = ""
     name = preset.where(prompt)
     try:
-        return bind(_parse_entry(text, name))
+        return bind(parse_entry(text, name))
     except TemplateError as exc:
         errors.extend(exc.diagnostics)
         return None
 
 
-def _parse_entry(text: str, name: str) -> Template:
+def parse_entry(text: str, name: str) -> Template:
     """An entry's text parsed as SillyTavern reads it: ``{{// comments}}`` are gone before
     anything else, so a macro inside one is neither expanded nor checked."""
     return parse(text, name, skip=comment_spans(text))
@@ -292,9 +249,10 @@ def _parse_entry(text: str, name: str) -> Template:
 
 def _plain_text(
     preset: TavernPreset, prompt: PresetPrompt, mode: PresetMode, errors: list[Diagnostic]
-) -> tuple[str, bool, int] | None:
-    """An in-chat injection's text, whether a macro in it stayed unmaterialized, and how
-    many ``<<agent.`` openers its author escaped (:mod:`compiler.markers`).
+) -> tuple[str, str | None, int] | None:
+    """An in-chat injection's text, where the first macro in it that stayed unmaterialized
+    is (``FILE#prompts[3].content:LINE:COL``; None: none stayed), and how many ``<<agent.``
+    openers its author escaped (:mod:`compiler.markers`).
 
     A macro cannot expand inside a single injected message: legacy mode drops it; agent mode
     keeps it as written, and :func:`compiler.markers.check_markers` refuses the request.
@@ -304,7 +262,7 @@ def _plain_text(
     if bound is None:
         return None
     parts: list[str] = []
-    raw = False
+    raw: str | None = None
     allowed = 0
     for item in bound.items:
         if isinstance(item, Text):
@@ -312,7 +270,7 @@ def _plain_text(
             allowed += item.literal_opens
         elif mode == "agent":
             parts.append(bound.template.source[item.span.start : item.span.end])
-            raw = True
+            raw = raw or f"{item.span.file}:{item.span.line}:{item.span.column}"
     return "".join(parts), raw, allowed
 
 
@@ -334,7 +292,7 @@ def _add_entry(
     preset: TavernPreset,
     entry: _Entry,
     injections: list[PresetPrompt],
-    unmaterialized: list[str],
+    unmaterialized: tuple[list[str], dict[str, str]],
 ) -> None:
     prompt = entry.prompt
     if entry.bound is None:  # agentTask: the run's task, as data
@@ -449,14 +407,22 @@ def _formatted(
     return head + content + tail, one + two
 
 
-def _inject(comp: Component, injections: list[PresetPrompt], unmaterialized: list[str]) -> None:
+def _inject(
+    comp: Component,
+    injections: list[PresetPrompt],
+    unmaterialized: tuple[list[str], dict[str, str]],
+) -> None:
     """Insert the in-chat injections; each injected message says where it came from, and a
-    message holding a macro that could not be materialized is marked so."""
-    pending = set(unmaterialized)
+    message holding a macro that could not be materialized is marked so, with where the
+    macro is (``at``: its entry, or the world info group's identifier)."""
+    pending, located = set(unmaterialized[0]), unmaterialized[1]
 
     def make(role: Any, text: str, src: list[PresetPrompt]) -> Message:
-        raw = any(p.content in pending for p in src)
-        return {"role": role, "content": text, "origin": "unmaterialized" if raw else "injection"}
+        raw = next((p for p in src if p.content in pending), None)
+        if raw is None:
+            return {"role": role, "content": text, "origin": "injection"}
+        at = located.get(raw.content, f"world info {raw.identifier}")
+        return {"role": role, "content": text, "origin": "unmaterialized", "at": at}
 
     comp.messages = apply_injections(
         list(comp.messages or []),
