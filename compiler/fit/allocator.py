@@ -70,7 +70,7 @@ from compiler.fit.summarize import Summarizer, SummaryCache, SummaryChain
 from compiler.fit.text import TextFitter
 from compiler.fit.windows import SUMMARY_MODE_TOKENS as SUMMARY_MODE_TOKENS
 from compiler.fit.windows import WindowFitter
-from compiler.frame import ComponentKind, ContextFrame
+from compiler.frame import ROLEPLAY, ComponentKind, ContextFrame
 from compiler.journal import Journal
 from compiler.tokens import TokenCounter
 
@@ -385,7 +385,7 @@ def fit(
         user=summarizer,
         user_cache=summary_cache if summary_cache is not None else SummaryCache(),
     )
-    text = TextFitter(counter, chain, summaries or {})
+    text = TextFitter(counter, chain, summaries or {}, plain=bool(frame.metadata.get(ROLEPLAY)))
     allocator = _Allocator(
         frame,
         dialect=dialect,

@@ -43,6 +43,7 @@ from typing import Any
 from compiler.assemble import Assembler, PresetMode
 from compiler.errors import APCError, Diagnostic, Span, TemplateError
 from compiler.frame import (
+    ROLEPLAY,
     SQUASH_SYSTEM,
     Component,
     ComponentKind,
@@ -123,6 +124,7 @@ class _Entry:
 def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetMode) -> None:
     """Append the preset's components to ``assembler`` (see the module docstring)."""
     assembler.mode = mode
+    assembler.frame_metadata[ROLEPLAY] = True  # cuts without token markers (compiler.fit)
     if preset.extra.get("squash_system_messages") is True:
         assembler.frame_metadata[SQUASH_SYSTEM] = True
     prompts = ordered_prompts(preset)
