@@ -79,7 +79,9 @@ def fit_sentences(text: str, target: int, counter: TokenCounter) -> str:
 def _word_head(text: str, target: int, counter: TokenCounter) -> str:
     """The longest head of whole words of ``text`` with ``…`` within ``target`` ("": none)."""
     room = target - counter.count(ELLIPSIS)
-    while room > 0:
+    for step in range(64):  # a bound on the work: a retry is rare, and shrinks further
+        if room <= 0:
+            break
         cut = truncate_text(text, room, counter, "head", marked=False)
         end = snap_back(text, len(cut)) if len(cut) < len(text) else len(cut)
         head = text[:end].rstrip()
@@ -89,7 +91,7 @@ def _word_head(text: str, target: int, counter: TokenCounter) -> str:
         over = counter.count(out) - target
         if over <= 0:
             return out
-        room -= over
+        room -= max(over, step)
     return ""
 
 
@@ -160,7 +162,9 @@ def truncate_text(
 def _plain(text: str, target: int, counter: TokenCounter, mode: Keep) -> str:
     """Head, tail or both, cut between words, the cut marked with a bare ``…``."""
     budget = target - counter.count(ELLIPSIS) - (2 if mode == "head_tail" else 1)
-    while budget > 0:
+    for step in range(64):  # a bound on the work: a retry is rare, and shrinks further
+        if budget <= 0:
+            break
         h = budget if mode == "head" else 0 if mode == "tail" else (budget + 1) // 2
         head = tail = ""
         if h:
@@ -176,7 +180,7 @@ def _plain(text: str, target: int, counter: TokenCounter, mode: Keep) -> str:
         else:
             out = f"{head}\n{ELLIPSIS}\n{tail}".strip("\n")
         over = counter.count(out) - target
-        if over <= 0 and out.strip(ELLIPSIS + " \n"):
-            return out
-        budget -= max(over, 1)
+        if over <= 0:  # fits; a bare ellipsis (no whole word fitted) is nothing
+            return out if out.strip(ELLIPSIS + " \n") else ""
+        budget -= max(over, step, 1)
     return ""
