@@ -10,6 +10,8 @@ prompt-order item. Reported:
 - the errors of the preset's agent schema (``profile.*``, ``agent.*``);
 - every entry's template errors and warnings (enabled or not), and each SillyTavern macro a
   compile would send as written (``template.unknown_st_macro``);
+- text whose SillyTavern macros assemble an ``<<agent.`` opener (``<{{noop}}<agent.plan>>``),
+  which every compile refuses (``agent.prompt_marker_unmaterialized``);
 - an ``<<agent.*>>`` macro inside an in-chat injection (``injection_position`` 1), which
   cannot expand inside one message: in agent mode the compile refuses the request, so it is
   the error ``agent.prompt_marker_unmaterialized`` (for an entry the prompt order sends); in
@@ -22,11 +24,20 @@ prompt-order item. Reported:
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from compiler.assemble import PresetMode
 from compiler.errors import APCError, Diagnostic, TemplateError
 from compiler.macros import BoundTemplate, MacroCall, bind
+from compiler.markers import OPEN, openers
 from compiler.profile.embedded import schema_from_preset
-from compiler.stmacros import literal_macros
+from compiler.stmacros import (
+    ENVIRONMENT_MACROS,
+    STANDARD_MACROS,
+    MacroEnv,
+    literal_macros,
+    substitute,
+)
 from compiler.syntax.ast import Text
 from compiler.syntax.positions import LineIndex
 from compiler.tavern.assemble import AGENT_ENTRIES, parse_entry, schema_mode
@@ -56,6 +67,7 @@ def check_preset(preset: TavernPreset, mode: PresetMode | None = None) -> list[D
             continue
         out.extend(bound.warnings)
         out.extend(_literal_macros(bound))
+        out.extend(_assembled_markers(bound))
         if prompt.in_chat:
             out.extend(_injection_macros(bound, mode, prompt.identifier in sent))
     out.extend(_order_problems(preset))
@@ -110,6 +122,29 @@ def _literal_macros(bound: BoundTemplate) -> list[Diagnostic]:
                 )
             )
     return out
+
+
+def _assembled_markers(bound: BoundTemplate) -> list[Diagnostic]:
+    """``agent.prompt_marker_unmaterialized`` for entry text in which SillyTavern's own
+    macros assemble an ``<<agent.`` opener (``<{{noop}}<agent.plan>>``, a ``{{trim}}``
+    between ``<`` and ``<agent.``): every compile refuses it (:mod:`compiler.markers`).
+    The macros are filled with empty values, so only the text's own syntax counts."""
+    values = dict.fromkeys((*STANDARD_MACROS, *ENVIRONMENT_MACROS), "")
+    env = MacroEnv(now=datetime(2000, 1, 1, tzinfo=UTC))
+    return [
+        Diagnostic(
+            code="agent.prompt_marker_unmaterialized",
+            message="SillyTavern macros in this text assemble an '<<agent.' opener that was "
+            "never a macro: the compile refuses it",
+            span=item.span,
+            hint="write the macro directly (<<agent.plan>>), or \\<<agent. for the literal text",
+            source=bound.template.source,
+        )
+        for item in bound.items
+        if isinstance(item, Text)
+        and OPEN in (filled := substitute(item.value, values, env))
+        and openers(filled) > item.literal_opens
+    ]
 
 
 def _injection_macros(bound: BoundTemplate, mode: PresetMode, sent: bool) -> list[Diagnostic]:

@@ -178,3 +178,25 @@ def test_the_corpus_preset_checks_clean(capsys: pytest.CaptureFixture[str]) -> N
     code, out, err = run_check([str(DEFAULT), "--mode", "agent"], capsys)
     assert (code, out) == (0, "ok: 1 file, 0 errors, 3 warnings\n")
     assert err.count("warning[agent.prompt_entry_inserted]") == 3
+
+
+def test_check_refuses_an_opener_that_sillytavern_macros_assemble(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    preset = {
+        "prompts": [
+            {"identifier": "main", "content": "Plan: <{{noop}}<agent.plan>> and \\<<agent.x"},
+            {"identifier": "chatHistory", "marker": True},
+            {"identifier": "fine", "content": "Literal \\<<agent.plan>>, {{char}} < <agent"},
+        ]
+    }
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(preset))
+    code, out, err = run_check([str(path), "--mode", "legacy"], capsys)
+    assert code == 1 and out == ""
+    assert f"{path}#prompts[0].content:1:1: error[agent.prompt_marker_unmaterialized]" in err
+    assert "prompts[2]" not in err  # an escape is the author's literal, never a leak
+    ctx = {"chat": CHAT, "character": {"name": "X"}}
+    for mode in ("legacy", "agent"):  # compile refuses it too, in either mode
+        with pytest.raises(compiler.PolicyError):
+            compiler.compile(path, context=ctx, mode=mode)  # type: ignore[arg-type]
