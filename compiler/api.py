@@ -307,8 +307,7 @@ def _compile(
             assemble_preset(assembler, src.preset, mode=mode)
         elif bound is not None:
             assembler.add_template(bound)
-        texts = [p.content for p in ordered_prompts(src.preset)] if src.preset else None
-        assembler.warnings += run_warnings(src.name, ctx, journal, context is not None, texts)
+        assembler.warnings += _run_warnings(src, context is not None, assembler)
         late = [*found[read_before:], *assembler.warnings]
         warnings += late
         if opts.strict and late:
@@ -353,6 +352,15 @@ def _compile(
         warnings,
         profile=resolved,
         tools=offered,
+    )
+
+
+def _run_warnings(src: _Source, given: bool, assembler: Assembler) -> list[Diagnostic]:
+    """:func:`~compiler.context.run_warnings.run_warnings` of this compile."""
+    texts = [p.content for p in ordered_prompts(src.preset)] if src.preset else None
+    task = any(c.resource == "agent.task" and c.inline_content for c in assembler.components)
+    return run_warnings(
+        src.name, assembler.context, assembler.journal, given, texts, task_sent=task
     )
 
 
@@ -545,6 +553,8 @@ def check_budget(
     counter = _counter(opts, opts.encoding or dialect.encoding(model))
     floor = floor_tokens(full.frame, dialect=dialect, counter=counter, model=model)
     total = _total_budget(opts, full.ledger.profile_budget, dialect, model, settings)
-    # the full compile ran at an unbounded budget on purpose: that is not the caller's
-    warnings = [w for w in full.warnings if w.code != "context.budget_over_window"]
+    # the full compile ran at an unbounded budget on purpose: that is not the caller's; and
+    # a budget check needs no run context (then it counts the source alone)
+    own = ("context.budget_over_window", "context.no_run_context")
+    warnings = [w for w in full.warnings if w.code not in own]
     return Feasibility(floor, total.total, total.window, total.reserve, model, warnings)

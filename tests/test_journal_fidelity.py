@@ -139,6 +139,9 @@ def test_no_run_context_is_a_warning_for_templates_and_presets(
     assert "error[context.no_run_context]" in capsys.readouterr().err
     with pytest.raises(compiler.StrictError):
         compiler.compile(preset, mode="legacy", strict=True)
+    # a budget check needs no run context: it counts the source alone
+    assert main(["check", str(template), "--budget", "2000", "--strict"]) == 0
+    assert "no_run_context" not in capsys.readouterr().err
 
 
 def test_an_empty_chat_and_a_missing_card_are_warnings(tmp_path: Path) -> None:
@@ -152,6 +155,13 @@ def test_an_empty_chat_and_a_missing_card_are_warnings(tmp_path: Path) -> None:
     result = compiler.compile(preset, context={"chat": [], "character": CARD}, mode="legacy")
     assert codes(result) == ["context.empty_chat"]
     assert result.request["messages"][-1] == {"role": "assistant", "content": "Hello."}
+    # an agent run may start from its task alone; a legacy compile cannot send the task
+    agent = {"chat": [], "character": CARD, "task": "Describe the light."}
+    assert (
+        codes(compiler.compile(preset, context=agent, mode="agent"))
+        == ["agent.prompt_entry_inserted"] * 3
+    )
+    assert "context.empty_chat" in codes(compiler.compile(preset, context=agent, mode="legacy"))
     # a chat and a card: nothing to say
     assert codes(compiler.compile(preset, context={"chat": CHAT, "character": CARD})) == []
     # a template that places no chat does not care about an empty one

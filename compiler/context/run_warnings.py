@@ -22,10 +22,13 @@ def run_warnings(
     journal: Journal,
     given: bool,
     preset_texts: Sequence[str] | None = None,
+    *,
+    task_sent: bool = False,
 ) -> list[Diagnostic]:
     """``context.no_run_context`` when no run context was ``given`` (it says it all); else
     ``context.empty_chat`` when the chat is empty and the source places a chat history (a
-    ChatHistory component in the ``journal``, sent or left out empty), and
+    ChatHistory component in the ``journal``, sent or left out empty) but sends no task
+    (``task_sent``: an agent run may start from its task alone), and
     ``context.no_character`` when the run has no card but a preset's sent entries
     (``preset_texts``; None for a template) name ``{{char}}``."""
     if not given:
@@ -40,7 +43,7 @@ def run_warnings(
         ]
     out: list[Diagnostic] = []
     places_chat = any(e.payload.get("kind") == "ChatHistory" for e in journal.events)
-    if places_chat and not ctx.messages:
+    if places_chat and not ctx.messages and not task_sent:
         out.append(
             Diagnostic(
                 code="context.empty_chat",
