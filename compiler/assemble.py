@@ -341,15 +341,14 @@ def _last_messages(chat: list[ChatMessageIn]) -> dict[str, str]:
     """``lastMessage``, ``lastUserMessage``, ``lastCharMessage``: the newest message, user
     message and assistant message of the visible chat (tool messages left out)."""
     out: dict[str, str] = {}
-    for m in reversed(chat):
-        if m.role == "tool":
-            continue
-        text = m.content or ""
-        out.setdefault("lastMessage", text)
-        if m.role == "user":
-            out.setdefault("lastUserMessage", text)
-        elif m.role == "assistant":
-            out.setdefault("lastCharMessage", text)
+    for m in reversed(chat):  # newest first, until all three are known
+        if m.role != "tool":
+            text = m.content or ""
+            out.setdefault("lastMessage", text)
+            if m.role in ("user", "assistant"):
+                out.setdefault("lastUserMessage" if m.role == "user" else "lastCharMessage", text)
+            if len(out) == 3:
+                break
     return {k: out.get(k, "") for k in ("lastMessage", "lastUserMessage", "lastCharMessage")}
 
 
