@@ -41,12 +41,14 @@ from compiler.options import CompileOptions
 from compiler.policy.creator import PlatformPolicy
 from compiler.policy.tools import ToolGate
 from compiler.profile import AgentProfile, ProfileLayers, ResolvedAgentProfile, resolve_profile
+from compiler.replay import BenchReport, bench
 from compiler.syntax import parse
 from compiler.syntax.ast import Template
 
 __all__ = [
     "APCError",
     "AgentProfile",
+    "BenchReport",
     "BoundTemplate",
     "BudgetError",
     "BudgetLedger",
@@ -77,6 +79,7 @@ __all__ = [
     "TemplateError",
     "TokenizerError",
     "ToolGate",
+    "bench",
     "check",
     "check_budget",
     "check_string",
