@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from compiler.fit.ledger import BudgetLedger, LedgerEntry
 from compiler.replay.report import (
     CUTS,
-    OTHER,
     OVERHEAD,
     CategoryStats,
     ComponentStats,
@@ -65,11 +64,14 @@ class _Component:
 
 
 def kept_by_category(ledger: BudgetLedger) -> dict[str, int]:
-    """The tokens of one request per category (the ledger's category totals), ``other`` for
-    the components in no category and ``overhead`` for the provider's framing: together,
-    the request's ``totalTokens``. Zeros are left out."""
+    """The tokens of one request per category (the ledger's category totals), per kind for
+    the components in no budget category (``CharacterCard``, ``PresetGuide``, ...), and
+    ``overhead`` for the provider's framing: together, the request's ``totalTokens``. Zeros
+    are left out."""
     kept = {name: c.used for name, c in ledger.categories.items()}
-    kept[OTHER] = sum(e.tokens_used - e.summary_tokens for e in ledger.entries if not e.category)
+    for e in ledger.entries:
+        if not e.category:
+            kept[e.kind] = kept.get(e.kind, 0) + e.tokens_used - e.summary_tokens
     kept[OVERHEAD] = ledger.overhead_tokens
     return {name: n for name, n in kept.items() if n}
 
@@ -79,7 +81,7 @@ def _offered_by_category(ledger: BudgetLedger) -> dict[str, int | None]:
     all)."""
     offered: dict[str, int | None] = {}
     for e in ledger.entries:
-        name = e.category or OTHER
+        name = e.category or e.kind
         have = offered.get(name, 0)
         offered[name] = (
             None if have is None or e.tokens_offered is None else have + e.tokens_offered
@@ -122,7 +124,7 @@ class RunAccumulator:
             comp = self.components.setdefault(e.id, _Component(e.kind, e.category))
             comp.add(e)
             if e.action in CUTS:
-                turn_cuts.setdefault(e.category or OTHER, set()).add(e.action)
+                turn_cuts.setdefault(e.category or e.kind, set()).add(e.action)
         for name, actions in turn_cuts.items():
             self.cuts.setdefault(name, Counter()).update(actions)
         for name, c in ledger.categories.items():

@@ -18,9 +18,9 @@ from compiler.errors import Diagnostic
 
 #: The ledger's actions a replay counts per component and category (``kept`` is the rest).
 CUTS = ("truncated", "summarized", "dropped", "skipped")
-#: The per-turn categories besides the ledger's budget categories: the tokens of components
-#: in no category, and the provider's framing around the components.
-OTHER, OVERHEAD = "other", "overhead"
+#: The per-turn category of the provider's framing around the components (besides the
+#: ledger's budget categories, and the kinds of the components in none).
+OVERHEAD = "overhead"
 
 
 class _Model(BaseModel):
@@ -75,8 +75,9 @@ class ComponentStats(_Model):
 
 
 class CategoryStats(_Model):
-    """One category across the turns: tokens kept (the ledger's category ``used``; ``other``:
-    components in no category; ``overhead``: the provider's framing), tokens offered (the sum
+    """One category across the turns: tokens kept (the ledger's category ``used``; for the
+    components in no budget category, their kind, e.g. ``CharacterCard``; ``overhead``: the
+    provider's framing), tokens offered (the sum
     of its components' ``tokensOffered``, in the turns where all were counted), and in how
     many turns at least one of its components was truncated, summarized, dropped or skipped."""
 
