@@ -244,7 +244,7 @@ def _registry() -> dict[str, type[APCError] | None]:
             context.invalid_skill_name context.skill_not_found context.workspace_not_found
             context.too_deep agent.plan_action_invalid template.unreadable workspace.file_not_found
             workspace.file_unreadable workspace.file_too_large agent.plan_node_unknown
-            bench.no_turns""",
+            bench.no_turns bench.too_many_turns""",
         ProfileError: """profile.unknown_field profile.missing_field profile.invalid_value
             agent.creator_limit agent.plan_mode_unsupported agent.plan_node_duplicate_id
             agent.plan_nodes_required agent.plan_nodes_unsupported

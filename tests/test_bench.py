@@ -162,12 +162,19 @@ def test_the_per_turn_compile_is_one_swappable_call(files: dict[str, Path]) -> N
         last=2,
         progress=lambda done, total: seen.append((done, total)),
     )
-    assert [(o.budget, o.step) for o in made] == [(90, 0), (90, 32), (300, 0), (300, 32)]
+    runs = [(90, 0), (90, 0), (90, 32), (300, 0), (300, 32)]  # a warm-up, then the runs
+    assert [(o.budget, o.step) for o in made] == runs
+    # the runs share one token counter and one summary cache
+    assert made[1].token_counter is not None and made[1].summary_cache is not None
+    assert all(o.token_counter is made[1].token_counter for o in made[1:])
+    assert all(o.summary_cache is made[1].summary_cache for o in made[1:])
     assert calls == [7, 7, 9, 7, 9, 7, 9, 7, 9]  # one untimed warm-up, then 2 turns a run
     assert seen[-1] == (8, 8) and len(seen) == 8
 
 
-def test_bad_inputs(files: dict[str, Path], tmp_path: Path) -> None:
+def test_bad_inputs(
+    files: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for chat in ([], _chat(1, first="assistant")):
         (tmp_path / "empty.json").write_text(json.dumps({"chat": chat}))
         with pytest.raises(compiler.ContextError) as info:
@@ -175,6 +182,11 @@ def test_bad_inputs(files: dict[str, Path], tmp_path: Path) -> None:
         assert info.value.code == "bench.no_turns"
     with pytest.raises(ValueError, match="at least 1"):
         compiler.bench(files["t"], context=files["run"], budgets=[0])
+    monkeypatch.setattr("compiler.replay.runner.MAX_TURNS", 4)
+    with pytest.raises(compiler.ContextError) as many:
+        compiler.bench(files["t"], context=files["run"])  # 5 turns
+    assert many.value.code == "bench.too_many_turns" and "--every 2" in (many.value.hint or "")
+    assert compiler.bench(files["t"], context=files["run"], every=2).turns == [1, 5, 9]
     with pytest.raises(ValueError, match="every"):
         compiler.bench(files["t"], context=files["run"], every=0)
 

@@ -107,7 +107,7 @@ def _components(run: RunReport) -> list[str]:
 
 def render_report(report: BenchReport) -> str:
     """The whole text report."""
-    every = "every turn" if report.every == 1 else f"every {report.every}th turn"
+    every = "every turn" if report.every == 1 else f"one turn in {report.every}"
     out = [
         f"{report.source}: {len(report.turns)} turns of a {report.messages}-message chat "
         f"({every}), {report.provider} {report.model or '?'} ({report.encoding or '?'})",

@@ -4,7 +4,6 @@ Internal: the API is :func:`compiler.bench` and the report types it returns
 (:class:`compiler.BenchReport`).
 """
 
-from compiler.replay.bench import Progress, bench
 from compiler.replay.report import (
     BenchReport,
     CategoryStats,
@@ -13,6 +12,7 @@ from compiler.replay.report import (
     Stats,
     TurnRecord,
 )
+from compiler.replay.runner import Progress, bench
 from compiler.replay.turns import CompilerFactory, TurnCompiler, one_shot, request_turns
 
 __all__ = [

@@ -29,7 +29,10 @@ from compiler.replay.turns import (
     request_turns,
     thin,
 )
+from compiler.tokens import TokenCounter
 
+MAX_TURNS = 10_000
+"""The most turns one bench replays (per run): more is ``bench.too_many_turns``."""
 MAX_WARNINGS = 200
 """The most distinct warnings a replay keeps."""
 
@@ -81,6 +84,16 @@ def bench(
             file=ctx.file,
             path="chat",
         )
+    if len(turns) > MAX_TURNS:
+        raise ContextError(
+            code="bench.too_many_turns",
+            message=f"the chat has {len(turns):,} turns to replay; at most {MAX_TURNS:,} are "
+            "replayed in one bench",
+            hint=f"replay fewer: --every {-(-len(turns) // MAX_TURNS)} or --last {MAX_TURNS}"
+            " (every= or last= in Python)",
+            file=ctx.file,
+            path="chat",
+        )
     if ctx.now is None:  # {{time}} and friends: one clock for every turn
         ctx = ctx.model_copy(update={"now": datetime.now(UTC)})
     report = BenchReport(
@@ -105,18 +118,22 @@ def _replay(
     make: CompilerFactory,
     progress: Progress | None,
 ) -> None:
-    """Every run, turn by turn, into ``report.runs``. One untimed compile first, so that
-    loading the tokenizer is not counted as the first turn's compile time."""
+    """Every run, turn by turn, into ``report.runs``.
+
+    One untimed compile comes first, so that loading the tokenizer is not counted as the
+    first turn's compile time; it also says the encoding, so that all runs share one token
+    counter (its per-content cache), and one summary cache, unless the options bring theirs.
+    """
     messages, turns = ctx.messages, report.turns
+    first = ctx.model_copy(update={"chat": messages[: turns[0]]})
+    _turn(make(_for_run(opts, runs[0])), first, RunAccumulator(RunReport()), None, report)
+    if opts.token_counter is None and report.encoding is not None:
+        opts = opts.with_fields(token_counter=TokenCounter(report.encoding))
+    if opts.summary_cache is None:
+        opts = opts.with_fields(summary_cache=SummaryCache())
     total, done = len(runs) * len(turns), 0
-    for i, run in enumerate(runs):
-        run_opts = opts.with_fields(budget=run.budget, cache_stable=run.cache_stable)
-        if run_opts.summary_cache is None:  # one cache per replay, shared by its turns
-            run_opts = run_opts.with_fields(summary_cache=SummaryCache())
-        compile_turn = make(run_opts)
-        first = ctx.model_copy(update={"chat": messages[: turns[0]]})
-        if i == 0:
-            _turn(compile_turn, first, RunAccumulator(RunReport()), None, report)
+    for run in runs:
+        compile_turn = make(_for_run(opts, run))
         acc = RunAccumulator(run)
         previous: bytes | None = None
         for k in turns:
@@ -126,6 +143,10 @@ def _replay(
             if progress is not None:
                 progress(done, total)
         report.runs.append(acc.report())
+
+
+def _for_run(opts: CompileOptions, run: RunReport) -> CompileOptions:
+    return opts.with_fields(budget=run.budget, cache_stable=run.cache_stable)
 
 
 def _turn(
