@@ -137,6 +137,7 @@ def test_budget_failures_are_counted_and_the_replay_goes_on(files: dict[str, Pat
     tiny, fine = report.runs
     assert tiny.failed == {"context.budget_exceeded": 5} and tiny.total_tokens.count == 0
     assert [t.error for t in tiny.per_turn] == ["context.budget_exceeded"] * 5
+    assert tiny.first_failure is not None and tiny.first_failure.startswith("turn of 1 messages")
     assert fine.failed == {} and fine.turns == 5
 
 
@@ -203,8 +204,8 @@ def test_cli_json_schema(files: dict[str, Path], capsys: pytest.CaptureFixture[s
     run = out["runs"][0]
     assert set(run) == {
         "budget", "effectiveBudget", "budgetSource", "cacheStable", "primary", "turns",
-        "failed", "totalTokens", "budgetUse", "compileMs", "prefixStability", "cachedShare",
-        "categories", "components", "perTurn",
+        "failed", "firstFailure", "totalTokens", "budgetUse", "compileMs", "prefixStability",
+        "cachedShare", "categories", "components", "perTurn",
     }  # fmt: skip
     assert run["budget"] == 90 and run["primary"] and out["runs"][1]["cacheStable"] == 32
     assert set(run["totalTokens"]) == {"count", "min", "median", "mean", "p95", "max"}

@@ -115,12 +115,14 @@ def render_report(report: BenchReport) -> str:
         *_summary(report),
     ]
     for run in report.primary:
-        out += ["", f"{run.label}: per category (tokens; cuts: turns with one)", ""]
-        out += _categories(run)
-        out += ["", f"{run.label}: per component (tokens; cuts: turns)", ""]
-        out += _components(run)
-        for code, n in run.failed.items():
-            out.append(f"failed: {n} turns with {code}")
+        if run.components:
+            out += ["", f"{run.label}: per category (tokens; cuts: turns with one)", ""]
+            out += _categories(run)
+            out += ["", f"{run.label}: per component (tokens; cuts: turns)", ""]
+            out += _components(run)
+        if run.failed:
+            failed = ", ".join(f"{n} with {code}" for code, n in run.failed.items())
+            out += ["", f"{run.label}: turns failed: {failed}; first, {run.first_failure}"]
     out += [
         "",
         "prefix stability: the share of a turn's request that the next turn's keeps byte for "

@@ -130,8 +130,10 @@ class RunAccumulator:
         for name, c in ledger.categories.items():
             self.budgets.setdefault(name, c.budget)
 
-    def failed(self, messages: int, code: str, ms: float) -> None:
-        """A turn whose compile failed with a budget error (``code``)."""
+    def failed(self, messages: int, code: str, message: str, ms: float) -> None:
+        """A turn whose compile failed with a budget error (``code``, ``message``)."""
+        if self.run.first_failure is None:
+            self.run.first_failure = f"turn of {messages} messages: {message}"
         self.run.per_turn.append(TurnRecord(messages=messages, compile_ms=round(ms, 3), error=code))
         self.run.failed[code] = self.run.failed.get(code, 0) + 1
 

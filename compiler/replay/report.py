@@ -122,6 +122,8 @@ class RunReport(_Model):
     primary: bool = True
     turns: int = 0
     failed: dict[str, int] = Field(default_factory=dict)
+    #: the message of the first failed turn (None: none failed)
+    first_failure: str | None = None
     total_tokens: Stats = Field(default_factory=Stats)
     budget_use: Stats = Field(default_factory=Stats)
     compile_ms: Stats = Field(default_factory=Stats)

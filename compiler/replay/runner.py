@@ -162,7 +162,7 @@ def _turn(
     try:
         result = compile_turn(ctx)
     except BudgetError as exc:
-        acc.failed(k, exc.code, (time.perf_counter() - start) * 1000)
+        acc.failed(k, exc.code, exc.message, (time.perf_counter() - start) * 1000)
         _describe(report, exc.details.get("ledger"))
         return None
     except APCError as exc:
