@@ -285,3 +285,27 @@ def test_progress_bar_draws_only_on_a_terminal() -> None:
     assert "[####] 2/2 compiles" in term.getvalue()
     bar.close()
     assert term.getvalue().endswith("\r\x1b[K")
+
+
+def test_real_preset_card_and_lorebook(corpus: Path, tmp_path: Path) -> None:
+    chat = [{"role": "assistant", "content": "Welcome to the glade, traveller."}]
+    for topic in ("Eldoria", "the Shadowfang", "the glade"):
+        chat.append({"role": "user", "content": f"Tell me about {topic}. " * 6})
+        chat.append({"role": "assistant", "content": f"{topic} is old and wide. " * 12})
+    run = {
+        "chat": chat,
+        "character": str(corpus / "cards" / "Seraphina-v2v3.png"),
+        "worldInfo": str(corpus / "worlds" / "Eldoria.json"),
+    }
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    preset = corpus / "presets" / "st-default-2024.json"
+    report = compiler.bench(preset, context=tmp_path / "run.json", budgets=[1900], compare=False)
+    (result,) = report.runs
+    assert report.turns == [2, 4, 6] and result.failed == {}
+    kinds = {c.kind for c in result.components}
+    assert {"WorldInfo", "CharacterCard", "ChatHistory"} <= kinds
+    for turn in result.per_turn:
+        assert turn.total_tokens is not None and turn.total_tokens <= 1900
+        assert sum(turn.categories.values()) == turn.total_tokens
+    history = next(c for c in result.components if c.kind == "ChatHistory")
+    assert history.actions.get("truncated", 0) >= 1  # the last turns no longer fit whole
