@@ -141,6 +141,25 @@ def test_budget_failures_are_counted_and_the_replay_goes_on(files: dict[str, Pat
     assert fine.failed == {} and fine.turns == 5
 
 
+def test_a_request_the_provider_would_reject_is_a_failed_turn(tmp_path: Path) -> None:
+    (tmp_path / "t.txt").write_text("Rules.\n<<agent.chat.history strategy=truncate>>")
+    chat = [
+        {"role": "user", "content": "hi there"},
+        {"role": "assistant", "content": "hello"},
+        {"role": "user", "content": "word " * 400},  # cannot fit: the history is cut to nothing
+    ]
+    report = compiler.bench(
+        tmp_path / "t.txt", context={"chat": chat}, budgets=[150], provider="anthropic"
+    )
+    run = report.runs[0]
+    assert [t.error for t in run.per_turn] == [None, "lower.empty_request"]
+    assert run.failed == {"lower.empty_request": 1} and run.total_tokens.count == 1
+    (tmp_path / "bad.txt").write_text("<<agent.nope>>")  # the set-up's error stops the replay
+    with pytest.raises(compiler.TemplateError) as info:
+        compiler.bench(tmp_path / "bad.txt", context={"chat": chat})
+    assert info.value.details["turn"] == 1
+
+
 def test_the_per_turn_compile_is_one_swappable_call(files: dict[str, Path]) -> None:
     made: list[compiler.CompileOptions] = []
     calls: list[int] = []

@@ -14,7 +14,14 @@ from typing import Unpack
 from compiler.api import Context
 from compiler.context.inputs import collect_warnings
 from compiler.context.run import RunContext, load_context
-from compiler.errors import APCError, BudgetError, ContextError, Diagnostic
+from compiler.errors import (
+    APCError,
+    BudgetError,
+    ContextError,
+    Diagnostic,
+    LoweringError,
+    StrictError,
+)
 from compiler.fit import SummaryCache
 from compiler.fit.ledger import BudgetLedger
 from compiler.options import CACHE_STABLE_STEP, CompileOptions, OptionFields
@@ -30,6 +37,12 @@ from compiler.replay.turns import (
     thin,
 )
 from compiler.tokens import TokenCounter
+
+TURN_ERRORS = (BudgetError, LoweringError, StrictError)
+"""The errors that depend on what a turn holds and on the budget (over budget; a request
+the provider would reject, e.g. a history cut to nothing; a warning under ``strict``): a
+replay counts them as failed turns and goes on. Any other error is the set-up's: it stops
+the replay."""
 
 MAX_TURNS = 10_000
 """The most turns one bench replays (per run): more is ``bench.too_many_turns``."""
@@ -62,10 +75,11 @@ def bench(
     replayed with ``options.cache_stable`` as given (the primary run) and, with ``compare``,
     once more the other way (off, or on with the default step) to compare prefix stability.
     ``every``/``last``: replay every ``every``-th turn counted back from the last, then only
-    the last ``last`` turns. A budget failure in a turn is recorded (``failed``); any other
-    error stops the replay (``details["turn"]`` says where). ``compile_with`` makes each
-    run's per-turn compile (default :func:`one_shot`: ``compile_string`` on the source read
-    once). A run context without a ``now`` replays at one fixed clock (the start).
+    the last ``last`` turns. A turn that fails with one of :data:`TURN_ERRORS` is counted
+    (``failed``); any other error stops the replay (``details["turn"]`` says where).
+    ``compile_with`` makes each run's per-turn compile (default :func:`one_shot`:
+    ``compile_string`` on the source read once). A run context without a ``now`` replays at
+    one fixed clock (the start).
     """
     opts = (options or CompileOptions()).with_fields(**overrides)
     asked = _budgets(budgets, opts.budget)
@@ -161,7 +175,7 @@ def _turn(
     start = time.perf_counter()
     try:
         result = compile_turn(ctx)
-    except BudgetError as exc:
+    except TURN_ERRORS as exc:
         acc.failed(k, exc.code, exc.message, (time.perf_counter() - start) * 1000)
         _describe(report, exc.details.get("ledger"))
         return None
