@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Unpack
 
 from compiler.api import Context
@@ -89,6 +89,27 @@ def bench(
         ctx = load_context(context)
     make = compile_with or one_shot(source)
     messages = ctx.messages
+    turns = _select(ctx, every, last)
+    if ctx.now is None:  # {{time}} and friends: one clock (the compile's default) every turn
+        ctx = ctx.model_copy(update={"now": datetime.now().astimezone()})
+    report = BenchReport(
+        source=str(source),
+        context=ctx.file,
+        provider=opts.provider,
+        messages=len(messages),
+        every=every,
+        turns=turns,
+        cache_stable=opts.step or CACHE_STABLE_STEP,
+        warnings=list(found),
+    )
+    _replay(report, _runs(asked, opts.step, compare), ctx, opts, make, progress)
+    return report
+
+
+def _select(ctx: RunContext, every: int, last: int | None) -> list[int]:
+    """The turns to replay (see :func:`request_turns` and :func:`thin`): at least one, at
+    most :data:`MAX_TURNS`."""
+    messages = ctx.messages
     turns = thin(request_turns(messages), every, last)
     if not turns:
         raise ContextError(
@@ -103,25 +124,12 @@ def bench(
             code="bench.too_many_turns",
             message=f"the chat has {len(turns):,} turns to replay; at most {MAX_TURNS:,} are "
             "replayed in one bench",
-            hint=f"replay fewer: --every {-(-len(turns) // MAX_TURNS)} or --last {MAX_TURNS}"
+            hint=f"replay fewer: --every {every * -(-len(turns) // MAX_TURNS)} or --last {MAX_TURNS}"
             " (every= or last= in Python)",
             file=ctx.file,
             path="chat",
         )
-    if ctx.now is None:  # {{time}} and friends: one clock for every turn
-        ctx = ctx.model_copy(update={"now": datetime.now(UTC)})
-    report = BenchReport(
-        source=str(source),
-        context=ctx.file,
-        provider=opts.provider,
-        messages=len(messages),
-        every=every,
-        turns=turns,
-        cache_stable=opts.step or CACHE_STABLE_STEP,
-        warnings=list(found),
-    )
-    _replay(report, _runs(asked, opts.step, compare), ctx, opts, make, progress)
-    return report
+    return turns
 
 
 def _replay(
