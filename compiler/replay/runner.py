@@ -120,12 +120,12 @@ def _select(ctx: RunContext, every: int, last: int | None) -> list[int]:
             path="chat",
         )
     if len(turns) > MAX_TURNS:
+        fits = every * -(-len(turns) // MAX_TURNS)
         raise ContextError(
             code="bench.too_many_turns",
             message=f"the chat has {len(turns):,} turns to replay; at most {MAX_TURNS:,} are "
             "replayed in one bench",
-            hint=f"replay fewer: --every {every * -(-len(turns) // MAX_TURNS)} or --last {MAX_TURNS}"
-            " (every= or last= in Python)",
+            hint=f"replay fewer: --every {fits} or --last {MAX_TURNS} (every= or last= in Python)",
             file=ctx.file,
             path="chat",
         )
