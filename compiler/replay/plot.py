@@ -11,11 +11,12 @@ import importlib.util
 import io
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from compiler.atomic import atomic_write_bytes
 from compiler.errors import APCError
 from compiler.fit.budgets import CATEGORIES
-from compiler.replay.report import OVERHEAD, BenchReport
+from compiler.replay.report import OVERHEAD, BenchReport, RunReport
 
 MAX_PANELS = 8
 """The most budgets charted (one panel each)."""
@@ -50,39 +51,58 @@ def require_matplotlib() -> ModuleType:
         raise _unavailable() from None
 
 
-def _series(report: BenchReport, run_index: int) -> tuple[list[int], dict[str, list[int]]]:
-    """The turns (messages) and, per category, the tokens kept in each (0 when absent)."""
-    run = report.primary[run_index]
-    ok = [t for t in run.per_turn if t.error is None]
+def _names(runs: list[RunReport]) -> list[str]:
+    """The categories of all runs' turns: the fixed parts (kinds) first, the budget
+    categories above them, the framing on top (one order, so one colour each)."""
     names: list[str] = []
-    for t in ok:
-        names += [n for n in t.categories if n not in names]
-    # the fixed parts at the bottom, the budget categories above them, the framing on top
-    order = sorted(names, key=lambda n: (n in CATEGORIES, n == OVERHEAD))
-    return [t.messages for t in ok], {n: [t.categories.get(n, 0) for t in ok] for n in order}
+    for run in runs:
+        for t in run.per_turn:
+            names += [n for n in t.categories if n not in names]
+    return sorted(names, key=lambda n: (n == OVERHEAD, n in CATEGORIES))
+
+
+def _panel(ax: Any, run: RunReport, names: list[str], title: str) -> None:
+    """One run: its turns' tokens per category, stacked, and its budget as a line."""
+    ok = [t for t in run.per_turn if t.error is None]
+    x = [t.messages for t in ok]
+    if x:
+        shown = [n for n in names if any(t.categories.get(n) for t in ok)]
+        ax.stackplot(
+            x,
+            *([t.categories.get(n, 0) for t in ok] for n in shown),
+            labels=shown,
+            colors=[f"C{names.index(n) % 10}" for n in shown],
+            step="post",
+        )
+    budgets = [t.budget for t in ok if t.budget]
+    if budgets:
+        ax.axhline(max(budgets), color="black", linestyle="--", linewidth=1, label="budget")
+    ax.set_title(title if x else f"{title}: no turn fit")
+    ax.set_xlabel("chat messages at the turn")
+    ax.set_ylabel("tokens")
+    if x:  # the legend top down, as the bands are stacked
+        handles, labels = ax.get_legend_handles_labels()
+        ax.legend(
+            handles[::-1],
+            labels[::-1],
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1),
+            fontsize="small",
+        )
 
 
 def plot_report(report: BenchReport, path: Path) -> None:
-    """Write the chart to ``path`` (PNG, atomically): per budget the tokens kept per
-    category across the turns (stacked), the budget as a line."""
+    """Write the chart to ``path`` (PNG, atomically): per budget (the primary runs, at most
+    :data:`MAX_PANELS`) the tokens kept per category across the turns, the budget a line."""
     agg = require_matplotlib()
     figure_mod = importlib.import_module("matplotlib.figure")
     runs = report.primary[:MAX_PANELS]
     fig = figure_mod.Figure(figsize=(9, 3.2 * len(runs)), layout="constrained")
     agg.FigureCanvasAgg(fig)
     axes = fig.subplots(len(runs), 1, squeeze=False)
+    names = _names(runs)
     for i, run in enumerate(runs):
-        ax = axes[i][0]
-        x, series = _series(report, i)
-        if x:
-            ax.stackplot(x, *series.values(), labels=list(series), step="post")
-        budgets = [t.budget for t in run.per_turn if t.error is None and t.budget]
-        if budgets:
-            ax.axhline(max(budgets), color="black", linestyle="--", linewidth=1, label="budget")
-        ax.set_title(f"{report.model or ''} {run.label}".strip())
-        ax.set_xlabel("chat messages at the turn")
-        ax.set_ylabel("tokens")
-        ax.legend(loc="upper left", fontsize="small")
+        _panel(axes[i][0], run, names, f"{report.model or ''} {run.label}".strip())
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100)
     atomic_write_bytes(path, buffer.getvalue())
