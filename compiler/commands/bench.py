@@ -96,10 +96,11 @@ class ProgressBar:
         self.stream.flush()
 
     def close(self) -> None:
-        """Clear the line (nothing when nothing was drawn)."""
+        """Clear the line (nothing when nothing was drawn; once)."""
         if self.enabled and self.drawn and self.stream is not None:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
+            self.drawn = 0.0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -128,7 +129,8 @@ def run(args: argparse.Namespace) -> int:
         if "turn" in exc.details:
             sys.stderr.write(f"apc bench: stopped at the turn of {exc.details['turn']} messages\n")
         return 1
-    bar.close()
+    finally:  # also on Ctrl-C: the bar's line is cleared
+        bar.close()
     if report.warnings:
         print_diagnostics(report.warnings, fmt=args.format)
     text = dumps(report.to_json()) if args.format == "json" else render_report(report)
