@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler.policy.creator import PlatformPolicy
     from compiler.policy.tools import ToolGate
     from compiler.profile import AgentProfile, ProfileLayers, ResolvedAgentProfile, resolve_profile
+    from compiler.replay import BenchReport, bench
     from compiler.session import Session, check_budget, compile, compile_string
     from compiler.syntax import parse
     from compiler.syntax.ast import Template
@@ -59,6 +60,7 @@ _HOMES = {
     "compiler.policy.creator": "PlatformPolicy",
     "compiler.policy.tools": "ToolGate",
     "compiler.profile": "AgentProfile ProfileLayers ResolvedAgentProfile resolve_profile",
+    "compiler.replay": "BenchReport bench",
     "compiler.session": "Session check_budget compile compile_string",
     "compiler.syntax": "parse",
     "compiler.syntax.ast": "Template",
@@ -83,6 +85,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "APCError",
     "AgentProfile",
+    "BenchReport",
     "BoundTemplate",
     "BudgetError",
     "BudgetLedger",
@@ -114,6 +117,7 @@ __all__ = [
     "TemplateError",
     "TokenizerError",
     "ToolGate",
+    "bench",
     "check",
     "check_budget",
     "check_string",

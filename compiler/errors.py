@@ -243,7 +243,8 @@ def _registry() -> dict[str, type[APCError] | None]:
             context.invalid_world context.invalid_preset context.invalid_skill
             context.invalid_skill_name context.skill_not_found context.workspace_not_found
             context.too_deep agent.plan_action_invalid template.unreadable workspace.file_not_found
-            workspace.file_unreadable workspace.file_too_large agent.plan_node_unknown""",
+            workspace.file_unreadable workspace.file_too_large agent.plan_node_unknown
+            bench.no_turns bench.too_many_turns""",
         ProfileError: """profile.unknown_field profile.missing_field profile.invalid_value
             agent.creator_limit agent.plan_mode_unsupported agent.plan_node_duplicate_id
             agent.plan_nodes_required agent.plan_nodes_unsupported
@@ -276,7 +277,8 @@ def _registry() -> dict[str, type[APCError] | None]:
             lower.invalid_tool_schema lower.unsupported lower.missing_max_tokens
             lower.invalid_prefill lower.too_many_cache_breakpoints""",
         InternalError: "internal.count_mismatch",
-        APCError: "io.write_failed io.output_not_regular profile.write_failed",
+        APCError: """io.write_failed io.output_not_regular profile.write_failed
+            bench.plot_unavailable""",
         None: """template.legacy_agent_macro template.unknown_st_macro context.lone_surrogate
             context.budget_over_window
             agent.prompt_entry_inserted agent.task_ignored

@@ -27,6 +27,7 @@ FAMILIES = (
     "world",
     "internal",
     "diagnostics",
+    "bench",
 )
 CODE_RE = re.compile(rf"^(?:{'|'.join(FAMILIES)})\.[a-z_]+$")
 

@@ -62,7 +62,7 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     # api: the public entry points chain the stages (compiler/__init__.py is unit "compiler")
     (
         "api",
-        frozenset({"api", "session", "options", "compiler"}),
+        frozenset({"api", "session", "options", "compiler", "replay"}),
         frozenset({"tavern", "fit", "lower"}),
     ),
     # commands: the CLI over the api, and diagnostics rendering
