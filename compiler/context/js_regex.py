@@ -63,6 +63,7 @@ _SYNTAX = frozenset("^$\\.*+?()[]{}|/")
 _BRACES = re.compile(r"\{(\d+)(?:(,)(\d*))?\}")
 _HEX4 = re.compile(r"[0-9A-Fa-f]{4}")
 _HEX2 = re.compile(r"[0-9A-Fa-f]{2}")
+_NAME_REF = re.compile(r"<([^>]*)>")
 _PROPERTY = re.compile(r"\{([A-Za-z0-9_]+(?:=[A-Za-z0-9_]+)?)\}")
 
 #: SillyTavern's regexFromString: an optional ``/``, the pattern (one line), the same
@@ -149,7 +150,9 @@ def _capture_groups(source: str) -> tuple[dict[str, int], int]:
                 i += 2 if source[i] == "\\" else 1
         elif c == "(" and not source.startswith("?", i + 1):
             count += 1
-        elif c == "(" and source.startswith("?<", i + 1) and source[i + 3 : i + 4] not in "=!":
+        elif (
+            c == "(" and source.startswith("?<", i + 1) and source[i + 3 : i + 4] not in ("=", "!")
+        ):
             count += 1
             end = source.find(">", i + 3)
             name = source[i + 3 : end] if end > 0 else ""
@@ -308,10 +311,10 @@ class _Translator:
                 return True
             self.i = start + 1  # no such group: an octal escape or a digit (Annex B)
         elif c == "k" and (self.names or self.unicode):
-            match = re.match(r"<([^>]*)>", self.src[self.i :])
+            match = _NAME_REF.match(self.src, self.i)
             if match is None or match.group(1) not in self.names:
                 raise self.fail("invalid named reference")
-            self.i += match.end()
+            self.i = match.end()
             self._backreference(self.names[match.group(1)])
             return True
         elif c in "pP" and self.unicode:

@@ -164,10 +164,27 @@ class ScriptRunner:
 
     def apply(self, text: str, placement: int, *, depth: int | None, prompt: bool = True) -> str:
         """``text`` after the scripts ``getRegexedString`` runs at ``placement`` and
-        ``depth`` (None: none), building a prompt or (``prompt`` False) storing a message."""
-        for index, script in enumerate(self.scripts):
-            if text and script.selected(placement, depth, prompt=prompt):
-                text = self._run(index, script, text, placement)
+        ``depth`` (None: none), building a prompt or (``prompt`` False) storing a message.
+        All of it (choosing scripts too) counts towards the compile's budget."""
+        if not text or not self.scripts:
+            return text
+        if self._left <= 0:
+            self._out_of_budget(None)
+            return text
+        start = time.perf_counter()
+        end = start + self._left  # the compile's budget ends here
+        try:
+            for index, script in enumerate(self.scripts):
+                if not text:  # runRegexScript returns an empty text as it is
+                    break
+                if index in self._dead or not script.selected(placement, depth, prompt=prompt):
+                    continue
+                if time.perf_counter() >= end:
+                    self._out_of_budget(script)
+                    break
+                text = self._run(index, script, text, placement, end)
+        finally:
+            self._left -= time.perf_counter() - start
         return text
 
     def chat(self, messages: Sequence[ChatMessageIn]) -> list[ChatMessageIn]:
@@ -217,20 +234,13 @@ class ScriptRunner:
         return self.apply(fill(stored), AI_OUTPUT, depth=0)
 
     # -- one application ---------------------------------------------------------------
-    def _run(self, index: int, script: RegexScript, text: str, placement: int) -> str:
-        if index in self._dead:
-            return text
-        if self._left <= 0:
-            self._out_of_budget(script)
-            return text
+    def _run(self, index: int, script: RegexScript, text: str, placement: int, end: float) -> str:
+        """One script on one text, by :data:`SCRIPT_TIMEOUT` or the budget's ``end``."""
         start = time.perf_counter()
-        try:
-            compiled = self._compile(index, script)
-            if compiled is None:
-                return text
-            return self._substitute(index, script, compiled, text, placement, start)
-        finally:
-            self._left -= time.perf_counter() - start
+        compiled = self._compile(index, script)
+        if compiled is None:
+            return text
+        return self._substitute(index, script, compiled, text, placement, (start, end))
 
     def _compile(
         self, index: int, script: RegexScript
@@ -277,18 +287,23 @@ class ScriptRunner:
         compiled: tuple[regex.Pattern[str], JSRegex],
         text: str,
         placement: int,
-        start: float,
+        window: tuple[float, float],
     ) -> str:
+        """The replacement, stopped at the script's deadline (its start plus
+        :data:`SCRIPT_TIMEOUT`, or the budget's end when sooner)."""
         pattern, js = compiled
-        timeout = min(SCRIPT_TIMEOUT, self._left)
+        start, end = window
+        deadline = min(start + SCRIPT_TIMEOUT, end)
         limit = len(text) + MAX_GROWTH - self._grown
-        replace = _replacer(script, js, text, self.fill, start + timeout, limit)
+        replace = _replacer(script, js, text, self.fill, deadline, limit)
         try:
-            left = max(start + timeout - time.perf_counter(), 0.001)
+            left = max(deadline - time.perf_counter(), 0.001)
             out = pattern.sub(replace, text, count=js.count, timeout=left)
         except (TimeoutError, _Stop) as exc:
             where = _TARGETS.get(placement, "a world info entry")
-            if str(exc) == "fails":
+            if str(exc) not in ("fails", "size") and deadline == end:
+                self._out_of_budget(script)  # the compile's budget, not the script, ran out
+            elif str(exc) == "fails":
                 self._fail(
                     index, script, "regex.invalid_script",
                     f"fails in SillyTavern on {where}: its replacement's $N past the groups "
@@ -301,8 +316,9 @@ class ScriptRunner:
                 )  # fmt: skip
             else:
                 self._fail(
-                    index, script, "regex.timeout", f"ran over {timeout * 1000:.0f} ms on {where}"
-                )
+                    index, script, "regex.timeout",
+                    f"ran over {SCRIPT_TIMEOUT * 1000:.0f} ms on {where}",
+                )  # fmt: skip
             return text
         self._grown += max(0, len(out) - len(text))
         return out
@@ -320,17 +336,19 @@ class ScriptRunner:
             )
         )
 
-    def _out_of_budget(self, script: RegexScript) -> None:
+    def _out_of_budget(self, script: RegexScript | None) -> None:
+        self._left = min(self._left, 0.0)
         if not self._spent:
             self._spent = True
+            what = f"{script.label} and every later application are" if script else "the rest are"
             self.warnings.append(
                 Diagnostic(
                     code="regex.timeout",
                     severity="warning",
                     message=f"regex scripts used up their {SCRIPTS_BUDGET:g} s for this compile: "
-                    f"{script.label} and every later application are skipped",
-                    file=script.file,
-                    path=script.path,
+                    f"{what} skipped",
+                    file=script.file if script else None,
+                    path=script.path if script else None,
                     hint=_HINTS["regex.timeout"],
                 )
             )

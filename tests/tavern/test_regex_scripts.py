@@ -342,3 +342,20 @@ def test_corpus_cards_carry_no_scripts_and_compile_unchanged(tmp_path: Path, nam
         outs.append(compiler.compile(tmp_path / "preset.json", context=tmp_path / "run.json"))
     assert outs[0].request == outs[1].request
     assert not [c for c in codes(outs[0]) + codes(outs[1]) if c.startswith("regex.")]
+
+
+@pytest.mark.parametrize("scripts", [[], [script("/plan/", "plan", placement=[5])]])
+def test_world_info_scripts_keep_the_marker_check(tmp_path: Path, scripts: list[Any]) -> None:
+    """Macros that assemble an agent macro in an entry are refused, scripts or not."""
+    book = {"entries": {"0": {"uid": 0, "constant": True, "content": "<{{noop}}<agent.plan>>"}}}
+    (tmp_path / "book.json").write_text(json.dumps(book))
+    with pytest.raises(compiler.PolicyError) as caught:
+        run(tmp_path, scripts, worldInfo="book.json", mode="agent")
+    assert caught.value.code == "agent.prompt_marker_unmaterialized"
+
+
+def test_a_script_may_write_an_agent_macro_as_data(tmp_path: Path) -> None:
+    """A script's output is the card's text: sent as written, never expanded."""
+    chat = [{"role": "user", "content": "show plan"}]
+    out = run(tmp_path, [script("/plan/", "<<agent.plan>>")], chat=chat, mode="agent")
+    assert "show <<agent.plan>>" in [m.get("content") for m in out.request["messages"]]
