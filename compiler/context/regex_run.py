@@ -89,7 +89,8 @@ Filled = Callable[[str], tuple[str, int]]
 
 
 class _Stop(Exception):
-    """Raised in a replacer to abandon one application: ``timeout`` or ``size``."""
+    """Raised in a replacer to abandon one application: ``timeout``, ``size``, or ``fails``
+    (where SillyTavern's replacer throws)."""
 
 
 def script_runner(ctx: RunContext, filled: Filled, warnings: list[Diagnostic]) -> ScriptRunner:
@@ -115,7 +116,9 @@ def script_runner(ctx: RunContext, filled: Filled, warnings: list[Diagnostic]) -
 
 
 def _placed_elsewhere(script: RegexScript) -> bool:
+    """Enabled, not display-only, and placed only where no prompt is built."""
     live = not script.disabled and bool(script.find)
+    live = live and (script.prompt_only or not script.markdown_only)
     return live and bool(script.placement) and not script.placement & PROMPT_PLACEMENTS
 
 

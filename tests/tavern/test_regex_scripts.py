@@ -156,9 +156,10 @@ def test_world_info_scans_the_changed_chat(tmp_path: Path) -> None:
 
 
 def test_slash_command_placement_is_reported_not_applied(tmp_path: Path) -> None:
-    out = run(tmp_path, [script("/cat/g", placement=[3])])
+    display = script("/cat/g", placement=[3], markdownOnly=True, promptOnly=False)
+    out = run(tmp_path, [script("/cat/g", placement=[3]), display])
     assert chat_of(out)[0] == "u3 cat"
-    assert codes(out) == ["regex.placement_not_applicable"]
+    assert codes(out) == ["regex.placement_not_applicable"]  # display-only: nothing to say
 
 
 # -- which scripts run ---------------------------------------------------------------------
