@@ -328,21 +328,36 @@ def test_cli_reports_and_applies(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main([*args, "--mode", "legacy", "--strict"]) != 0
 
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "cards"
-
-
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
 @pytest.mark.parametrize("name", ["Seraphina-v2v3.png", "CodingSensei-v2.png", "Aqua-v1.png"])
-def test_corpus_cards_carry_no_scripts_and_compile_unchanged(tmp_path: Path, name: str) -> None:
+def test_corpus_cards_carry_no_scripts_and_compile_unchanged(
+    tmp_path: Path, corpus: Path, name: str
+) -> None:
     """The corpus cards (read in place) have no regex scripts: consent changes nothing."""
-    (tmp_path / "preset.json").write_text(json.dumps(PRESET))
     outs = []
     for allow in (False, True):
-        ctx = {"character": str(CORPUS / name), "chat": CHAT, "allowCardRegex": allow}
+        ctx = {"character": str(corpus / "cards" / name), "chat": CHAT, "allowCardRegex": allow}
         (tmp_path / "run.json").write_text(json.dumps(ctx))
-        outs.append(compiler.compile(tmp_path / "preset.json", context=tmp_path / "run.json"))
+        preset = corpus / "presets" / "st-default-2024.json"
+        outs.append(compiler.compile(preset, context=tmp_path / "run.json"))
     assert outs[0].request == outs[1].request
     assert not [c for c in codes(outs[0]) + codes(outs[1]) if c.startswith("regex.")]
+
+
+def test_corpus_preset_and_card_with_a_global_script(tmp_path: Path, corpus: Path) -> None:
+    """SillyTavern's default preset and Seraphina with the common "strip reasoning" script:
+    the request equals the one for a chat that never had the reasoning."""
+    strip = script(r"/<think>[\s\S]*?<\/think>\s*/g", "", placement=[2], name="strip thinking")
+    requests = []
+    for reply, scripts in (("<think>plan</think>\n\nHello!", [strip]), ("Hello!", [])):
+        chat = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": reply}]
+        ctx = {"character": str(corpus / "cards" / "Seraphina-v2v3.png"), "chat": chat}
+        (tmp_path / "run.json").write_text(json.dumps(ctx | {"regexScripts": scripts}))
+        preset = corpus / "presets" / "st-default-2024.json"
+        out = compiler.compile(preset, context=tmp_path / "run.json", mode="legacy")
+        assert codes(out) == []
+        requests.append(out.request)
+    assert requests[0] == requests[1]
+    assert requests[0]["messages"][-1]["content"] == "Hello!"
 
 
 @pytest.mark.parametrize("scripts", [[], [script("/plan/", "plan", placement=[5])]])
