@@ -284,6 +284,9 @@ def _registry() -> dict[str, type[APCError] | None]:
             agent.prompt_entry_inserted agent.task_ignored
             world.regex_timeout world.position_unsupported
             world.regex_too_complex world.scan_budget agent.profile_tool_alias
+            regex.card_scripts_not_allowed regex.placement_not_applicable regex.invalid_script
+            regex.invalid_pattern regex.unsupported_syntax regex.too_complex regex.timeout
+            regex.output_too_large regex.too_many_scripts
             agent.profile_tool_budget_invisible agent.profile_tool_description_invisible""",
     }
     return {code: cls for cls, codes in by_class.items() for code in codes.split()}

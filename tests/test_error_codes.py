@@ -25,6 +25,7 @@ FAMILIES = (
     "tokenizer",
     "io",
     "world",
+    "regex",
     "internal",
     "diagnostics",
     "bench",
