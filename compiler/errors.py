@@ -281,6 +281,7 @@ def _registry() -> dict[str, type[APCError] | None]:
             context.budget_over_window
             agent.prompt_entry_inserted agent.task_ignored
             world.regex_timeout world.position_unsupported
+            context.note_unplaced world.author_note_absent
             world.regex_too_complex world.scan_budget agent.profile_tool_alias
             agent.profile_tool_budget_invisible agent.profile_tool_description_invisible""",
     }
