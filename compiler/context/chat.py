@@ -120,6 +120,8 @@ class TavernChat(BaseModel):
     character_name: str | None = None
     metadata: ChatMetadata | None = None
     messages: list[ChatMessage] = Field(default_factory=list)
+    #: every ``is_user`` line, hidden ones too: the Author's Note's interval counts them
+    user_lines: int = 0
 
 
 def parse_messages(items: Any, *, file: str, path: str = "") -> list[ChatMessage]:
@@ -251,6 +253,7 @@ def parse_jsonl(text: str, file: str) -> TavernChat:
                 path=f"line {line_no}",
             )
         chat.messages.extend(_tavern_message(obj, file, span, line_no))
+        chat.user_lines += bool(obj.get("is_user"))
     return chat
 
 

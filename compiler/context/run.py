@@ -200,11 +200,20 @@ class RunContext(_Model):
     _card_json: Parsed | None = None
     _lorebook: Lorebook | None = None
     _lorebook_file: str = INLINE
+    _user_lines: int | None = None
 
     @property
     def messages(self) -> list[ChatMessageIn]:
         """The chat as messages (a chat file is read when the context is loaded)."""
         return self.chat if isinstance(self.chat, list) else []
+
+    @property
+    def user_messages(self) -> int:
+        """How many user messages the chat has: a chat file's ``is_user`` lines, hidden ones
+        too (SillyTavern counts them for the Author's Note's interval), else the chat's."""
+        if self._user_lines is not None:
+            return self._user_lines
+        return sum(1 for m in self.messages if m.role == "user")
 
     @property
     def macro_seed(self) -> int:
@@ -236,6 +245,7 @@ class RunContext(_Model):
         if isinstance(self.chat, str):
             read = read_chat_file(resolve(self.chat, self._base_dir))
             self.chat = [_message_in(m) for m in read.messages]
+            self._user_lines = read.user_lines
             if read.metadata is not None:  # the run's own keys win over the file's
                 given = self.chat_metadata.model_dump(exclude_unset=True)
                 self.chat_metadata = ChatMetadata.model_validate(

@@ -29,12 +29,10 @@ join the preset's injections (:func:`compiler.tavern.injections.apply_injections
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from typing import Any
 
 from compiler.assemble import Assembler
 from compiler.context.chat import ChatMetadata
-from compiler.context.run import ChatMessageIn
 from compiler.context.world_place import position_unsupported, texts_at, world_position
 from compiler.errors import Diagnostic
 from compiler.frame import PromptRole
@@ -62,10 +60,11 @@ class Notes:
     beside_main: tuple[PromptRole, str, int, bool] | None = None
 
 
-def note_inserted(meta: ChatMetadata, chat: Sequence[ChatMessageIn]) -> bool:
-    """Whether the Author's Note goes into this request (setFloatingPrompt's interval)."""
+def note_inserted(meta: ChatMetadata, user_messages: int) -> bool:
+    """Whether the Author's Note goes into this request (setFloatingPrompt's interval, on
+    the chat's number of user messages)."""
     interval = meta.note_interval
-    users = 1 if interval == 1 else sum(1 for m in chat if m.role == "user")
+    users = 1 if interval == 1 else user_messages
     if users <= 0 or interval <= 0:
         return False
     return (users % interval if users >= interval else interval - users) == 0
@@ -160,7 +159,7 @@ def _absent(entry: dict[str, Any]) -> Diagnostic:
 def _author_note(assembler: Assembler, notes: Notes, raw: list[str], *, in_chat: bool) -> None:
     """The Author's Note (with what wraps it) into ``notes``, where its position says."""
     meta = assembler.context.chat_metadata
-    text = _wrapped_note(assembler, note_inserted(meta, assembler.context.messages))
+    text = _wrapped_note(assembler, note_inserted(meta, assembler.context.user_messages))
     if not text:
         return
     where = "chatMetadata.note_position"

@@ -395,3 +395,21 @@ def test_seraphina_with_the_default_preset(tmp_path: Path, corpus: Path, mode: s
         *[(m["role"], m["content"]) for m in CHAT[1:]],
     ]
     assert [r for r in noted if r != note] == plain
+
+
+def test_interval_counts_hidden_user_lines_of_a_chat_file(tmp_path: Path) -> None:
+    """setFloatingPrompt counts every ``is_user`` message, ``/hide`` ones too."""
+    lines: list[dict[str, Any]] = [{"user_name": "Kazuma", "character_name": "Aqua"}]
+    lines += [
+        {"name": "Kazuma", "is_user": True, "mes": "hidden", "is_system": True},
+        {"name": "Aqua", "is_user": False, "mes": "a1"},
+        {"name": "Kazuma", "is_user": True, "mes": "u2"},
+    ]
+    (tmp_path / "chat.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
+    meta = {"note_prompt": "AN", "note_interval": 2, "note_depth": 0}
+    ctx = {"character": CARD, "chat": str(tmp_path / "chat.jsonl"), "chatMetadata": meta}
+    result = compiler.compile(write_preset(tmp_path), context=ctx, mode="legacy")
+    assert ("system", "AN") in pairs(result)  # two user lines, one of them hidden
+    ctx["chat"] = [{"role": "assistant", "content": "a1"}, {"role": "user", "content": "u2"}]
+    result = compiler.compile(write_preset(tmp_path), context=ctx, mode="legacy")
+    assert ("system", "AN") not in pairs(result)
