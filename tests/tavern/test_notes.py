@@ -413,3 +413,17 @@ def test_interval_counts_hidden_user_lines_of_a_chat_file(tmp_path: Path) -> Non
     ctx["chat"] = [{"role": "assistant", "content": "a1"}, {"role": "user", "content": "u2"}]
     result = compiler.compile(write_preset(tmp_path), context=ctx, mode="legacy")
     assert ("system", "AN") not in pairs(result)
+
+
+@pytest.mark.parametrize("position", [0, 1])
+def test_a_note_never_assembles_an_agent_macro(tmp_path: Path, position: int) -> None:
+    """The note's own ``<<agent.`` text is its author's (sent as written); one that
+    SillyTavern's macros assemble is refused, beside main and in chat alike."""
+    meta = {"note_prompt": "<<agent.plan>> as written", "note_position": position}
+    assert any(
+        "<<agent.plan>> as written" in c for _, c in pairs(run(tmp_path, meta, mode="agent"))
+    )
+    meta["note_prompt"] = "<{{noop}}<agent.plan>>"
+    with pytest.raises(compiler.PolicyError) as caught:
+        run(tmp_path, meta, mode="agent")
+    assert caught.value.code == "agent.prompt_marker_unmaterialized"
