@@ -165,8 +165,7 @@ def _author_note(assembler: Assembler, notes: Notes, raw: list[str], *, in_chat:
     where = "chatMetadata.note_position"
     if meta.note_position in (0, 2):
         content, allowed = _fill(assembler, text)
-        whole = meta.note_role == int(meta.note_role)
-        role = ROLES.get(int(meta.note_role), "system") if whole else "system"
+        role = _role(meta.note_role) or "system"  # openai.js getPromptRole
         notes.beside_main = (role, content, allowed, meta.note_position == 2)
     elif meta.note_position != 1:
         assembler.warnings.append(
@@ -180,7 +179,7 @@ def _author_note(assembler: Assembler, notes: Notes, raw: list[str], *, in_chat:
                 "chatMetadata.note_depth",
             )
         )
-    elif meta.note_role not in ROLES:
+    elif (chat_role := _role(meta.note_role)) is None:
         assembler.warnings.append(
             _unplaced(
                 "Author's Note",
@@ -189,8 +188,12 @@ def _author_note(assembler: Assembler, notes: Notes, raw: list[str], *, in_chat:
             )
         )
     elif in_chat:
-        role = ROLES[int(meta.note_role)]
-        notes.extensions.append(_in_chat(assembler, AUTHOR_NOTE, role, depth, text, raw))
+        notes.extensions.append(_in_chat(assembler, AUTHOR_NOTE, chat_role, depth, text, raw))
+
+
+def _role(value: float) -> PromptRole | None:
+    """An extension prompt's role number (0-2) as a role; None for any other number."""
+    return next((role for number, role in ROLES.items() if value == number), None)
 
 
 def _role_by_name(value: Any) -> PromptRole:
