@@ -4,7 +4,9 @@ Each enabled entry of the prompt order (:func:`ordered_prompts`) becomes one mes
 in its own role:
 
 - SillyTavern markers map to components: ``chatHistory`` -> ChatHistory (the run's chat with
-  the in-chat injections, ``injection_position`` 1, inserted at their depth),
+  the in-chat injections, ``injection_position`` 1, and SillyTavern's in-chat extension
+  prompts, the notes and world info ``@D``, inserted at their depth; the Author's Note at
+  position 0/2 is a message of its own after/before ``main``: :mod:`compiler.tavern.notes`),
   ``worldInfoBefore``/``worldInfoAfter`` -> WorldInfo, ``charDescription``,
   ``charPersonality``, ``scenario``, ``dialogueExamples`` -> CharacterCard fields,
   ``personaDescription`` -> UserProfile;
