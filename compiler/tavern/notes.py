@@ -243,14 +243,19 @@ def chat_notes(assembler: Assembler, raw: list[str], *, in_chat: bool) -> Notes:
         notes.extensions.append(character)
     persona = assembler.context.persona
     if (
-        persona is not None
-        and persona.position == 4
-        and persona.description
-        and assembler.visible(PERSONA_RESOURCE)
-        and (depth := _depth(persona.depth)) is not None
+        persona is None
+        or persona.position != 4
+        or not persona.description
+        or not assembler.visible(PERSONA_RESOURCE)
     ):
-        role = ROLES[persona.role]
-        notes.extensions.append(_in_chat(assembler, PERSONA, role, depth, persona.description, raw))
+        return notes
+    depth = _depth(persona.depth)
+    if depth is None:
+        why = f"depth {persona.depth} is over 1000"
+        assembler.warnings.append(_unplaced("persona description", why, "persona.depth"))
+        return notes
+    role = ROLES[persona.role]
+    notes.extensions.append(_in_chat(assembler, PERSONA, role, depth, persona.description, raw))
     return notes
 
 

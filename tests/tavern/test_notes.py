@@ -280,6 +280,11 @@ def test_persona_at_depth_and_nowhere(tmp_path: Path) -> None:
     got = pairs(run(tmp_path, persona=persona))
     assert got[-3:-1] == [("user", "u3"), ("system", "I am Kazuma.")]
     assert got.count(("system", "I am Kazuma.")) == 1
+    result = run(tmp_path, persona={**persona, "depth": 1001})
+    assert not any("I am" in c for _, c in pairs(result))
+    assert [(w.code, w.path) for w in result.warnings] == [
+        ("context.note_unplaced", "persona.depth")
+    ]
     persona = {**persona, "position": 9}
     assert not any("I am" in c for _, c in pairs(run(tmp_path, persona=persona)))
     persona = {**persona, "position": 1}  # deprecated AFTER_CHAR: in the prompt
