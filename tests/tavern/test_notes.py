@@ -432,3 +432,14 @@ def test_a_note_never_assembles_an_agent_macro(tmp_path: Path, position: int) ->
     with pytest.raises(compiler.PolicyError) as caught:
         run(tmp_path, meta, mode="agent")
     assert caught.value.code == "agent.prompt_marker_unmaterialized"
+
+
+def test_a_template_compile_has_no_authors_note(tmp_path: Path) -> None:
+    """Without a preset there is no Author's Note: entries at 2/3 stay reported."""
+    world = [{"content": "AN top", "position": 2}, {"content": "B", "position": 0}]
+    result = compiler.compile_string(
+        "<<agent.world.activated position=before>>",
+        context={"worldInfo": world, "chatMetadata": {"note_prompt": "AN"}},
+    )
+    assert [w.code for w in result.warnings] == ["world.position_unsupported"]
+    assert "preset" in result.warnings[0].message
