@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from compiler import visibility
+from compiler.context.chat_macros import chat_values
 from compiler.context.regex_run import ScriptRunner, script_runner
 from compiler.context.run import ChatMessageIn, RunContext
 from compiler.context.tool_calls import tool_call
@@ -110,7 +111,7 @@ class Assembler:
         )
         card = self.context.card
         values["mesExamples"] = card.mes_example if card is not None else ""
-        values.update(_last_messages(self.visible_chat()[0]))
+        values.update(chat_values(self.visible_chat()[0], self.macro_env.now))
         if self.model is not None:
             values["model"] = self.model
         if self.max_prompt is not None:
@@ -345,21 +346,6 @@ def _variable(value: str | int | float | bool) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
-
-
-def _last_messages(chat: list[ChatMessageIn]) -> dict[str, str]:
-    """``lastMessage``, ``lastUserMessage``, ``lastCharMessage``: the newest message, user
-    message and assistant message of the visible chat (tool messages left out)."""
-    out: dict[str, str] = {}
-    for m in reversed(chat):  # newest first, until all three are known
-        if m.role != "tool":
-            text = m.content or ""
-            out.setdefault("lastMessage", text)
-            if m.role in ("user", "assistant"):
-                out.setdefault("lastUserMessage" if m.role == "user" else "lastCharMessage", text)
-            if len(out) == 3:
-                break
-    return {k: out.get(k, "") for k in ("lastMessage", "lastUserMessage", "lastCharMessage")}
 
 
 def _where(file: str, line: int, column: int) -> str:

@@ -283,6 +283,7 @@ def _registry() -> dict[str, type[APCError] | None]:
             context.budget_over_window
             agent.prompt_entry_inserted agent.task_ignored
             world.regex_timeout world.position_unsupported
+            context.note_unplaced world.author_note_absent
             world.regex_too_complex world.scan_budget agent.profile_tool_alias
             regex.card_scripts_not_allowed regex.placement_not_applicable regex.invalid_script
             regex.invalid_pattern regex.unsupported_syntax regex.too_complex regex.timeout

@@ -4,7 +4,9 @@ Each enabled entry of the prompt order (:func:`ordered_prompts`) becomes one mes
 in its own role:
 
 - SillyTavern markers map to components: ``chatHistory`` -> ChatHistory (the run's chat with
-  the in-chat injections, ``injection_position`` 1, inserted at their depth),
+  the in-chat injections, ``injection_position`` 1, and SillyTavern's in-chat extension
+  prompts, the notes and world info ``@D``, inserted at their depth; the Author's Note at
+  position 0/2 is a message of its own after/before ``main``: :mod:`compiler.tavern.notes`),
   ``worldInfoBefore``/``worldInfoAfter`` -> WorldInfo, ``charDescription``,
   ``charPersonality``, ``scenario``, ``dialogueExamples`` -> CharacterCard fields,
   ``personaDescription`` -> UserProfile;
@@ -63,7 +65,8 @@ from compiler.tavern.framing import (
     greeting,
     named,
 )
-from compiler.tavern.injections import apply_injections
+from compiler.tavern.injections import ExtensionPrompt, Source, apply_injections
+from compiler.tavern.notes import Notes, add_beside_main, chat_notes, persona_in_prompt
 from compiler.tavern.preset import (
     AGENT_MARKERS,
     PresetPrompt,
@@ -204,10 +207,16 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     if errors:
         errors.sort(key=lambda d: (d.span.file, d.span.start) if d.span else ("", 0))
         raise TemplateError(errors)
-    if any(e.prompt.identifier == "chatHistory" for e in entries):  # world info @D entries
-        injections += depth_prompts(assembler, unmaterialized)
+    in_chat = any(e.prompt.identifier == "chatHistory" for e in entries)
+    notes = chat_notes(assembler, unmaterialized, in_chat=in_chat)
+    _anchor_note(assembler, preset, entries, notes)
+    extensions = notes.extensions + (depth_prompts(assembler, unmaterialized) if in_chat else [])
     for entry in entries:
-        _add_entry(assembler, preset, entry, injections, unmaterialized)
+        if entry.prompt.identifier == "main":
+            add_beside_main(assembler, notes, before=True)
+        _add_entry(assembler, preset, entry, (injections, extensions), unmaterialized)
+        if entry.prompt.identifier == "main":
+            add_beside_main(assembler, notes, before=False)
     if mode == "agent" and not any(
         c.kind == ComponentKind.TOOL_DEFINITIONS for c in assembler.components
     ):  # agent mode always offers the profile's tools; an entry only decides where
@@ -215,6 +224,35 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
 
 
 TOOLS_MACRO = "<<agent.tools.available>>"
+
+
+def _anchor_note(
+    assembler: Assembler, preset: TavernPreset, entries: list[_Entry], notes: Notes
+) -> None:
+    """An Author's Note beside ``main`` needs the entry: a disabled ``main`` stays as an empty
+    anchor where the order has it, as SillyTavern keeps it (PromptManager
+    getPromptCollection); with no ``main`` at all the note is ``context.note_unplaced``."""
+    if notes.beside_main is None or any(e.prompt.identifier == "main" for e in entries):
+        return
+    order = [p.identifier for p in ordered_prompts(preset, include_disabled=True)]
+    if "main" not in order:
+        notes.beside_main = None
+        assembler.warnings.append(
+            Diagnostic(
+                code="context.note_unplaced",
+                severity="warning",
+                message="the Author's Note is not in the request: its position is beside the "
+                "main prompt, and the preset's prompt order has no 'main' entry",
+                file=preset.source,
+                hint="add 'main' to the prompt order, or put the note in chat (position 1)",
+            )
+        )
+        return
+    before = set(order[: order.index("main")])
+    at = max((i + 1 for i, e in enumerate(entries) if e.prompt.identifier in before), default=0)
+    anchor = PresetPrompt(identifier="main", forbid_overrides=True)
+    entries.insert(at, _Entry(anchor, bind(parse("", f"{preset.source}#main"))))
+
 
 #: TauriTavern's Agent entries, as its PromptManager adds them when a preset lacks them.
 AGENT_ENTRIES: dict[str, PromptRole] = {
@@ -333,7 +371,7 @@ def _add_entry(
     assembler: Assembler,
     preset: TavernPreset,
     entry: _Entry,
-    injections: list[PresetPrompt],
+    injections: tuple[list[PresetPrompt], list[ExtensionPrompt]],
     unmaterialized: list[str],
 ) -> None:
     prompt = entry.prompt
@@ -388,8 +426,10 @@ def _add_entry(
         # is cut oldest first with no note, the examples come last (see add_examples)
         if assembler.mode == "legacy" and comp.strategy is None:
             comp.strategy = "truncate" if comp.kind == ComponentKind.CHAT_HISTORY else "fail"
-        if comp.kind == ComponentKind.CHAT_HISTORY and injections:
+        if comp.kind == ComponentKind.CHAT_HISTORY and any(injections):
             _inject(comp, injections, unmaterialized)  # an empty chat still gets them
+        if prompt.identifier == "personaDescription" and not persona_in_prompt(assembler):
+            comp.inline_content = ""  # the persona goes around the Author's Note or in chat
         if prompt.is_marker and comp.inline_content and comp.kind in _FORMATTED_KINDS:
             comp.inline_content, extra = _formatted(
                 assembler, preset, prompt.identifier, comp.inline_content
@@ -449,18 +489,23 @@ def _formatted(
     return head + content + tail, one + two
 
 
-def _inject(comp: Component, injections: list[PresetPrompt], unmaterialized: list[str]) -> None:
-    """Insert the in-chat injections; each injected message says where it came from, and a
-    message holding a macro that could not be materialized is marked so."""
+def _inject(
+    comp: Component,
+    injections: tuple[list[PresetPrompt], list[ExtensionPrompt]],
+    unmaterialized: list[str],
+) -> None:
+    """Insert the in-chat injections and extension prompts; each injected message says where
+    it came from, and a message holding a macro that could not be materialized is marked so."""
     pending = set(unmaterialized)
 
-    def make(role: Any, text: str, src: list[PresetPrompt]) -> Message:
+    def make(role: Any, text: str, src: list[Source]) -> Message:
         raw = any(p.content in pending for p in src)
         return {"role": role, "content": text, "origin": "unmaterialized" if raw else "injection"}
 
     comp.messages = apply_injections(
         list(comp.messages or []),
-        injections,
+        injections[0],
         make,
+        extensions=injections[1],
         answers_a_call=lambda m: m.get("role") == "tool",
     )
