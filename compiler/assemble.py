@@ -16,13 +16,15 @@ from datetime import datetime
 from typing import Any, Literal
 
 from compiler import visibility
-from compiler.context.inputs import parse_json
+from compiler.context.chat_macros import chat_values
+from compiler.context.regex_run import ScriptRunner, script_runner
 from compiler.context.run import ChatMessageIn, RunContext
+from compiler.context.tool_calls import tool_call
 from compiler.context.tools import BUILTIN_TOOLS
 from compiler.context.workspace import Workspace
 from compiler.context.world_place import unplaced, with_example_entries, world_position
 from compiler.errors import ContextError, Diagnostic, PolicyError
-from compiler.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolCall, ToolSpec
+from compiler.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolSpec
 from compiler.journal import Journal
 from compiler.macros import BoundTemplate, MacroCall
 from compiler.markers import ALLOWANCE, OPEN, openers
@@ -110,7 +112,7 @@ class Assembler:
         )
         card = self.context.card
         values["mesExamples"] = card.mes_example if card is not None else ""
-        values.update(_last_messages(self.visible_chat()[0]))
+        values.update(chat_values(self.visible_chat()[0], self.macro_env.now))
         if self.model is not None:
             values["model"] = self.model
         if self.max_prompt is not None:
@@ -195,9 +197,16 @@ class Assembler:
         )
 
     @functools.cached_property
+    def regex_scripts(self) -> ScriptRunner:
+        """The run's SillyTavern regex scripts, run on the chat, world info and greeting as
+        SillyTavern runs them while building a prompt (:mod:`compiler.context.regex_run`)."""
+        return script_runner(self.context, self.filled, self.warnings)
+
+    @functools.cached_property
     def world_entries(self) -> list[dict[str, Any]]:
-        """The world info the visible chat activates (:meth:`RunContext.activated_world`)."""
-        chat, _ = self.visible_chat()
+        """The world info the visible chat (as the regex scripts left it) activates
+        (:meth:`RunContext.activated_world`), then the scripts run on the entries."""
+        chat = self.regex_scripts.chat(self.visible_chat()[0])
         values = self.macro_values  # {{char}}/{{user}} in keys are filled before matching
 
         def rewrite(key: str) -> str:
@@ -205,7 +214,9 @@ class Assembler:
 
         speakers = {"user": values.get("user"), "assistant": values.get("char")}
         texts = [(m.name or speakers.get(m.role), m.content or "") for m in chat]
-        entries = self.context.activated_world(texts, self.warnings, rewrite)
+        entries = self.regex_scripts.world(
+            self.context.activated_world(texts, self.warnings, rewrite)
+        )
         self.warnings += unplaced(entries)
         return entries
 
@@ -337,22 +348,6 @@ def _variable(value: str | int | float | bool) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
-def _last_messages(chat: list[ChatMessageIn]) -> dict[str, str]:
-    """``lastMessage``, ``lastUserMessage``, ``lastCharMessage``: the newest message, user
-    message and assistant message of the visible chat (tool messages left out)."""
-    out: dict[str, str] = {}
-    for m in reversed(chat):
-        if m.role == "tool":
-            continue
-        text = m.content or ""
-        out.setdefault("lastMessage", text)
-        if m.role == "user":
-            out.setdefault("lastUserMessage", text)
-        elif m.role == "assistant":
-            out.setdefault("lastCharMessage", text)
-    return {k: out.get(k, "") for k in ("lastMessage", "lastUserMessage", "lastCharMessage")}
-
-
 def _where(file: str, line: int, column: int) -> str:
     return f"{file}:{line}:{column}"
 
@@ -369,13 +364,13 @@ def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
     source, window = a.visible_chat()
     first = len(a.context.messages) - len(source)  # the window is a suffix of the chat
     messages: list[Message] = []
-    for i, m in enumerate(source, start=first):
+    for i, m in enumerate(a.regex_scripts.chat(source), start=first):
         msg: Message = {"role": m.role, "content": m.content}
         if m.name:
             msg["name"] = m.name
         if m.tool_calls:
             msg["toolCalls"] = [
-                _tool_call(c, a.context.file, f"chat[{i}].toolCalls[{j}]")
+                tool_call(c, a.context.file, f"chat[{i}].toolCalls[{j}]")
                 for j, c in enumerate(m.tool_calls)
             ]
         if m.tool_call_id:
@@ -415,35 +410,6 @@ def _summary_meta(a: Assembler, kind: ComponentKind) -> dict[str, Any]:
                 a.journal.emit("context_summary_skipped", "warn", file=path, code=exc.code)
             text = None
     return {"summary": text} if text and text.strip() else {}
-
-
-def _tool_call(raw: dict[str, Any], file: str, where: str) -> ToolCall:
-    """A run's tool call, flat ``{id, name, arguments}`` or OpenAI's ``{id, function: {...}}``;
-    ``file`` and ``where`` (``chat[3].toolCalls[0]``) locate it for errors."""
-    fn = raw.get("function", raw)
-    call_id = raw.get("id")
-
-    def bad(why: str, code: str = "context.invalid_context") -> ContextError:
-        return ContextError(
-            code=code, message=f"tool call {call_id!r}: {why}", file=file, path=where
-        )
-
-    if not isinstance(fn, dict):
-        raise bad("'function' must be an object")
-    if not isinstance(call_id, str) or not call_id:
-        raise bad("needs a non-empty string 'id'")
-    name = fn.get("name")
-    if not isinstance(name, str) or not name:
-        raise bad("needs a non-empty 'name'")
-    arguments = fn.get("arguments", {})
-    if isinstance(arguments, str):
-        try:  # the strict reader: no NaN, no huge integers, bounded nesting
-            arguments = parse_json(arguments or "{}", file, what="tool-call arguments")
-        except ContextError as exc:
-            raise bad(f"arguments: {exc.message}", "context.invalid_json") from None
-    if not isinstance(arguments, dict):
-        raise bad("arguments must be a JSON object")
-    return {"id": call_id, "name": name, "arguments": arguments}
 
 
 def _file(a: Assembler, call: MacroCall) -> dict[str, Any]:

@@ -192,10 +192,10 @@ def test_compile_is_reproducible_and_the_seed_decides(tmp_path: Path) -> None:
 
 
 def test_a_literal_macro_is_a_compile_warning_once(tmp_path: Path) -> None:
-    result = compile_main(tmp_path, "{{input}} {{user}} {{input}} {{idle_duration}}")
+    result = compile_main(tmp_path, "{{input}} {{user}} {{input}} {{lastMessageId}}")
     found = [w for w in result.warnings if w.code == "template.unknown_st_macro"]
     assert [w.severity for w in found] == ["warning", "warning"]
-    assert "{{input}}" in found[0].message and "{{idle_duration}}" in found[1].message
+    assert "{{input}}" in found[0].message and "{{lastMessageId}}" in found[1].message
     with pytest.raises(compiler.StrictError):
         path = tmp_path / "p.json"
         compiler.compile(path, context={"chat": CHAT}, mode="legacy", strict=True)

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from compiler.api import check, check_budget
+from compiler.api import check
 from compiler.commands._common import add_format, usage_error
 from compiler.commands._compile_options import add_output_tokens, add_strict, number_problem
 from compiler.context.inputs import is_file
@@ -21,6 +21,7 @@ from compiler.fit.budgets import budget_warnings, total_budget
 from compiler.lower import get_dialect
 from compiler.options import CompileOptions
 from compiler.render import print_diagnostics
+from compiler.session import check_budget
 
 
 def register(sub: Any) -> None:

@@ -19,7 +19,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from pydantic.alias_generators import to_camel
 
 from compiler.context.cards import CharacterCard, parse_card, read_card, read_card_json
-from compiler.context.chat import ChatMessage, read_chat
+from compiler.context.chat import ChatMessage, ChatMetadata, SendDate, read_chat_file
 from compiler.context.inputs import (
     INLINE,
     Parsed,
@@ -55,6 +55,8 @@ class ChatMessageIn(_Model):
     name: str | None = None
     tool_calls: list[dict[str, Any]] | None = None
     tool_call_id: str | None = None
+    #: when it was sent (SillyTavern's ``send_date``), for ``{{idle_duration}}``
+    send_date: SendDate | None = None
 
 
 class WorldEntryIn(BaseModel):
@@ -106,8 +108,17 @@ class InlineWorkspace(_Model):
 
 
 class Persona(_Model):
+    """The user's persona; ``position``, ``depth`` and ``role`` are SillyTavern's
+    ``persona_description_position`` / ``_depth`` / ``_role``."""
+
     name: str = "User"
     description: str = ""
+    #: 0 in the prompt (the personaDescription marker; 1, deprecated, is the same), 2 above
+    #: the Author's Note, 3 below it, 4 in chat at ``depth`` with ``role``, 9 nowhere
+    position: Literal[0, 1, 2, 3, 4, 9] = 0
+    depth: int = Field(default=2, ge=0)
+    #: 0 system, 1 user, 2 assistant
+    role: Literal[0, 1, 2] = 0
 
 
 class WorldInfoSettings(BaseModel):
@@ -159,6 +170,9 @@ class RunContext(_Model):
     world_info: list[Annotated[dict[str, Any], AfterValidator(_world_entry)]] | str = Field(
         default_factory=list
     )
+    #: SillyTavern's chat metadata (its names): the Author's Note; a chat file's header
+    #: ``chat_metadata`` is read too, these keys win
+    chat_metadata: ChatMetadata = Field(default_factory=ChatMetadata)
     #: SillyTavern's global world info settings (its names; its shipped defaults)
     world_info_settings: WorldInfoSettings = Field(default_factory=WorldInfoSettings)
     #: admit workspace files with more than one hard link (off: they can reach outside)
@@ -174,6 +188,12 @@ class RunContext(_Model):
     #: the greeting an empty chat starts with: 0 the card's first_mes, N its Nth alternate
     #: greeting (SillyTavern's swipes)
     greeting: int = Field(default=0, ge=0)
+    #: SillyTavern's global regex scripts (its ``extension_settings.regex``), run before the
+    #: card's (:mod:`compiler.context.regex_run`)
+    regex_scripts: list[dict[str, Any]] = Field(default_factory=list)
+    #: run the card's own regex scripts: SillyTavern runs them once the user allowed them
+    #: for the card (``character_allowed_regex``); off, they are reported and not applied
+    allow_card_regex: bool = False
 
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", json_schema_extra=None
@@ -186,11 +206,20 @@ class RunContext(_Model):
     _card_json: Parsed | None = None
     _lorebook: Lorebook | None = None
     _lorebook_file: str = INLINE
+    _user_lines: int | None = None
 
     @property
     def messages(self) -> list[ChatMessageIn]:
         """The chat as messages (a chat file is read when the context is loaded)."""
         return self.chat if isinstance(self.chat, list) else []
+
+    @property
+    def user_messages(self) -> int:
+        """How many user messages the chat has: a chat file's ``is_user`` lines, hidden ones
+        too (SillyTavern counts them for the Author's Note's interval), else the chat's."""
+        if self._user_lines is not None:
+            return self._user_lines
+        return sum(1 for m in self.messages if m.role == "user")
 
     @property
     def macro_seed(self) -> int:
@@ -220,8 +249,14 @@ class RunContext(_Model):
         :func:`compiler.context.world_activation.activate`).
         """
         if isinstance(self.chat, str):
-            read = read_chat(self.chat, self._base_dir)
-            self.chat = [_message_in(m) for m in read]
+            read = read_chat_file(resolve(self.chat, self._base_dir))
+            self.chat = [_message_in(m) for m in read.messages]
+            self._user_lines = read.user_lines
+            if read.metadata is not None:  # the run's own keys win over the file's
+                given = self.chat_metadata.model_dump(exclude_unset=True)
+                self.chat_metadata = ChatMetadata.model_validate(
+                    {**read.metadata.model_dump(), **given}
+                )
         if isinstance(self.character, str):
             self._character_path = resolve(self.character, self._base_dir)
             raw, label = read_card_json(self._character_path)  # read once, parsed once
@@ -405,7 +440,12 @@ def _message_in(m: ChatMessage) -> ChatMessageIn:
         else None
     )
     return ChatMessageIn(
-        role=m.role, content=m.content, name=m.name, tool_calls=calls, tool_call_id=m.tool_call_id
+        role=m.role,
+        content=m.content,
+        name=m.name,
+        tool_calls=calls,
+        tool_call_id=m.tool_call_id,
+        send_date=m.send_date,
     )
 
 

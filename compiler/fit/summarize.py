@@ -21,12 +21,12 @@ at most once per compile for one piece of content (the chat history: once; a too
 once): a fit that runs again (the allocator's exact-count loop, a history walk giving the
 room a short summary left back to messages) reuses its answer, fitted to the new target.
 
-Caches never key on object identity. The extractive summarizer is the compiler's own pure
-function, so its results are shared per process (:data:`CACHE`, by encoding, sample hash and
-target). A caller's callable is the caller's: its results live in a :class:`SummaryCache`
-the caller owns and passes in (``compile(summary_cache=...)``), else in a fresh one per
-compile, keyed by content hash, target and the callable's own ``cache_key`` attribute when
-it has one (give each summarizer sharing a cache a distinct ``cache_key``).
+Caches never key on object identity, and none is process-wide: summaries live in a
+:class:`SummaryCache` the caller owns (a :class:`compiler.Session` holds one; or
+``compile(summary_cache=...)``), else in a fresh one per compile. The extractive summarizer's
+results are keyed by encoding, sample hash and target; a caller's callable's by content hash,
+target and the callable's own ``cache_key`` attribute when it has one (give each summarizer
+sharing a cache a distinct ``cache_key``).
 """
 
 from __future__ import annotations
@@ -168,10 +168,6 @@ class SummaryCache:
         return value
 
 
-#: The process-wide summary cache (like the token-count cache, it outlives one compile).
-CACHE = SummaryCache()
-
-
 @dataclass
 class SummaryChain:
     """Precomputed, then the user's callable, then extractive; cached; fitted to the target
@@ -179,9 +175,8 @@ class SummaryChain:
 
     counter: TokenCounter
     user: Summarizer | None = None
-    #: results of ``user``: the caller's cache, or one for this chain alone
-    user_cache: SummaryCache = field(default_factory=SummaryCache)
-    cache: SummaryCache = field(default_factory=lambda: CACHE)
+    #: every summary of this chain (the caller's cache, or one for this chain alone)
+    cache: SummaryCache = field(default_factory=SummaryCache)
     #: the callable's answers in this compile, by what was summarized (see :meth:`_ask`)
     answers: dict[str, str | None] = field(default_factory=dict)
 
@@ -215,7 +210,7 @@ class SummaryChain:
         """The callable's answer, asked once per compile (and never for fewer than
         :data:`MIN_SUMMARY_TOKENS`): for a history, once per component (the cut moves a
         little between fits; the first answer stands for it); for a text, once per content.
-        Across compiles, :attr:`user_cache` answers the same request."""
+        Across compiles, :attr:`cache` answers the same request."""
         memo = request.component_id if request.messages else content_key(request)
         if memo in self.answers:
             return self.answers[memo]
@@ -225,6 +220,6 @@ class SummaryChain:
         name = tag if isinstance(tag, str) else ""
         enc = self.counter.encoding_name
         key = (f"user:{name}:{enc}", content_key(request), request.target_tokens)
-        out = self.user_cache.get_or_make(key, lambda: user(request))
+        out = self.cache.get_or_make(key, lambda: user(request))
         self.answers[memo] = out
         return out

@@ -4,7 +4,9 @@ Each enabled entry of the prompt order (:func:`ordered_prompts`) becomes one mes
 in its own role:
 
 - SillyTavern markers map to components: ``chatHistory`` -> ChatHistory (the run's chat with
-  the in-chat injections, ``injection_position`` 1, inserted at their depth),
+  the in-chat injections, ``injection_position`` 1, and SillyTavern's in-chat extension
+  prompts, the notes and world info ``@D``, inserted at their depth; the Author's Note at
+  position 0/2 is a message of its own after/before ``main``: :mod:`compiler.tavern.notes`),
   ``worldInfoBefore``/``worldInfoAfter`` -> WorldInfo, ``charDescription``,
   ``charPersonality``, ``scenario``, ``dialogueExamples`` -> CharacterCard fields,
   ``personaDescription`` -> UserProfile;
@@ -63,7 +65,8 @@ from compiler.tavern.framing import (
     greeting,
     named,
 )
-from compiler.tavern.injections import apply_injections
+from compiler.tavern.injections import ExtensionPrompt, Source, apply_injections
+from compiler.tavern.notes import Notes, add_beside_main, chat_notes, persona_in_prompt
 from compiler.tavern.preset import (
     AGENT_MARKERS,
     PresetPrompt,
@@ -163,10 +166,16 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     if errors:
         errors.sort(key=lambda d: (d.span.file, d.span.start) if d.span else ("", 0))
         raise TemplateError(errors)
-    if any(e.prompt.identifier == "chatHistory" for e in entries):  # world info @D entries
-        injections += depth_prompts(assembler, unmaterialized)
+    in_chat = any(e.prompt.identifier == "chatHistory" for e in entries)
+    notes = chat_notes(assembler, unmaterialized, in_chat=in_chat)
+    _anchor_note(assembler, preset, entries, notes)
+    extensions = notes.extensions + (depth_prompts(assembler, unmaterialized) if in_chat else [])
     for entry in entries:
-        _add_entry(assembler, preset, entry, injections, (unmaterialized, located))
+        if entry.prompt.identifier == "main":
+            add_beside_main(assembler, notes, before=True)
+        _add_entry(assembler, preset, entry, (injections, extensions), (unmaterialized, located))
+        if entry.prompt.identifier == "main":
+            add_beside_main(assembler, notes, before=False)
     if mode == "agent" and not any(
         c.kind == ComponentKind.TOOL_DEFINITIONS for c in assembler.components
     ):  # agent mode always offers the profile's tools; an entry only decides where
@@ -174,6 +183,35 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
 
 
 TOOLS_MACRO = "<<agent.tools.available>>"
+
+
+def _anchor_note(
+    assembler: Assembler, preset: TavernPreset, entries: list[_Entry], notes: Notes
+) -> None:
+    """An Author's Note beside ``main`` needs the entry: a disabled ``main`` stays as an empty
+    anchor where the order has it, as SillyTavern keeps it (PromptManager
+    getPromptCollection); with no ``main`` at all the note is ``context.note_unplaced``."""
+    if notes.beside_main is None or any(e.prompt.identifier == "main" for e in entries):
+        return
+    order = [p.identifier for p in ordered_prompts(preset, include_disabled=True)]
+    if "main" not in order:
+        notes.beside_main = None
+        assembler.warnings.append(
+            Diagnostic(
+                code="context.note_unplaced",
+                severity="warning",
+                message="the Author's Note is not in the request: its position is beside the "
+                "main prompt, and the preset's prompt order has no 'main' entry",
+                file=preset.source,
+                hint="add 'main' to the prompt order, or put the note in chat (position 1)",
+            )
+        )
+        return
+    before = set(order[: order.index("main")])
+    at = max((i + 1 for i, e in enumerate(entries) if e.prompt.identifier in before), default=0)
+    anchor = PresetPrompt(identifier="main", forbid_overrides=True)
+    entries.insert(at, _Entry(anchor, bind(parse("", f"{preset.source}#main"))))
+
 
 #: TauriTavern's Agent entries, as its PromptManager adds them when a preset lacks them.
 AGENT_ENTRIES: dict[str, PromptRole] = {
@@ -293,7 +331,7 @@ def _add_entry(
     assembler: Assembler,
     preset: TavernPreset,
     entry: _Entry,
-    injections: list[PresetPrompt],
+    injections: tuple[list[PresetPrompt], list[ExtensionPrompt]],
     unmaterialized: tuple[list[str], dict[str, str]],
 ) -> None:
     prompt = entry.prompt
@@ -348,8 +386,10 @@ def _add_entry(
         # is cut oldest first with no note, the examples come last (see add_examples)
         if assembler.mode == "legacy" and comp.strategy is None:
             comp.strategy = "truncate" if comp.kind == ComponentKind.CHAT_HISTORY else "fail"
-        if comp.kind == ComponentKind.CHAT_HISTORY and injections:
+        if comp.kind == ComponentKind.CHAT_HISTORY and any(injections):
             _inject(comp, injections, unmaterialized)  # an empty chat still gets them
+        if prompt.identifier == "personaDescription" and not persona_in_prompt(assembler):
+            comp.inline_content = ""  # the persona goes around the Author's Note or in chat
         if prompt.is_marker and comp.inline_content and comp.kind in _FORMATTED_KINDS:
             comp.inline_content, extra = _formatted(
                 assembler, preset, prompt.identifier, comp.inline_content
@@ -411,24 +451,26 @@ def _formatted(
 
 def _inject(
     comp: Component,
-    injections: list[PresetPrompt],
+    injections: tuple[list[PresetPrompt], list[ExtensionPrompt]],
     unmaterialized: tuple[list[str], dict[str, str]],
 ) -> None:
-    """Insert the in-chat injections; each injected message says where it came from, and a
-    message holding a macro that could not be materialized is marked so, with where the
-    macro is (``at``: its entry, or the world info group's identifier)."""
+    """Insert the in-chat injections and extension prompts; each injected message says where
+    it came from, and a message holding a macro that could not be materialized is marked so,
+    with where the macro is (``at``: its entry, else what the extension prompt is)."""
     pending, located = set(unmaterialized[0]), unmaterialized[1]
 
-    def make(role: Any, text: str, src: list[PresetPrompt]) -> Message:
+    def make(role: Any, text: str, src: list[Source]) -> Message:
         raw = next((p for p in src if p.content in pending), None)
         if raw is None:
             return {"role": role, "content": text, "origin": "injection"}
-        at = located.get(raw.content, f"world info {raw.identifier}")
+        name = raw.identifier if isinstance(raw, PresetPrompt) else raw.key
+        at = located.get(raw.content, f"in-chat prompt {name}")
         return {"role": role, "content": text, "origin": "unmaterialized", "at": at}
 
     comp.messages = apply_injections(
         list(comp.messages or []),
-        injections,
+        injections[0],
         make,
+        extensions=injections[1],
         answers_a_call=lambda m: m.get("role") == "tool",
     )

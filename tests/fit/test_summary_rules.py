@@ -121,7 +121,7 @@ def test_no_summarizer_is_asked_below_the_floor_or_twice() -> None:
         asked.append(request.target_tokens)
         return prose(30, 3)  # far longer than asked: fitted by whole sentences
 
-    chain = SummaryChain(COUNTER, user=llm, user_cache=SummaryCache())
+    chain = SummaryChain(COUNTER, user=llm, cache=SummaryCache())
     msgs = chat(10)
     assert (
         chain.summarize(SummaryRequest("h", "ChatHistory", MIN_SUMMARY_TOKENS - 1, messages=msgs))
