@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
 from typing import Any
 
 from compiler.assemble import Assembler, PresetMode
@@ -147,7 +146,7 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
             plain = _plain_text(preset, prompt, mode, errors)
             if plain is not None:
                 text, raw, allowed = plain
-                content, from_values = assembler.filled(text)
+                content, from_values = _filled_at(assembler, text, preset.where(prompt))
                 injections.append(prompt.model_copy(update={"content": content}))
                 if raw or openers(content) > allowed + from_values:  # or one ST assembled
                     unmaterialized.append(content)
@@ -314,17 +313,32 @@ def _plain_text(
     return "".join(parts), raw, allowed
 
 
-def _substituted(bound: BoundTemplate, filled: Callable[[str], tuple[str, int]]) -> BoundTemplate:
+def _substituted(bound: BoundTemplate, assembler: Assembler) -> BoundTemplate:
     """``bound`` with SillyTavern macros filled in its text; its literal openers are the
-    escapes it held plus those the filled-in values brought (:mod:`compiler.markers`)."""
+    escapes it held plus those the filled-in values brought (:mod:`compiler.markers`). A
+    macro left literal is reported where it is (``FILE#prompts[3].content``)."""
     items: list[Text | MacroCall] = []
     for item in bound.items:
         if isinstance(item, Text):
-            text, from_values = filled(item.value)
+            text, from_values = _filled_at(assembler, item.value, item.span.file)
             items.append(Text(text, item.span, item.literal_opens + from_values))
         else:
             items.append(item)
     return dataclasses.replace(bound, items=tuple(items))
+
+
+def _filled_at(assembler: Assembler, text: str, file: str) -> tuple[str, int]:
+    """:meth:`Assembler.filled`, its ``template.unknown_st_macro`` warnings located at
+    ``file``."""
+    before = len(assembler.warnings)
+    out = assembler.filled(text)
+    assembler.warnings[before:] = [
+        dataclasses.replace(w, file=file)
+        if w.code == "template.unknown_st_macro" and w.file is None and w.span is None
+        else w
+        for w in assembler.warnings[before:]
+    ]
+    return out
 
 
 def _add_entry(
@@ -347,7 +361,7 @@ def _add_entry(
     card = assembler.context.card
     field = OVERRIDES.get(prompt.identifier)
     override = str(getattr(card, field)) if card is not None and field else ""
-    bound = _substituted(entry.bound, assembler.filled)
+    bound = _substituted(entry.bound, assembler)
     card_file = ""
     if override and not prompt.forbid_overrides and card is not None and field:
         if assembler.visible(CARD_RESOURCE):

@@ -200,3 +200,19 @@ def test_check_refuses_an_opener_that_sillytavern_macros_assemble(
     for mode in ("legacy", "agent"):  # compile refuses it too, in either mode
         with pytest.raises(compiler.PolicyError):
             compiler.compile(path, context=ctx, mode=mode)  # type: ignore[arg-type]
+
+
+def test_compile_locates_a_literal_macro_in_an_in_chat_injection(tmp_path: Path) -> None:
+    preset = {
+        "prompts": [
+            {"identifier": "main", "content": "Hi {{char}}."},
+            {"identifier": "chatHistory", "marker": True},
+            {"identifier": "n", "content": "Said: {{input}}", "injection_position": 1},
+        ]
+    }
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(preset))
+    ctx = {"chat": CHAT, "character": {"name": "X"}}
+    result = compiler.compile(path, context=ctx, mode="legacy")
+    (found,) = [w for w in result.warnings if w.code == "template.unknown_st_macro"]
+    assert found.file == f"{path}#prompts[2].content" and "{{input}}" in found.message
