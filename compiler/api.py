@@ -44,7 +44,7 @@ from compiler.fit import (
     total_budget,
 )
 from compiler.fit.budgets import TotalBudget, budget_warnings
-from compiler.frame import ContextFrame, ToolSpec
+from compiler.frame import ComponentKind, ContextFrame, ToolSpec
 from compiler.journal import Event, Journal
 from compiler.lower.base import ModelRequest, get_dialect, layout
 from compiler.macros import BoundTemplate, bind
@@ -52,6 +52,7 @@ from compiler.markers import check_markers
 from compiler.options import CompileOptions
 from compiler.policy.tools import ToolGate
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
+from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, system_prompt_for
 from compiler.profile.models import PlanNode, PlanPolicy, ProfileValidationError
 from compiler.profile.plan import check_plan, load_plan, node_tools
 from compiler.syntax import parse
@@ -262,7 +263,7 @@ def compile_source(
             assemble_preset(assembler, src.preset, mode=mode)
         elif bound is not None:
             assembler.add_template(bound)
-        late = [*found[read_before:], *_assembly_warnings(src, context is not None, assembler)]
+        late = [*found[read_before:], *_assembled(src, context is not None, assembler)]
         warnings += late
         if opts.strict and late:
             raise StrictError(late)
@@ -309,9 +310,16 @@ def compile_source(
     )
 
 
-def _assembly_warnings(src: Source, given: bool, assembler: Assembler) -> list[Diagnostic]:
-    """The assembler's warnings, then :func:`~compiler.context.run_warnings.run_warnings`
-    of this compile (``given``: a run context was)."""
+def _assembled(src: Source, given: bool, assembler: Assembler) -> list[Diagnostic]:
+    """The assembly finished: the built-in agent system prompt names only tools the request
+    offers; and the warnings: the assembler's, then
+    :func:`~compiler.context.run_warnings.run_warnings` (``given``: a run context was)."""
+    offered = {t["name"] for c in assembler.components for t in c.tools or ()}
+    for comp in assembler.components:
+        if comp.kind == ComponentKind.SYSTEM_INSTRUCTION and (
+            comp.inline_content == DEFAULT_AGENT_SYSTEM_PROMPT
+        ):
+            comp.inline_content = system_prompt_for(offered)
     texts = [p.content for p in ordered_prompts(src.preset)] if src.preset else None
     task = any(c.resource == "agent.task" and c.inline_content for c in assembler.components)
     lacking = run_warnings(

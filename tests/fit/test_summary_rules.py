@@ -260,3 +260,24 @@ def test_only_tools_in_the_request_are_named(tmp_path: Path) -> None:
     assert "chat_search" not in {t["alias"] for t in denied.tools}
     assert "chat_search" not in json.dumps(denied.request["messages"])
     assert "chat.search" not in json.dumps(denied.request["messages"])
+
+
+def test_the_builtin_system_prompt_names_finish_only_when_offered(tmp_path: Path) -> None:
+    ctx = {"chat": chat(2)}
+    bare = compiler.compile_string("<<agent.system_prompt>>\n<<agent.chat.history>>", context=ctx)
+    system = str(bare.request["messages"][0]["content"])
+    assert "workspace.finish" not in system and "checked, stop." in system  # no tools sent
+    tools = "<<agent.system_prompt>>\n<<agent.tools.available>>\n<<agent.chat.history>>"
+    offered = compiler.compile_string(tools, context=ctx)
+    assert "call workspace.finish" in str(offered.request["messages"][0]["content"])
+    assert "workspace.finish" in {t["name"] for t in offered.tools}
+    path = agent_preset(tmp_path)
+    denied = compiler.resolve_profile(
+        preset={"agent": AGENT_SCHEMA}, run={"tools": {"deny": ["workspace.finish"]}}
+    )
+    result = compiler.compile(
+        path, context={"chat": chat(2), "character": CARD}, mode="agent", profile=denied
+    )
+    assert "workspace.finish" not in {t["name"] for t in result.tools}
+    text = json.dumps(result.request["messages"])
+    assert "workspace.finish" not in text and "workspace_finish" not in text
