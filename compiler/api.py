@@ -77,6 +77,10 @@ class CompileResult:
     warnings: list[Diagnostic] = field(default_factory=list)
     profile: ResolvedAgentProfile | None = None
     tools: list[ToolSpec] = field(default_factory=list)
+    #: SillyTavern's ``chat_metadata.timedWorldInfo`` after this compile's world info scan
+    #: (sticky / cooldown effects started or ended): store it with the chat and pass it back
+    #: as the run context's ``timedWorldInfo`` next time. None when the run has none.
+    world_info_state: dict[str, Any] | None = None
 
     def tool_gate(self) -> ToolGate:
         """The run-time gate for this request: it admits exactly the tools the model was
@@ -243,7 +247,7 @@ def _compile(
     journal = Journal()
     journal.emit("context_assembly_started", template=src.name, provider=opts.provider, model=model)
     try:
-        assembler = Assembler(ctx, journal, profile=resolved)
+        assembler = Assembler(ctx, journal, profile=resolved, count=counter.count)
         assembler.model, assembler.max_prompt = model, total.total
         if node is not None:
             assembler.for_node(*node)
@@ -296,7 +300,15 @@ def _compile(
         warnings,
         profile=resolved,
         tools=offered,
+        world_info_state=_world_state(assembler),
     )
+
+
+def _world_state(assembler: Assembler) -> dict[str, Any] | None:
+    """The timed-effects state after the compile's world info scan; the run's own when no
+    world info was placed (nothing was scanned)."""
+    run = assembler.world_run
+    return run.state if run is not None else assembler.context.timed_world_info
 
 
 def _failed(exc: APCError, dialect: Dialect, journal: Journal) -> None:

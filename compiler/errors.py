@@ -243,7 +243,8 @@ def _registry() -> dict[str, type[APCError] | None]:
             context.invalid_world context.invalid_preset context.invalid_skill
             context.invalid_skill_name context.skill_not_found context.workspace_not_found
             context.too_deep agent.plan_action_invalid template.unreadable workspace.file_not_found
-            workspace.file_unreadable workspace.file_too_large agent.plan_node_unknown""",
+            workspace.file_unreadable workspace.file_too_large agent.plan_node_unknown
+            context.lorebook_is_card context.too_many_lorebooks""",
         ProfileError: """profile.unknown_field profile.missing_field profile.invalid_value
             agent.creator_limit agent.plan_mode_unsupported agent.plan_node_duplicate_id
             agent.plan_nodes_required agent.plan_nodes_unsupported
@@ -281,7 +282,8 @@ def _registry() -> dict[str, type[APCError] | None]:
             context.budget_over_window
             agent.prompt_entry_inserted agent.task_ignored
             world.regex_timeout world.position_unsupported
-            world.regex_too_complex world.scan_budget agent.profile_tool_alias
+            world.regex_too_complex world.scan_budget world.budget_reached
+            agent.profile_tool_alias
             agent.profile_tool_budget_invisible agent.profile_tool_description_invisible""",
     }
     return {code: cls for cls, codes in by_class.items() for code in codes.split()}
