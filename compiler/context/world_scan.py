@@ -47,12 +47,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.context.world import Lorebook, WorldEntry
-from compiler.context.world_activation import Scanner
+from compiler.context.world_activation import MAX_SCAN_DEPTH, Scanner
 from compiler.context.world_groups import filter_groups, group_roll
 from compiler.context.world_timed import TimedEffects
 from compiler.errors import Diagnostic
 
 _NONE, _INITIAL, _RECURSION, _MIN_ACTIVATIONS = 0, 1, 2, 3
+MAX_SCAN_PASSES = 1000
+"""The most scan passes (SillyTavern has no limit): past it, ``world.scan_budget``."""
 
 
 @dataclass(frozen=True)
@@ -182,19 +184,25 @@ class _Scan:
         fill: Callable[[str], str],
     ) -> None:
         """Roll each new entry's probability and add it within the budget."""
-        budget = self.settings.budget
-        before = count(self.all_text) if count is not None and budget is not None else 0
-        text = ""
+        budget = self.settings.budget if count is not None else None
+        room = budget - count(self.all_text) if budget is not None and count is not None else 0
+        parts: list[str] = []
+        estimate = 0
         for entry in new:
             roll = probability_roll(seed, entry, self.length) if self._rolls(entry) else 0
             if roll > entry.probability:
                 self.failed.add(id(entry))
                 continue
             content = self.filled[id(entry)] = fill(entry.content)
-            text += content + "\n"
-            if budget is not None and count is not None and before + count(text) >= budget:
-                self.overflow = True
-                break
+            parts.append(content + "\n")
+            if budget is not None and count is not None:
+                # the sum of the parts' counts is within a token or two a part of the
+                # joined text's: the exact count only near the budget (no quadratic work)
+                estimate += count(parts[-1])
+                near = estimate + estimate // 8 + 2 * len(parts) + 16 >= room
+                if near and count("".join(parts)) >= room:
+                    self.overflow = True
+                    break
             self.activated[id(entry)] = entry
 
     def _rolls(self, entry: WorldEntry) -> bool:
@@ -217,7 +225,10 @@ class _Scan:
         if not nxt and not self.overflow and wanted > 0 and len(self.activated) < wanted:
             depth_max = self.settings.min_activations_depth_max
             depth = self.scanner.depth
-            if not ((depth_max > 0 and depth > depth_max) or depth > self.length):
+            # past MAX_SCAN_DEPTH a deeper pass scans the same text (SillyTavern goes on
+            # to the chat's length; the result is the same)
+            limit = min(self.length, MAX_SCAN_DEPTH)
+            if not ((depth_max > 0 and depth > depth_max) or depth > limit):
                 nxt = _MIN_ACTIVATIONS
                 self.scanner.skew += 1
         if nxt == _NONE and self.levels:
@@ -251,6 +262,9 @@ def scan(
     run = _Scan(entries, messages, settings, timed, scanner)
     step, passes = _INITIAL, 0
     while step and not (0 < settings.max_recursion_steps <= passes):
+        if passes >= MAX_SCAN_PASSES:
+            scanner.warnings.append(_too_many_passes())
+            break
         passes += 1
         found = [e for e in run.entries if run.eligible(e, step, character)]
         found.sort(key=lambda e: (not timed.active("sticky", e), run.index[id(e)]))
@@ -273,6 +287,16 @@ def scan(
     timed.record(active)
     ordered = sorted(active, key=lambda e: -e.order)  # stable: activation order in ties
     return ScanResult(list(reversed(ordered)), timed.state, run.overflow, scanner.warnings)
+
+
+def _too_many_passes() -> Diagnostic:
+    return Diagnostic(
+        code="world.scan_budget",
+        severity="warning",
+        message=f"world info scanning stopped after {MAX_SCAN_PASSES} passes (recursion "
+        "or min activations): later entries were not activated",
+        hint="set world_info_max_recursion_steps, or break the lorebook's chains of entries",
+    )
 
 
 def activate(
