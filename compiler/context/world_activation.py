@@ -132,6 +132,13 @@ def _pattern_size(pattern: str) -> int:
     return sum(frame[0] for frame in frames)
 
 
+@lru_cache(maxsize=4096)
+def _whole_word(needle: str) -> re.Pattern[str]:
+    """A one-word key between non-word characters (JavaScript's ``\\W`` is ASCII, and its
+    ``$`` is the end of the text only)."""
+    return re.compile(rf"(?:^|\W)({re.escape(needle)})(?:\Z|\W)", re.ASCII)
+
+
 class _TooComplex:
     """A regex key left uncompiled: its size is over :data:`REGEX_MAX_SIZE`."""
 
@@ -183,6 +190,7 @@ class Scanner:
         self.recurse: list[str] = []
         self.warnings: list[Diagnostic] = []
         self._cache: dict[tuple[int, bool, int, bool], str] = {}
+        self._keys: dict[str, str] = {}
         self._regex_left = REGEX_SCAN_BUDGET
         self._skipped: set[str] = set()  # regex keys that timed out or are too complex
         self._budget_spent = False
@@ -210,6 +218,15 @@ class Scanner:
             self._cache[cache_key] = text.lower() if lower else text
         return self._cache[cache_key]
 
+    def _rewrite(self, key: str) -> str:
+        """The key with its macros filled and trimmed (once per key and scan)."""
+        done = self._keys.get(key)
+        if done is None:
+            done = self._keys[key] = (
+                self.rewrite_key(key) if self.rewrite_key is not None else key
+            ).strip()
+        return done
+
     def _case(self, entry: WorldEntry) -> bool:
         return entry.case_sensitive if entry.case_sensitive is not None else self.case_sensitive
 
@@ -221,9 +238,7 @@ class Scanner:
         The key's macros are filled and it is trimmed (an empty key never matches), unless
         ``raw`` (group scoring uses the keys as written, as SillyTavern's ``getScore``)."""
         if not raw:
-            if self.rewrite_key is not None:
-                key = self.rewrite_key(key)
-            key = key.strip()
+            key = self._rewrite(key)
             if not key:
                 return False
         form = _regex_form(key)
@@ -238,11 +253,11 @@ class Scanner:
             return self._out_of_scan_budget(entry, key)
         needle = key if case else key.lower()
         whole = entry.match_whole_words if entry.match_whole_words is not None else self.whole_words
+        if needle not in haystack:
+            return False
         if whole and len(re.split(r"\s+", needle)) == 1:
-            # JavaScript's \W is ASCII, and its $ is the end of the text only
-            pattern = rf"(?:^|\W)({re.escape(needle)})(?:\Z|\W)"
-            return re.search(pattern, haystack, re.ASCII) is not None
-        return needle in haystack
+            return _whole_word(needle).search(haystack) is not None
+        return True
 
     def _search(
         self, entry: WorldEntry, key: str, form: tuple[str, int], haystack: str

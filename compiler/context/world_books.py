@@ -101,10 +101,13 @@ class _Loader:
             )
         if isinstance(ref, str):
             path = resolve(ref, self.base_dir)
-            book = read_lorebook(path)  # a path the OS cannot take is coded here
-            real = "file:" + os.path.realpath(path)
+            try:
+                real = "file:" + os.path.realpath(path)
+            except (OSError, ValueError):  # read_lorebook says what is wrong with it
+                real = "file:" + str(path)
             if real in self.seen:
                 return
+            book = read_lorebook(path)
             self.keep(kind, book, book.name or _stem(path), str(path), real)
         else:
             book = read_lorebook(ref, origin=self.origin, json_path=where)

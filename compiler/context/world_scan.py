@@ -55,6 +55,9 @@ from compiler.errors import Diagnostic
 _NONE, _INITIAL, _RECURSION, _MIN_ACTIVATIONS = 0, 1, 2, 3
 MAX_SCAN_PASSES = 1000
 """The most scan passes (SillyTavern has no limit): past it, ``world.scan_budget``."""
+MAX_ENTRY_CHECKS = 200_000
+"""The most entry checks of one scan (entries times passes; a few seconds at most): past
+it, ``world.scan_budget``."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,7 @@ class _Scan:
         settings: ScanSettings,
         timed: TimedEffects,
         scanner: Scanner,
+        character: Character | None,
     ) -> None:
         self.entries = list(entries)
         self.index = {id(e): i for i, e in enumerate(self.entries)}
@@ -140,6 +144,10 @@ class _Scan:
         self.settings = settings
         self.timed = timed
         self.scanner = scanner
+        self.sticky = {id(e) for e in self.entries if timed.active("sticky", e)}
+        #: the entries still to check: what is disabled, filtered out, delayed or cooling
+        #: down never activates in this scan (the checks that do not depend on the pass)
+        self.pending = [e for e in self.entries if not self._out(e, character)]
         self.activated: dict[int, WorldEntry] = {}
         self.failed: set[int] = set()
         self.filled: dict[int, str] = {}
@@ -149,17 +157,20 @@ class _Scan:
         self.levels = sorted(levels)
         self.level = self.levels.pop(0) if self.levels else 0
 
-    def eligible(self, entry: WorldEntry, state: int, character: Character | None) -> bool:
-        """Whether ``entry`` activates in this pass (the module's check order)."""
-        if id(entry) in self.failed or id(entry) in self.activated or entry.disabled:
-            return False
-        if _filtered(entry, character):
-            return False
-        sticky = self.timed.active("sticky", entry)
-        if self.timed.active("delay", entry):
-            return False
-        if self.timed.active("cooldown", entry) and not sticky:
-            return False
+    def _out(self, entry: WorldEntry, character: Character | None) -> bool:
+        """disable, characterFilter, delay, cooldown unless sticky (in SillyTavern's order)."""
+        if entry.disabled or _filtered(entry, character) or self.timed.active("delay", entry):
+            return True
+        return self.timed.active("cooldown", entry) and id(entry) not in self.sticky
+
+    def prune(self) -> None:
+        """Drop the entries activated or failed so far from :attr:`pending`."""
+        done = self.activated.keys() | self.failed
+        self.pending = [e for e in self.pending if id(e) not in done]
+
+    def eligible(self, entry: WorldEntry, state: int) -> bool:
+        """Whether a pending ``entry`` activates in this pass (the module's check order)."""
+        sticky = id(entry) in self.sticky
         delayed = entry.delay_until_recursion
         if delayed and not sticky and (state != _RECURSION or delayed > self.level):
             return False
@@ -259,15 +270,17 @@ def scan(
     scanner = Scanner(
         messages, settings.depth, settings.case_sensitive, settings.match_whole_words, rewrite_key
     )
-    run = _Scan(entries, messages, settings, timed, scanner)
-    step, passes = _INITIAL, 0
+    run = _Scan(entries, messages, settings, timed, scanner, character)
+    step, passes, checks = _INITIAL, 0, 0
     while step and not (0 < settings.max_recursion_steps <= passes):
-        if passes >= MAX_SCAN_PASSES:
-            scanner.warnings.append(_too_many_passes())
+        run.prune()
+        checks += len(run.pending)
+        if passes >= MAX_SCAN_PASSES or checks > MAX_ENTRY_CHECKS:
+            scanner.warnings.append(_too_many_passes(passes))
             break
         passes += 1
-        found = [e for e in run.entries if run.eligible(e, step, character)]
-        found.sort(key=lambda e: (not timed.active("sticky", e), run.index[id(e)]))
+        found = [e for e in run.pending if run.eligible(e, step)]
+        found.sort(key=lambda e: (id(e) not in run.sticky, run.index[id(e)]))
         found = filter_groups(
             found,
             list(run.activated.values()),
@@ -289,12 +302,13 @@ def scan(
     return ScanResult(list(reversed(ordered)), timed.state, run.overflow, scanner.warnings)
 
 
-def _too_many_passes() -> Diagnostic:
+def _too_many_passes(passes: int) -> Diagnostic:
     return Diagnostic(
         code="world.scan_budget",
         severity="warning",
-        message=f"world info scanning stopped after {MAX_SCAN_PASSES} passes (recursion "
-        "or min activations): later entries were not activated",
+        message=f"world info scanning stopped after {passes} passes (recursion or min "
+        f"activations; at most {MAX_SCAN_PASSES} passes and {MAX_ENTRY_CHECKS:,} entry checks "
+        "in all): later entries were not activated",
         hint="set world_info_max_recursion_steps, or break the lorebook's chains of entries",
     )
 
