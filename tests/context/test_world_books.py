@@ -201,3 +201,31 @@ def test_compile_reports_a_card_given_as_a_lorebook_from_the_cli(
     assert code != 0
     assert "context.lorebook_is_card" in capsys.readouterr().err
     assert CODES["context.lorebook_is_card"] is ContextError
+
+
+PRESET = CORPUS / "presets" / "st-default-2024.json"
+
+
+@needs_corpus
+@pytest.mark.skipif(not PRESET.is_file(), reason="the corpus preset is absent")
+def test_seraphinas_book_reaches_a_preset_compile_within_its_budget(tmp_path: Path) -> None:
+    import compiler
+
+    chat = [
+        {"role": "assistant", "content": "Welcome."},
+        {"role": "user", "content": "What lurks in this forest? Are there beasts?"},
+    ]
+    run = {"character": str(SERAPHINA), "persona": {"name": "Alice"}, "chat": chat}
+    result = compiler.compile(PRESET, context=run, mode="legacy")
+    text = json.dumps(result.request, ensure_ascii=False)
+    assert 'Alice: \\"What is Eldoria?\\"' in text  # the forest entry, {{user}} filled
+    off = compiler.compile(PRESET, context={**run, "useCharacterBook": False}, mode="legacy")
+    assert "What is Eldoria?" not in json.dumps(off.request, ensure_ascii=False)
+    # the preset's context (4095 - 300) gives a 949-token world info budget: not all four
+    # long entries fit, and the scan stops at the first that does not
+    run["worldInfoSettings"] = {"world_info_overflow_alert": True}
+    capped = compiler.compile(PRESET, context=run, mode="legacy")
+    assert [w.code for w in capped.warnings if w.code.startswith("world.")] == [
+        "world.budget_reached"
+    ]
+    assert "949 tokens" in next(w.message for w in capped.warnings if w.code.startswith("world."))
