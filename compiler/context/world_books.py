@@ -15,12 +15,14 @@ Run-context fields (README, "The run context"):
   lorebook, from SillyTavern after 1.12.6).
 
 Each item is a path (a world file or a character book JSON, relative to the run context) or
-an inline lorebook object. A book's name is its ``name`` field, else its file name without
-``.json``. A book is loaded once: one with the name, the file or the entries of a book
-already loaded is skipped, looking at the global books first, then the chat's, the
-character's and the persona's (SillyTavern skips a character or chat world that is also
-global, and a character world that is the chat's); the embedded book is also skipped when
-a given file has its name (the user passed the world it was imported as).
+an inline lorebook object. A book's name (SillyTavern's world name, the ``world`` of its
+entries' timed effects) is its file name without ``.json``; an inline book's is its
+``name`` field, else ``"<kind> lorebook <n>"``. A book is loaded once: one with the name,
+the file or the entries of a book already loaded is skipped, looking at the global books
+first, then the chat's, the character's and the persona's (SillyTavern skips a character
+or chat world that is also global, and a character world that is the chat's); the
+embedded book is also skipped when a given file has its name (the user passed the world it
+was imported as).
 
 Order (``getSortedEntries``): the chat's entries, then the persona's, then by
 ``world_info_character_strategy``: 0 evenly (global and character entries together), 1
@@ -108,7 +110,7 @@ class _Loader:
             if real in self.seen:
                 return
             book = read_lorebook(path)
-            self.keep(kind, book, book.name or _stem(path), str(path), real)
+            self.keep(kind, book, _stem(path), str(path), real)
         else:
             book = read_lorebook(ref, origin=self.origin, json_path=where)
             self.keep(kind, book, book.name or f"{kind} lorebook {len(self.books)}", where)

@@ -43,7 +43,9 @@ def card(name: str = "Mira", book: dict[str, Any] | None = None) -> dict[str, An
 
 
 def test_strategies_order_global_and_character_entries(tmp_path: Path) -> None:
-    glob = write_book(tmp_path, "G", {"constant": True, "content": "G5", "order": 5})
+    from compiler.context.world_run import scan_run
+
+    glob = write_book(tmp_path, "G", {"constant": True, "content": "G7", "order": 7})
     char = write_book(
         tmp_path,
         "C",
@@ -51,17 +53,19 @@ def test_strategies_order_global_and_character_entries(tmp_path: Path) -> None:
         {"constant": True, "content": "C1", "order": 1},
     )
     run: dict[str, Any] = {"lorebooks": {"global": [glob], "character": char}}
-    budget = {"world_info_budget_cap": 0}
-    # the prompt is ascending order whatever the strategy; the strategy decides the
-    # candidate order, seen when the budget stops the scan
-    assert contents(tmp_path, run) == ["C1", "G5", "C9"]
-    for strategy, first in ((0, ["C9"]), (1, ["C9"]), (2, ["G5"])):
-        run["worldInfoSettings"] = {**budget, "world_info_character_strategy": strategy}
-        ctx = load_context(run, tmp_path)
-        from compiler.context.world_run import scan_run
-
-        got = scan_run(ctx, ["x"], count=len, max_context=16)  # budget 4 chars: one entry
-        assert [e["content"] for e in got.entries] == first
+    # the prompt is in ascending order whatever the strategy ...
+    assert contents(tmp_path, run) == ["C1", "G7", "C9"]
+    # ... the strategy decides the candidate order, seen when the budget stops the scan
+    # (25 % of 28 = 7 characters: two entries of 3)
+    for strategy, kept in ((0, ["G7", "C9"]), (1, ["C1", "C9"]), (2, ["G7", "C9"])):
+        run["worldInfoSettings"] = {"world_info_character_strategy": strategy}
+        got = scan_run(load_context(run, tmp_path), ["x"], count=len, max_context=28)
+        assert [e["content"] for e in got.entries] == kept, strategy
+    run["worldInfoSettings"] = {"world_info_character_strategy": 2}
+    glob2 = write_book(tmp_path, "G2", {"constant": True, "content": "G3", "order": 3})
+    run["lorebooks"]["global"] = [glob, glob2]
+    got = scan_run(load_context(run, tmp_path), ["x"], count=len, max_context=28)
+    assert [e["content"] for e in got.entries] == ["G3", "G7"]  # global first: G7, G3
 
 
 def test_candidate_order_chat_then_persona_then_strategy(tmp_path: Path) -> None:
