@@ -16,14 +16,15 @@ from datetime import datetime
 from typing import Any, Literal
 
 from compiler import visibility
-from compiler.context.inputs import parse_json
+from compiler.context.regex_run import ScriptRunner, script_runner
 from compiler.context.run import ChatMessageIn, RunContext
+from compiler.context.tool_calls import tool_call
 from compiler.context.tools import BUILTIN_TOOLS
 from compiler.context.workspace import Workspace
 from compiler.context.world_place import unplaced, with_example_entries
 from compiler.context.world_run import WorldRun, scan_chat, world_text
 from compiler.errors import ContextError, Diagnostic, PolicyError
-from compiler.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolCall, ToolSpec
+from compiler.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolSpec
 from compiler.journal import Journal
 from compiler.macros import BoundTemplate, MacroCall
 from compiler.markers import ALLOWANCE, OPEN, openers
@@ -202,13 +203,23 @@ class Assembler:
         )
 
     @functools.cached_property
+    def regex_scripts(self) -> ScriptRunner:
+        """The run's SillyTavern regex scripts, run on the chat, world info and greeting as
+        SillyTavern runs them while building a prompt (:mod:`compiler.context.regex_run`)."""
+        return script_runner(self.context, self.filled, self.warnings)
+
+    @functools.cached_property
     def world_entries(self) -> list[dict[str, Any]]:
-        """The world info the visible chat activates (:mod:`compiler.context.world_run`)."""
-        ctx, chat, count = self.context, self.visible_chat()[0], self.count_tokens
-        run = scan_chat(ctx, chat, self.macro_values, self.macro_env, count, self.max_prompt)
+        """The world info the visible chat (as the regex scripts left it) activates
+        (:mod:`compiler.context.world_run`), then the scripts run on the entries."""
+        ctx, chat = self.context, self.regex_scripts.chat(self.visible_chat()[0])
+        run = scan_chat(
+            ctx, chat, self.macro_values, self.macro_env, self.count_tokens, self.max_prompt
+        )
         self.world_run = run
-        self.warnings += run.warnings + unplaced(run.entries)
-        return run.entries
+        entries = self.regex_scripts.world(run.entries)
+        self.warnings += run.warnings + unplaced(entries)
+        return entries
 
     @property
     def workspace(self) -> Workspace:
@@ -343,15 +354,14 @@ def _last_messages(chat: list[ChatMessageIn]) -> dict[str, str]:
     """``lastMessage``, ``lastUserMessage``, ``lastCharMessage``: the newest message, user
     message and assistant message of the visible chat (tool messages left out)."""
     out: dict[str, str] = {}
-    for m in reversed(chat):
-        if m.role == "tool":
-            continue
-        text = m.content or ""
-        out.setdefault("lastMessage", text)
-        if m.role == "user":
-            out.setdefault("lastUserMessage", text)
-        elif m.role == "assistant":
-            out.setdefault("lastCharMessage", text)
+    for m in reversed(chat):  # newest first, until all three are known
+        if m.role != "tool":
+            text = m.content or ""
+            out.setdefault("lastMessage", text)
+            if m.role in ("user", "assistant"):
+                out.setdefault("lastUserMessage" if m.role == "user" else "lastCharMessage", text)
+            if len(out) == 3:
+                break
     return {k: out.get(k, "") for k in ("lastMessage", "lastUserMessage", "lastCharMessage")}
 
 
@@ -371,13 +381,13 @@ def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
     source, window = a.visible_chat()
     first = len(a.context.messages) - len(source)  # the window is a suffix of the chat
     messages: list[Message] = []
-    for i, m in enumerate(source, start=first):
+    for i, m in enumerate(a.regex_scripts.chat(source), start=first):
         msg: Message = {"role": m.role, "content": m.content}
         if m.name:
             msg["name"] = m.name
         if m.tool_calls:
             msg["toolCalls"] = [
-                _tool_call(c, a.context.file, f"chat[{i}].toolCalls[{j}]")
+                tool_call(c, a.context.file, f"chat[{i}].toolCalls[{j}]")
                 for j, c in enumerate(m.tool_calls)
             ]
         if m.tool_call_id:
@@ -417,35 +427,6 @@ def _summary_meta(a: Assembler, kind: ComponentKind) -> dict[str, Any]:
                 a.journal.emit("context_summary_skipped", "warn", file=path, code=exc.code)
             text = None
     return {"summary": text} if text and text.strip() else {}
-
-
-def _tool_call(raw: dict[str, Any], file: str, where: str) -> ToolCall:
-    """A run's tool call, flat ``{id, name, arguments}`` or OpenAI's ``{id, function: {...}}``;
-    ``file`` and ``where`` (``chat[3].toolCalls[0]``) locate it for errors."""
-    fn = raw.get("function", raw)
-    call_id = raw.get("id")
-
-    def bad(why: str, code: str = "context.invalid_context") -> ContextError:
-        return ContextError(
-            code=code, message=f"tool call {call_id!r}: {why}", file=file, path=where
-        )
-
-    if not isinstance(fn, dict):
-        raise bad("'function' must be an object")
-    if not isinstance(call_id, str) or not call_id:
-        raise bad("needs a non-empty string 'id'")
-    name = fn.get("name")
-    if not isinstance(name, str) or not name:
-        raise bad("needs a non-empty 'name'")
-    arguments = fn.get("arguments", {})
-    if isinstance(arguments, str):
-        try:  # the strict reader: no NaN, no huge integers, bounded nesting
-            arguments = parse_json(arguments or "{}", file, what="tool-call arguments")
-        except ContextError as exc:
-            raise bad(f"arguments: {exc.message}", "context.invalid_json") from None
-    if not isinstance(arguments, dict):
-        raise bad("arguments must be a JSON object")
-    return {"id": call_id, "name": name, "arguments": arguments}
 
 
 def _file(a: Assembler, call: MacroCall) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from compiler.errors import APCError, is_too_deep, too_deep
 from compiler.render import print_diagnostics
 
 COMMAND_MODULES = (
+    "compiler.commands.bench",
     "compiler.commands.check",
     "compiler.commands.compile",
     "compiler.commands.explain",

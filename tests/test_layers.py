@@ -60,7 +60,11 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     # lower: one module per provider dialect
     ("lower", frozenset({"lower"}), frozenset({"frame"})),
     # api: the public entry points chain the stages (compiler/__init__.py is unit "compiler")
-    ("api", frozenset({"api", "options", "compiler"}), frozenset({"tavern", "fit", "lower"})),
+    (
+        "api",
+        frozenset({"api", "session", "options", "compiler", "replay"}),
+        frozenset({"tavern", "fit", "lower"}),
+    ),
     # commands: the CLI over the api, and diagnostics rendering
     ("commands", frozenset({"commands", "render", "cli", "__main__"}), frozenset({"api"})),
 )

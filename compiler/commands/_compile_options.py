@@ -6,11 +6,11 @@ import argparse
 from pathlib import Path
 
 from compiler.api import CompileResult
-from compiler.api import compile as compile_source
 from compiler.context.inputs import is_file, lexists
 from compiler.options import CACHE_STABLE_STEP, CompileOptions
 from compiler.profile import add_profile_arguments, layers_from_args
 from compiler.profile.registry import write_resolved_profile
+from compiler.session import compile as compile_source
 
 
 def add_compile_arguments(p: argparse.ArgumentParser) -> None:

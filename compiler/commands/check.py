@@ -10,7 +10,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from compiler.api import check, check_budget
+from compiler.api import check
 from compiler.commands._common import add_format, usage_error
 from compiler.commands._compile_options import add_output_tokens, add_strict, number_problem
 from compiler.context.inputs import is_file
@@ -20,6 +20,7 @@ from compiler.lower import get_dialect
 from compiler.options import CompileOptions
 from compiler.profile.embedded import schema_from_preset
 from compiler.render import print_diagnostics
+from compiler.session import check_budget
 from compiler.tavern.assemble import check_preset, load_preset_source
 from compiler.tavern.preset import TavernPreset
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
+import regex
 from pydantic import BaseModel, ValidationError
 
 from compiler.errors import ContextError, Diagnostic, Span
@@ -252,6 +253,8 @@ def sanitize(value: Any, file: str = INLINE) -> tuple[Any, int]:
     (keys included) replaced by U+FFFD, and how many strings changed; a NaN or infinite
     float, or an integer over :data:`MAX_INT_DIGITS` digits, is ``context.invalid_json``
     (the same limits as JSON text, whichever way the data comes in)."""
+    if isinstance(value, dict | list) and _plain_json(value):
+        return value, 0
     count = 0
 
     def walk(node: Any) -> Any:
@@ -283,6 +286,25 @@ def sanitize(value: Any, file: str = INLINE) -> tuple[Any, int]:
         raise ContextError(
             code="context.invalid_json", message="input is nested too deeply", file=file
         ) from None
+
+
+_LONG_DIGITS = regex.compile(f"[0-9]{{{MAX_INT_DIGITS + 1}}}")
+
+
+def _plain_json(value: dict[str, Any] | list[Any]) -> bool:
+    """True when ``value`` is JSON data with nothing :func:`sanitize` would repair or refuse:
+    checked by the C JSON encoder and scans of its output, not walked in Python (a long digit
+    run inside a string only sends the value down the careful walk)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    if not text.isascii():  # only non-ASCII text can hold a surrogate
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+    return _LONG_DIGITS.search(text) is None
 
 
 def surrogate_warning(count: int, file: str) -> Diagnostic:

@@ -183,6 +183,12 @@ class RunContext(_Model):
     #: the greeting an empty chat starts with: 0 the card's first_mes, N its Nth alternate
     #: greeting (SillyTavern's swipes)
     greeting: int = Field(default=0, ge=0)
+    #: SillyTavern's global regex scripts (its ``extension_settings.regex``), run before the
+    #: card's (:mod:`compiler.context.regex_run`)
+    regex_scripts: list[dict[str, Any]] = Field(default_factory=list)
+    #: run the card's own regex scripts: SillyTavern runs them once the user allowed them
+    #: for the card (``character_allowed_regex``); off, they are reported and not applied
+    allow_card_regex: bool = False
 
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", json_schema_extra=None

@@ -383,7 +383,7 @@ def fit(
     chain = SummaryChain(
         counter,
         user=summarizer,
-        user_cache=summary_cache if summary_cache is not None else SummaryCache(),
+        cache=summary_cache if summary_cache is not None else SummaryCache(),
     )
     text = TextFitter(counter, chain, summaries or {})
     allocator = _Allocator(

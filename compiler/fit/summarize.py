@@ -14,12 +14,12 @@ Order of preference for a component's summary (:class:`SummaryChain`):
 
 Whatever a summarizer returns is cut to the target (token-exact, head kept).
 
-Caches never key on object identity. The extractive summarizer is the compiler's own pure
-function, so its results are shared per process (:data:`CACHE`, by encoding, sample hash and
-target). A caller's callable is the caller's: its results live in a :class:`SummaryCache`
-the caller owns and passes in (``compile(summary_cache=...)``), else in a fresh one per
-compile, keyed by content hash, target and the callable's own ``cache_key`` attribute when
-it has one (give each summarizer sharing a cache a distinct ``cache_key``).
+Caches never key on object identity, and none is process-wide: summaries live in a
+:class:`SummaryCache` the caller owns (a :class:`compiler.Session` holds one; or
+``compile(summary_cache=...)``), else in a fresh one per compile. The extractive summarizer's
+results are keyed by encoding, sample hash and target; a caller's callable's by content hash,
+target and the callable's own ``cache_key`` attribute when it has one (give each summarizer
+sharing a cache a distinct ``cache_key``).
 """
 
 from __future__ import annotations
@@ -156,19 +156,14 @@ class SummaryCache:
         return value
 
 
-#: The process-wide summary cache (like the token-count cache, it outlives one compile).
-CACHE = SummaryCache()
-
-
 @dataclass
 class SummaryChain:
     """Precomputed, then the user's callable, then extractive; cached; fitted to the target."""
 
     counter: TokenCounter
     user: Summarizer | None = None
-    #: results of ``user``: the caller's cache, or one for this chain alone
-    user_cache: SummaryCache = field(default_factory=SummaryCache)
-    cache: SummaryCache = field(default_factory=lambda: CACHE)
+    #: every summary of this chain (the caller's cache, or one for this chain alone)
+    cache: SummaryCache = field(default_factory=SummaryCache)
 
     def summarize(
         self, request: SummaryRequest, precomputed: str | None = None
@@ -186,7 +181,7 @@ class SummaryChain:
             tag = getattr(user, "cache_key", None)
             name = tag if isinstance(tag, str) else ""
             key = (f"user:{name}:{enc}", content_key(request), target)
-            out = self.user_cache.get_or_make(key, lambda: user(request))
+            out = self.cache.get_or_make(key, lambda: user(request))
             if out and out.strip():
                 text = truncate_text(out.strip(), target, self.counter)
                 if text:

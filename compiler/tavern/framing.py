@@ -58,7 +58,8 @@ def named(messages: list[Message], behavior: int) -> list[Message]:
 
 def greeting(assembler: Assembler) -> list[Message]:
     """An empty chat's first message: the card's ``first_mes``, or the alternate greeting
-    the run context's ``greeting`` picks, macros filled, as the assistant's."""
+    the run context's ``greeting`` picks, macros filled, as the assistant's (regex scripts
+    run as when SillyTavern stores the greeting and sends it)."""
     card = assembler.context.card
     if card is None or not assembler.visible(CARD_RESOURCE):
         return []
@@ -73,7 +74,10 @@ def greeting(assembler: Assembler) -> list[Message]:
             path="greeting",
         )
     text = greetings[choice] or (card.alternate_greetings[:1] or [""])[0]
-    text = assembler.fill(text.replace("\r\n", "\n"))
+    # stored with the card's regex scripts, macros filled, then regexed as a prompt message
+    text = assembler.regex_scripts.greeting(
+        text, lambda stored: assembler.fill(stored.replace("\r\n", "\n"))
+    )
     return [{"role": "assistant", "content": text}] if text.strip() else []
 
 
