@@ -10,11 +10,13 @@ Internal: the scan itself (which entries activate, in what order) is
 - A plain key is a substring test, case-insensitive unless the entry (or the scan) says
   ``caseSensitive``; ``matchWholeWords`` makes a one-word key match only between non-word
   characters (JavaScript's ASCII ``\\W``: a non-ASCII letter is a boundary); a key of
-  several words stays a substring test. A key written ``/pattern/flags`` is a regular
-  expression (flags ``i``, ``m``, ``s``; ``g``, ``u``, ``y`` ignored) tested against the
-  buffer as it is, whatever the case and whole-word settings (SillyTavern 1.12.6's
-  ``matchKeys``); a pattern that does not compile is matched as plain text, as SillyTavern
-  does with an invalid one.
+  several words stays a substring test. A key written ``/pattern/flags`` (flags of
+  ``gimsuy``) is a JavaScript regular expression, translated by
+  :mod:`compiler.context.js_regex` (ASCII ``\\w``/``\\b``, ``$`` at the end only, ``y``
+  matching at the buffer's start only, ...), tested against the buffer as it is, whatever
+  the case and whole-word settings (SillyTavern 1.12.6's ``matchKeys``); a pattern
+  JavaScript rejects (or with syntax not reproduced) is matched as plain text, as
+  SillyTavern does with an invalid one.
 - Regex keys come from shared lorebooks, so they run with the ``regex`` package's timeout:
   a search longer than :data:`REGEX_KEY_TIMEOUT` (50 ms) does not match and is reported as
   a ``world.regex_timeout`` warning (then the key is not tried again in that scan), and all
@@ -38,6 +40,7 @@ from functools import lru_cache
 
 import regex
 
+from compiler.context.js_regex import JSRegexError, translate
 from compiler.context.world import SelectiveLogic, WorldEntry
 from compiler.errors import Diagnostic
 
@@ -60,23 +63,20 @@ entries do not activate (``world.scan_budget``, one warning)."""
 
 _REGEX_KEY = re.compile(r"^/([\w\W]+?)/([gimsuy]*)$")
 _UNESCAPED_SLASH = re.compile(r"(^|[^\\])/")
-_FLAGS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL}
 _COUNT = re.compile(r"\{(\d*)(?:,(\d*))?\}")
 _BRACED_ESCAPES = frozenset("pPNx")  # \p{L}, \N{name}, \x{263a}: braces that are no count
 
 
-def _regex_form(key: str) -> tuple[str, int] | None:
-    """``/pattern/flags`` as (pattern, regex flags), or None for a plain key."""
+def _regex_form(key: str) -> tuple[str, str] | None:
+    """``/pattern/flags`` as (pattern, flags), or None for a plain key (SillyTavern's
+    ``parseRegexFromString``)."""
     match = _REGEX_KEY.match(key)
     if match is None:
         return None
     pattern, flags = match.groups()
     if _UNESCAPED_SLASH.search(pattern):
         return None
-    bits = 0
-    for flag in flags:
-        bits |= _FLAGS.get(flag, 0)
-    return pattern.replace("\\/", "/", 1), bits
+    return pattern.replace("\\/", "/", 1), flags
 
 
 def _pattern_size(pattern: str) -> int:
@@ -147,16 +147,19 @@ _TOO_COMPLEX = _TooComplex()
 
 
 @lru_cache(maxsize=64)
-def _compile_key(pattern: str, flags: int) -> regex.Pattern[str] | _TooComplex | None:
-    """The compiled pattern; None if it does not compile (it is then plain text, as in
-    SillyTavern); too complex if over :data:`REGEX_MAX_SIZE`."""
+def _compile_key(pattern: str, flags: str) -> regex.Pattern[str] | _TooComplex | None:
+    """The JavaScript pattern translated and compiled (:mod:`compiler.context.js_regex`:
+    ASCII ``\\w``/``\\b``/``\\d``, ``$`` at the end only, ...); None if JavaScript would
+    reject it or it uses syntax not reproduced (it is then plain text, as SillyTavern does
+    with an invalid one); too complex if over :data:`REGEX_MAX_SIZE`."""
     if len(pattern) > REGEX_MAX_LENGTH or _pattern_size(pattern) > max(
         REGEX_MAX_SIZE, len(pattern)
     ):
         return _TOO_COMPLEX
     try:
-        return regex.compile(pattern, flags, cache_pattern=False)
-    except (regex.error, ValueError, OverflowError, MemoryError, RecursionError):
+        js = translate(pattern, flags)
+        return regex.compile(js.pattern, js.flags, cache_pattern=False)
+    except (JSRegexError, regex.error, ValueError, OverflowError, MemoryError, RecursionError):
         return None
 
 
@@ -260,7 +263,7 @@ class Scanner:
         return True
 
     def _search(
-        self, entry: WorldEntry, key: str, form: tuple[str, int], haystack: str
+        self, entry: WorldEntry, key: str, form: tuple[str, str], haystack: str
     ) -> bool | None:
         """A regex key's match, within its timeout and what is left of the scan budget;
         None when the pattern does not compile (the key is then plain text)."""
