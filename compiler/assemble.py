@@ -214,7 +214,13 @@ class Assembler:
         (:mod:`compiler.context.world_run`), then the scripts run on the entries."""
         ctx, chat = self.context, self.regex_scripts.chat(self.visible_chat()[0])
         run = scan_chat(
-            ctx, chat, self.macro_values, self.macro_env, self.count_tokens, self.max_prompt
+            ctx,
+            chat,
+            self.macro_values,
+            self.macro_env,
+            self.count_tokens,
+            self.max_prompt,
+            cap=self.profile.context.world_info_budget_tokens,
         )
         self.world_run = run
         entries = self.regex_scripts.world(run.entries)

@@ -55,10 +55,14 @@ def _entry_out(e: WorldEntry) -> dict[str, Any]:
     }
 
 
-def scan_settings(ctx: RunContext, max_context: int | None) -> ScanSettings:
+def scan_settings(ctx: RunContext, max_context: int | None, cap: int | None = None) -> ScanSettings:
     """The scan settings from the run's ``worldInfoSettings``; the budget is a percentage
-    of ``max_context`` (the compile's prompt budget), capped."""
+    of ``max_context`` (the compile's prompt budget), capped, and within ``cap`` (the
+    profile's ``worldInfoBudgetTokens``, so the fit stage need not drop the block whole)."""
     wi = ctx.world_info_settings
+    budget = world_budget(wi.world_info_budget, wi.world_info_budget_cap, max_context)
+    if cap is not None:
+        budget = cap if budget is None else min(budget, cap)
     return ScanSettings(
         depth=wi.world_info_depth,
         case_sensitive=wi.world_info_case_sensitive,
@@ -68,7 +72,7 @@ def scan_settings(ctx: RunContext, max_context: int | None) -> ScanSettings:
         min_activations=wi.world_info_min_activations,
         min_activations_depth_max=wi.world_info_min_activations_depth_max,
         use_group_scoring=wi.world_info_use_group_scoring,
-        budget=world_budget(wi.world_info_budget, wi.world_info_budget_cap, max_context),
+        budget=budget,
     )
 
 
@@ -89,6 +93,7 @@ def scan_run(
     fill: Callable[[str], str] | None = None,
     count: Callable[[str], int] | None = None,
     max_context: int | None = None,
+    cap: int | None = None,
 ) -> WorldRun:
     """The world info of the run: the entries it gives (already activated), or those its
     lorebooks activate against ``chat`` (oldest first; the messages the profile shows).
@@ -101,7 +106,7 @@ def scan_run(
     if not books:
         return WorldRun([], given)
     wi = ctx.world_info_settings
-    settings = scan_settings(ctx, max_context)
+    settings = scan_settings(ctx, max_context, cap)
     if count is None:
         settings = dataclasses.replace(settings, budget=None)
     result = scan(
@@ -130,6 +135,7 @@ def scan_chat(
     env: MacroEnv,
     count: Callable[[str], int] | None = None,
     max_context: int | None = None,
+    cap: int | None = None,
 ) -> WorldRun:
     """:func:`scan_run` over chat messages: each scanned as ``Name: text`` with its name,
     else the persona's (``values["user"]``) or the card's (``values["char"]``); keys and
@@ -143,6 +149,7 @@ def scan_chat(
         fill=lambda text: substitute(text, values, env),
         count=count,
         max_context=max_context,
+        cap=cap,
     )
 
 

@@ -139,3 +139,23 @@ def test_a_compile_applies_the_budget_as_a_share_of_its_prompt_budget(tmp_path: 
     capped = compiler.compile_string(template, context=tmp_path / "run.json", budget=100_000)
     assert sum(f"Fact {i}:" in json.dumps(capped.request) for i in range(20)) == 1
     assert [w.code for w in capped.warnings] == ["world.budget_reached"]
+
+
+def test_the_profiles_world_info_budget_cuts_entries_not_the_block(tmp_path: Path) -> None:
+    from compiler.profile import resolve_profile
+
+    _book(tmp_path, 20)
+    fragment = tmp_path / "profile.json"
+    fragment.write_text(json.dumps({"context": {"worldInfoBudgetTokens": 80}}), "utf-8")
+    ctx = {"worldInfo": "book.json", "chat": [{"role": "user", "content": "hi"}]}
+    (tmp_path / "run.json").write_text(json.dumps(ctx), "utf-8")
+    result = compiler.compile_string(
+        "<<agent.world.activated>>\n<<agent.chat.history>>",
+        context=tmp_path / "run.json",
+        budget=100_000,
+        profile=resolve_profile(run=fragment),
+    )
+    kept = [i for i in range(20) if f"Fact {i}:" in json.dumps(result.request)]
+    # the highest orders, within 80 tokens; the block is not dropped whole
+    assert kept and kept == list(range(20 - len(kept), 20)) and len(kept) < 20
+    assert result.ledger.categories["worldInfo"].used <= 80
