@@ -183,6 +183,7 @@ class RunContext(_Model):
     #: scan the card's embedded character_book as the character's lorebook
     use_character_book: bool = True
     #: SillyTavern's ``chat_metadata.timedWorldInfo`` (sticky / cooldown state) of the chat
+    #: (None: the one in ``chatMetadata`` or the chat file's header, if any)
     timed_world_info: dict[str, Any] | None = None
     #: admit workspace files with more than one hard link (off: they can reach outside)
     allow_workspace_hardlinks: bool = False
@@ -265,6 +266,9 @@ class RunContext(_Model):
                 self.chat_metadata = ChatMetadata.model_validate(
                     {**read.metadata.model_dump(), **given}
                 )
+        if self.timed_world_info is None:  # else SillyTavern's own place: the chat metadata
+            kept = (self.chat_metadata.model_extra or {}).get("timedWorldInfo")
+            self.timed_world_info = kept if isinstance(kept, dict) else None
         if isinstance(self.character, str):
             self._character_path = resolve(self.character, self._base_dir)
             raw, label = read_card_json(self._character_path)  # read once, parsed once

@@ -83,3 +83,26 @@ def test_cli_writes_the_state(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "DRAGON-LORE" in capsys.readouterr().out
     assert main([*args[:-1], "-"]) == 2
     assert "--world-state" in capsys.readouterr().err
+
+
+def test_state_is_read_from_the_chat_file_header_as_sillytavern_keeps_it(
+    tmp_path: Path,
+) -> None:
+    first = compiler.compile_string(TEMPLATE, context=setup(tmp_path, ["a dragon!"]))
+    state = first.world_info_state
+    header = {"user_name": "U", "character_name": "C", "chat_metadata": {"timedWorldInfo": state}}
+    lines = [header] + [
+        {"name": "U", "is_user": True, "mes": text} for text in ("a dragon!", "ok", "and now?")
+    ]
+    (tmp_path / "chat.jsonl").write_text("\n".join(json.dumps(x) for x in lines), "utf-8")
+    run = json.loads((tmp_path / "run.json").read_text("utf-8"))
+    run["chat"] = "chat.jsonl"
+    (tmp_path / "run.json").write_text(json.dumps(run), "utf-8")
+    second = compiler.compile_string(TEMPLATE, context=tmp_path / "run.json")
+    text = json.dumps(second.request)
+    assert "DRAGON-LORE" in text and "COOL-LORE" not in text  # the header's state applied
+    assert second.world_info_state == state
+    run["timedWorldInfo"] = {}  # the run's own state wins over the file's
+    (tmp_path / "run.json").write_text(json.dumps(run), "utf-8")
+    third = compiler.compile_string(TEMPLATE, context=tmp_path / "run.json")
+    assert "DRAGON-LORE" not in json.dumps(third.request)  # no sticky: "and now?" has no key
