@@ -79,6 +79,9 @@ class Assembler:
         self.max_prompt: int | None = None
         self.count_tokens = count  #: the compile's token count, for the world info budget
         self.world_run: WorldRun | None = None
+        #: in-chat prompts the world info scan reads too (SillyTavern's extension prompts
+        #: set with ``scan``; a preset compile sets them before the world info is read)
+        self.scan_prompts: list[str] = []
         #: the SillyTavern macros already reported as left literal
         self._literal_macros: set[str] = set()
         self.resources = VisibleResourcePolicy(
@@ -222,6 +225,7 @@ class Assembler:
             self.count_tokens,
             self.max_prompt,
             cap=self.profile.context.world_info_budget_tokens,
+            injected=self.scan_prompts,
         )
         self.world_run = run
         entries = self.regex_scripts.world(run.entries)

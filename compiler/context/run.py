@@ -120,6 +120,15 @@ class Persona(_Model):
     role: Literal[0, 1, 2] = 0
 
 
+class NoteSettings(BaseModel):
+    """SillyTavern's global Author's Note settings (``extension_settings.note``)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    #: the world info scan reads the Author's Note and the Character's Note too
+    allow_wi_scan: bool = Field(default=False, alias="allowWIScan")
+
+
 class WorldInfoSettings(BaseModel):
     """SillyTavern's global world info settings, by SillyTavern's own names, defaulting to its
     shipped ``settings.json`` (scan depth 2, whole words and recursion on, case-insensitive,
@@ -175,6 +184,8 @@ class RunContext(_Model):
     #: SillyTavern's chat metadata (its names): the Author's Note; a chat file's header
     #: ``chat_metadata`` is read too, these keys win
     chat_metadata: ChatMetadata = Field(default_factory=ChatMetadata)
+    #: SillyTavern's Author's Note settings (``allowWIScan``)
+    note_settings: NoteSettings = Field(default_factory=NoteSettings)
     #: SillyTavern's global world info settings (its names; its shipped defaults)
     world_info_settings: WorldInfoSettings = Field(default_factory=WorldInfoSettings)
     #: more lorebooks: global, the character's, the chat's, the persona's

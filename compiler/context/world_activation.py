@@ -183,8 +183,11 @@ class Scanner:
         case_sensitive: bool,
         whole_words: bool,
         rewrite_key: Callable[[str], str] | None,
+        injected: Sequence[str] = (),
     ) -> None:
         self.newest_first = [m.strip() for m in reversed(messages[-MAX_SCAN_DEPTH:])]
+        #: in-chat extension prompts SillyTavern scans too (``WorldInfoBuffer.addInject``)
+        self.injected = [t for t in injected if t]
         self.scan_depth = scan_depth
         self.skew = 0
         self.case_sensitive = case_sensitive
@@ -216,6 +219,8 @@ class Scanner:
                 text = ""
             else:
                 text = _MATCHER + _JOINER.join(self.newest_first[:depth])
+                if self.injected:
+                    text += _JOINER + _JOINER.join(self.injected)
                 if recursion:
                     text += _JOINER + _JOINER.join(self.recurse)
             self._cache[cache_key] = text.lower() if lower else text

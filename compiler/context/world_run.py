@@ -94,11 +94,13 @@ def scan_run(
     count: Callable[[str], int] | None = None,
     max_context: int | None = None,
     cap: int | None = None,
+    injected: Sequence[str] = (),
 ) -> WorldRun:
     """The world info of the run: the entries it gives (already activated), or those its
-    lorebooks activate against ``chat`` (oldest first; the messages the profile shows).
-    ``rewrite_key``/``fill`` fill SillyTavern macros in keys/content, ``count`` counts
-    tokens for the world info budget (no budget without it)."""
+    lorebooks activate against ``chat`` (oldest first; the messages the profile shows) and
+    the ``injected`` in-chat prompts SillyTavern scans too. ``rewrite_key``/``fill`` fill
+    SillyTavern macros in keys/content, ``count`` counts tokens for the world info budget
+    (no budget without it)."""
     given = ctx.timed_world_info
     if isinstance(ctx.world_info, list) and ctx.world_info:
         return WorldRun(list(ctx.world_info), given)
@@ -119,6 +121,7 @@ def scan_run(
         fill=fill,
         rewrite_key=rewrite_key,
         character=_character(ctx),
+        injected=injected,
     )
     files = {b.name: b.file for b in books}
     warnings = [dataclasses.replace(w, file=_file_of(w, files)) for w in result.warnings]
@@ -136,10 +139,12 @@ def scan_chat(
     count: Callable[[str], int] | None = None,
     max_context: int | None = None,
     cap: int | None = None,
+    injected: Sequence[str] = (),
 ) -> WorldRun:
     """:func:`scan_run` over chat messages: each scanned as ``Name: text`` with its name,
-    else the persona's (``values["user"]``) or the card's (``values["char"]``); keys and
-    content get SillyTavern's macros from ``values`` and ``env``."""
+    else the persona's (``values["user"]``) or the card's (``values["char"]``); keys,
+    content and the ``injected`` prompts get SillyTavern's macros from ``values`` and
+    ``env`` (getExtensionPromptByName fills them)."""
     speakers = {"user": values.get("user"), "assistant": values.get("char")}
     texts = [(m.name or speakers.get(m.role), m.content or "") for m in chat]
     return scan_run(
@@ -150,6 +155,7 @@ def scan_chat(
         count=count,
         max_context=max_context,
         cap=cap,
+        injected=[substitute(text, values, env) for text in injected],
     )
 
 

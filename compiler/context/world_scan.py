@@ -259,16 +259,22 @@ def scan(
     fill: Callable[[str], str] | None = None,
     rewrite_key: Callable[[str], str] | None = None,
     character: Character | None = None,
+    injected: Sequence[str] = (),
 ) -> ScanResult:
-    """Scan ``messages`` (oldest first, as the scan sees them) for ``entries`` (in
-    candidate order); ``state`` is the timed-effects state (``timedWorldInfo``), ``count``
-    counts tokens for the budget, ``fill`` fills SillyTavern macros in content and
-    ``rewrite_key`` in keys."""
+    """Scan ``messages`` (oldest first, as the scan sees them) and the ``injected`` prompts
+    for ``entries`` (in candidate order); ``state`` is the timed-effects state
+    (``timedWorldInfo``), ``count`` counts tokens for the budget, ``fill`` fills SillyTavern
+    macros in content and ``rewrite_key`` in keys."""
     if settings.depth < 0:
         raise ValueError("scan depth must be >= 0")
     timed = TimedEffects(len(messages), entries, state)
     scanner = Scanner(
-        messages, settings.depth, settings.case_sensitive, settings.match_whole_words, rewrite_key
+        messages,
+        settings.depth,
+        settings.case_sensitive,
+        settings.match_whole_words,
+        rewrite_key,
+        injected,
     )
     run = _Scan(entries, messages, settings, timed, scanner, character)
     step, passes, checks = _INITIAL, 0, 0
