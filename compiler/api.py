@@ -79,6 +79,10 @@ class CompileResult:
     warnings: list[Diagnostic] = field(default_factory=list)
     profile: ResolvedAgentProfile | None = None
     tools: list[ToolSpec] = field(default_factory=list)
+    #: SillyTavern's ``chat_metadata.timedWorldInfo`` after this compile's world info scan
+    #: (sticky / cooldown effects started or ended): store it with the chat and pass it back
+    #: as the run context's ``timedWorldInfo`` next time. None when the run has none.
+    world_info_state: dict[str, Any] | None = None
 
     def tool_gate(self) -> ToolGate:
         """The run-time gate for this request: it admits exactly the tools the model was
@@ -254,7 +258,7 @@ def compile_source(
     journal = Journal()
     journal.emit("context_assembly_started", template=src.name, provider=opts.provider, model=model)
     try:
-        assembler = Assembler(ctx, journal, profile=resolved)
+        assembler = Assembler(ctx, journal, profile=resolved, count=counter.count)
         assembler.model, assembler.max_prompt = model, total.total
         if node is not None:
             assembler.for_node(*node)
@@ -298,7 +302,6 @@ def compile_source(
         totalTokens=fitted.ledger.total_tokens,
         budget=total.total,
     )
-    offered = _offered(fitted.frame, dialect)
     return CompileResult(
         request,
         fitted.frame,
@@ -306,7 +309,8 @@ def compile_source(
         journal.events,
         warnings,
         profile=resolved,
-        tools=offered,
+        tools=_offered(fitted.frame, dialect),
+        world_info_state=_world_state(assembler),
     )
 
 
@@ -326,6 +330,13 @@ def _assembled(src: Source, given: bool, assembler: Assembler) -> list[Diagnosti
         src.name, assembler.context, assembler.journal, given, texts, task_sent=task
     )
     return [*assembler.warnings, *lacking]
+
+
+def _world_state(assembler: Assembler) -> dict[str, Any] | None:
+    """The timed-effects state after the compile's world info scan; the run's own when no
+    world info was placed (nothing was scanned)."""
+    run = assembler.world_run
+    return run.state if run is not None else assembler.context.timed_world_info
 
 
 def _failed(exc: APCError, dialect: Dialect, journal: Journal) -> None:

@@ -65,7 +65,13 @@ from compiler.tavern.framing import (
     named,
 )
 from compiler.tavern.injections import ExtensionPrompt, Source, apply_injections
-from compiler.tavern.notes import Notes, add_beside_main, chat_notes, persona_in_prompt
+from compiler.tavern.notes import (
+    Notes,
+    add_beside_main,
+    chat_notes,
+    persona_in_prompt,
+    scan_prompts,
+)
 from compiler.tavern.preset import (
     AGENT_MARKERS,
     PresetPrompt,
@@ -127,6 +133,7 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     """Append the preset's components to ``assembler`` (see the module docstring)."""
     assembler.mode = mode
     assembler.frame_metadata[ROLEPLAY] = True  # cuts without token markers (compiler.fit)
+    assembler.scan_prompts = scan_prompts(assembler)
     if preset.extra.get("squash_system_messages") is True:
         assembler.frame_metadata[SQUASH_SYSTEM] = True
     prompts = ordered_prompts(preset)
