@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from compiler.assemble import Assembler
+from compiler.assemble import Assembler, PresetMode
 from compiler.context.inputs import (
     decode_text,
     parse_json,
@@ -23,6 +23,7 @@ from compiler.context.inputs import (
     surrogate_warning,
 )
 from compiler.context.run import RunContext, load_context
+from compiler.context.run_warnings import run_warnings
 from compiler.dialect import Dialect
 from compiler.errors import (
     APCError,
@@ -30,6 +31,7 @@ from compiler.errors import (
     Diagnostic,
     InternalError,
     StrictError,
+    TemplateError,
     did_you_mean,
     is_too_deep,
     too_deep,
@@ -42,7 +44,7 @@ from compiler.fit import (
     total_budget,
 )
 from compiler.fit.budgets import TotalBudget, budget_warnings
-from compiler.frame import ContextFrame, ToolSpec
+from compiler.frame import ComponentKind, ContextFrame, ToolSpec
 from compiler.journal import Event, Journal
 from compiler.lower.base import ModelRequest, get_dialect, layout
 from compiler.macros import BoundTemplate, bind
@@ -50,12 +52,14 @@ from compiler.markers import check_markers
 from compiler.options import CompileOptions
 from compiler.policy.tools import ToolGate
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
+from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, system_prompt_for
 from compiler.profile.models import PlanNode, PlanPolicy, ProfileValidationError
 from compiler.profile.plan import check_plan, load_plan, node_tools
 from compiler.syntax import parse
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
-from compiler.tavern.assemble import assemble_preset, default_mode
-from compiler.tavern.preset import PresetSettings, TavernPreset, read_preset
+from compiler.tavern.assemble import assemble_preset, default_mode, schema_mode
+from compiler.tavern.check import check_preset
+from compiler.tavern.preset import PresetSettings, TavernPreset, ordered_prompts, read_preset
 from compiler.tokens import TokenCounter, counter_for
 
 
@@ -111,7 +115,9 @@ def open_source(path: str | os.PathLike[str]) -> Source:
         return Source(str(file), preset=read_preset(file))
     data = read_bytes(file, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
     # bytes as written: CRLF kept, a UTF-8 BOM dropped
-    return Source(str(file), bound=check_string(decode_text(data, str(file), code=_UNREADABLE)))
+    return Source(
+        str(file), bound=_check_template(decode_text(data, str(file), code=_UNREADABLE), str(file))
+    )
 
 
 _UNREADABLE = "template.unreadable"
@@ -123,16 +129,66 @@ def string_source(text: str, kind: SourceKind, name: str | None) -> Source:
         return Source(label, preset=read_preset(parse_json(text, label), origin=label))
     if kind != "template":
         raise ValueError(f"kind must be 'template' or 'preset', not {kind!r}")
-    return Source(name or "<string>", bound=check_string(text, name=name or "<string>"))
+    return Source(name or "<string>", bound=_check_template(text, name or "<string>"))
 
 
-def check(path: str | os.PathLike[str]) -> BoundTemplate:
-    """Parse and bind the template file at ``path``; raises TemplateError with every error."""
-    data = read_bytes(Path(path), limit=MAX_TEMPLATE_FILE_BYTES, what="template")
-    return check_string(decode_text(data, str(path), code=_UNREADABLE), name=str(path))
+@dataclass(frozen=True)
+class PresetCheck:
+    """A SillyTavern preset :func:`check` found no error in: the mode it was checked in and
+    its warnings (each with its place: ``FILE#prompts[3].content:1:5``,
+    ``FILE#prompt_order[0].order[2]``, ...)."""
+
+    source: str
+    mode: PresetMode
+    warnings: tuple[Diagnostic, ...] = ()
 
 
-def check_string(text: str, *, name: str = "<string>") -> BoundTemplate:
+def check(
+    path: str | os.PathLike[str], *, mode: PresetMode | None = None
+) -> BoundTemplate | PresetCheck:
+    """Check the template or SillyTavern preset (``.json``) file at ``path`` without
+    compiling it; raises TemplateError with every error (a preset's: with its warnings).
+
+    A template is parsed and bound (its warnings are the BoundTemplate's); a preset is
+    checked as ``apc check`` checks it, in ``mode`` (None: the mode a compile would choose
+    from the preset's agent schema), see :mod:`compiler.tavern.check`.
+    """
+    file = Path(path)
+    if file.suffix.lower() == ".json":
+        return _check_preset(read_preset(file), mode)
+    data = read_bytes(file, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
+    return _check_template(decode_text(data, str(path), code=_UNREADABLE), str(path))
+
+
+def _check_preset(preset: TavernPreset, mode: PresetMode | None) -> PresetCheck:
+    if mode not in (None, "agent", "legacy"):
+        raise ValueError(f"mode must be 'agent' or 'legacy', not {mode!r}")
+    mode = mode or schema_mode(preset)
+    found = check_preset(preset, mode)
+    if any(d.severity == "error" for d in found):
+        raise TemplateError(found)
+    return PresetCheck(preset.source, mode, tuple(found))
+
+
+def check_string(
+    text: str,
+    *,
+    name: str | None = None,
+    kind: SourceKind = "template",
+    mode: PresetMode | None = None,
+) -> BoundTemplate | PresetCheck:
+    """Check template text (``kind="template"``: parse and bind) or a preset's JSON text
+    (``kind="preset"``, as :func:`check` checks a preset file); raises TemplateError with
+    every error."""
+    if kind == "preset":
+        label = name or "<preset>"
+        return _check_preset(read_preset(parse_json(text, label), origin=label), mode)
+    if kind != "template":
+        raise ValueError(f"kind must be 'template' or 'preset', not {kind!r}")
+    return _check_template(text, name or "<string>")
+
+
+def _check_template(text: str, name: str) -> BoundTemplate:
     """Parse and bind template ``text``; raises TemplateError with every error of it."""
     text, repaired = sanitize(text)  # only a str from Python can hold lone surrogates
     bound = bind(parse(text, name))
@@ -211,7 +267,7 @@ def compile_source(
             assemble_preset(assembler, src.preset, mode=mode)
         elif bound is not None:
             assembler.add_template(bound)
-        late = [*found[read_before:], *assembler.warnings]
+        late = [*found[read_before:], *_assembled(src, context is not None, assembler)]
         warnings += late
         if opts.strict and late:
             raise StrictError(late)
@@ -256,6 +312,24 @@ def compile_source(
         tools=_offered(fitted.frame, dialect),
         world_info_state=_world_state(assembler),
     )
+
+
+def _assembled(src: Source, given: bool, assembler: Assembler) -> list[Diagnostic]:
+    """The assembly finished: the built-in agent system prompt names only tools the request
+    offers; and the warnings: the assembler's, then
+    :func:`~compiler.context.run_warnings.run_warnings` (``given``: a run context was)."""
+    offered = {t["name"] for c in assembler.components for t in c.tools or ()}
+    for comp in assembler.components:
+        if comp.kind == ComponentKind.SYSTEM_INSTRUCTION and (
+            comp.inline_content == DEFAULT_AGENT_SYSTEM_PROMPT
+        ):
+            comp.inline_content = system_prompt_for(offered)
+    texts = [p.content for p in ordered_prompts(src.preset)] if src.preset else None
+    task = any(c.resource == "agent.task" and c.inline_content for c in assembler.components)
+    lacking = run_warnings(
+        src.name, assembler.context, assembler.journal, given, texts, task_sent=task
+    )
+    return [*assembler.warnings, *lacking]
 
 
 def _world_state(assembler: Assembler) -> dict[str, Any] | None:
@@ -456,6 +530,8 @@ def check_source_budget(
     counter = _counter(opts, opts.encoding or dialect.encoding(model), counters)
     floor = floor_tokens(full.frame, dialect=dialect, counter=counter, model=model)
     total = _total_budget(opts, full.ledger.profile_budget, dialect, model, settings)
-    # the full compile ran at an unbounded budget on purpose: that is not the caller's
-    warnings = [w for w in full.warnings if w.code != "context.budget_over_window"]
+    # the full compile ran at an unbounded budget on purpose: that is not the caller's; and
+    # a budget check needs no run context (then it counts the source alone)
+    own = ("context.budget_over_window", "context.no_run_context")
+    warnings = [w for w in full.warnings if w.code not in own]
     return Feasibility(floor, total.total, total.window, total.reserve, model, warnings)

@@ -84,6 +84,7 @@ class Assembler:
         self.scan_prompts: list[str] = []
         #: the SillyTavern macros already reported as left literal
         self._literal_macros: set[str] = set()
+        self._serial = 0  #: components made so far: ids stay unique when empty ones are left out
         self.resources = VisibleResourcePolicy(
             include=tuple(profile.context.include),
             exclude=tuple(profile.context.exclude),
@@ -299,7 +300,8 @@ class Assembler:
 
     # -- internals ---------------------------------------------------------------------
     def _next_id(self, name: str) -> str:
-        return f"{len(self.components):03d}:{name}"
+        self._serial += 1
+        return f"{self._serial - 1:03d}:{name}"
 
     def _add(self, comp: Component) -> None:
         empty = not (comp.inline_content or comp.messages or comp.tools)
@@ -356,9 +358,7 @@ def _variable(value: str | int | float | bool) -> str:
     """A run's SillyTavern variable as {{getvar}} prints it (JavaScript's way)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def _where(file: str, line: int, column: int) -> str:

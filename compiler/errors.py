@@ -281,8 +281,9 @@ def _registry() -> dict[str, type[APCError] | None]:
         APCError: """io.write_failed io.output_not_regular profile.write_failed
             bench.plot_unavailable""",
         None: """template.legacy_agent_macro template.unknown_st_macro context.lone_surrogate
-            context.budget_over_window
-            agent.prompt_entry_inserted agent.task_ignored
+            context.budget_over_window context.no_run_context context.empty_chat
+            context.no_character template.unknown_prompt_id template.unknown_marker
+            agent.injection_macro agent.prompt_entry_inserted agent.task_ignored
             world.regex_timeout world.position_unsupported
             context.note_unplaced world.author_note_absent
             world.regex_too_complex world.scan_budget world.budget_reached

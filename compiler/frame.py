@@ -53,6 +53,9 @@ MESSAGE_NAME = "messageName"
 SQUASH_SYSTEM = "squashSystem"
 #: Component metadata: the component's message is never squashed (``new_chat_prompt``)
 NO_SQUASH = "noSquash"
+#: ContextFrame metadata: a roleplay prompt (a SillyTavern preset): the fit stage cuts text
+#: between words with a bare ``…``, never a ``[... N tokens cut ...]`` marker
+ROLEPLAY = "roleplay"
 
 
 class ToolCall(TypedDict):
@@ -72,6 +75,7 @@ class Message(TypedDict):
     toolCalls: NotRequired[list[ToolCall]]
     toolCallId: NotRequired[str]
     origin: NotRequired[str]  # "injection" (preset text) or "unmaterialized"; never lowered
+    at: NotRequired[str]  # where an unmaterialized macro is (its entry); never lowered
 
 
 class ToolSpec(TypedDict):
