@@ -12,15 +12,19 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from compiler.assemble import Assembler, PresetMode
+from compiler.assemble import Assembler
+from compiler.checking import (
+    MAX_TEMPLATE_FILE_BYTES,
+    UNREADABLE,
+    SourceKind,
+    check_template,
+)
 from compiler.context.inputs import (
     decode_text,
     parse_json,
     read_bytes,
-    sanitize,
-    surrogate_warning,
 )
 from compiler.context.run import RunContext, load_context
 from compiler.context.run_warnings import run_warnings
@@ -31,7 +35,6 @@ from compiler.errors import (
     Diagnostic,
     InternalError,
     StrictError,
-    TemplateError,
     did_you_mean,
     is_too_deep,
     too_deep,
@@ -47,7 +50,7 @@ from compiler.fit.budgets import TotalBudget, budget_warnings
 from compiler.frame import ComponentKind, ContextFrame, ToolSpec
 from compiler.journal import Event, Journal
 from compiler.lower.base import ModelRequest, get_dialect, layout
-from compiler.macros import BoundTemplate, bind
+from compiler.macros import BoundTemplate
 from compiler.markers import check_markers
 from compiler.options import CompileOptions
 from compiler.policy.tools import ToolGate
@@ -55,10 +58,7 @@ from compiler.profile import ProfileLayers, ResolvedAgentProfile
 from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, system_prompt_for
 from compiler.profile.models import PlanNode, PlanPolicy, ProfileValidationError
 from compiler.profile.plan import check_plan, load_plan, node_tools
-from compiler.syntax import parse
-from compiler.syntax.parser import MAX_TEMPLATE_CHARS
-from compiler.tavern.assemble import assemble_preset, default_mode, schema_mode
-from compiler.tavern.check import check_preset
+from compiler.tavern.assemble import assemble_preset, default_mode
 from compiler.tavern.preset import PresetSettings, TavernPreset, ordered_prompts, read_preset
 from compiler.tokens import TokenCounter, counter_for
 
@@ -93,12 +93,6 @@ class CompileResult:
         return ToolGate(self.profile, tools=self.tools)
 
 
-MAX_TEMPLATE_FILE_BYTES = 4 * MAX_TEMPLATE_CHARS
-"""The largest template file read (UTF-8 takes at most 4 bytes a character)."""
-
-SourceKind = Literal["template", "preset"]
-
-
 @dataclass(frozen=True)
 class Source:
     """What is compiled: a bound template or a parsed preset, and its name."""
@@ -116,11 +110,8 @@ def open_source(path: str | os.PathLike[str]) -> Source:
     data = read_bytes(file, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
     # bytes as written: CRLF kept, a UTF-8 BOM dropped
     return Source(
-        str(file), bound=_check_template(decode_text(data, str(file), code=_UNREADABLE), str(file))
+        str(file), bound=check_template(decode_text(data, str(file), code=UNREADABLE), str(file))
     )
-
-
-_UNREADABLE = "template.unreadable"
 
 
 def string_source(text: str, kind: SourceKind, name: str | None) -> Source:
@@ -129,73 +120,7 @@ def string_source(text: str, kind: SourceKind, name: str | None) -> Source:
         return Source(label, preset=read_preset(parse_json(text, label), origin=label))
     if kind != "template":
         raise ValueError(f"kind must be 'template' or 'preset', not {kind!r}")
-    return Source(name or "<string>", bound=_check_template(text, name or "<string>"))
-
-
-@dataclass(frozen=True)
-class PresetCheck:
-    """A SillyTavern preset :func:`check` found no error in: the mode it was checked in and
-    its warnings (each with its place: ``FILE#prompts[3].content:1:5``,
-    ``FILE#prompt_order[0].order[2]``, ...)."""
-
-    source: str
-    mode: PresetMode
-    warnings: tuple[Diagnostic, ...] = ()
-
-
-def check(
-    path: str | os.PathLike[str], *, mode: PresetMode | None = None
-) -> BoundTemplate | PresetCheck:
-    """Check the template or SillyTavern preset (``.json``) file at ``path`` without
-    compiling it; raises TemplateError with every error (a preset's: with its warnings).
-
-    A template is parsed and bound (its warnings are the BoundTemplate's); a preset is
-    checked as ``apc check`` checks it, in ``mode`` (None: the mode a compile would choose
-    from the preset's agent schema), see :mod:`compiler.tavern.check`.
-    """
-    file = Path(path)
-    if file.suffix.lower() == ".json":
-        return _check_preset(read_preset(file), mode)
-    data = read_bytes(file, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
-    return _check_template(decode_text(data, str(path), code=_UNREADABLE), str(path))
-
-
-def _check_preset(preset: TavernPreset, mode: PresetMode | None) -> PresetCheck:
-    if mode not in (None, "agent", "legacy"):
-        raise ValueError(f"mode must be 'agent' or 'legacy', not {mode!r}")
-    mode = mode or schema_mode(preset)
-    found = check_preset(preset, mode)
-    if any(d.severity == "error" for d in found):
-        raise TemplateError(found)
-    return PresetCheck(preset.source, mode, tuple(found))
-
-
-def check_string(
-    text: str,
-    *,
-    name: str | None = None,
-    kind: SourceKind = "template",
-    mode: PresetMode | None = None,
-) -> BoundTemplate | PresetCheck:
-    """Check template text (``kind="template"``: parse and bind) or a preset's JSON text
-    (``kind="preset"``, as :func:`check` checks a preset file); raises TemplateError with
-    every error."""
-    if kind == "preset":
-        label = name or "<preset>"
-        return _check_preset(read_preset(parse_json(text, label), origin=label), mode)
-    if kind != "template":
-        raise ValueError(f"kind must be 'template' or 'preset', not {kind!r}")
-    return _check_template(text, name or "<string>")
-
-
-def _check_template(text: str, name: str) -> BoundTemplate:
-    """Parse and bind template ``text``; raises TemplateError with every error of it."""
-    text, repaired = sanitize(text)  # only a str from Python can hold lone surrogates
-    bound = bind(parse(text, name))
-    if repaired:
-        warning = surrogate_warning(repaired, name)
-        bound = dataclasses.replace(bound, warnings=(warning, *bound.warnings))
-    return bound
+    return Source(name or "<string>", bound=check_template(text, name or "<string>"))
 
 
 Context = RunContext | dict[str, Any] | str | Path | None

@@ -12,16 +12,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from compiler.api import check
-from compiler.commands._common import add_format, usage_error
-from compiler.commands._compile_options import add_output_tokens, add_strict, number_problem
+from compiler.checking import check
+from compiler.commands._common import (
+    add_format,
+    add_output_tokens,
+    add_strict,
+    number_problem,
+    usage_error,
+)
 from compiler.context.inputs import is_file
 from compiler.errors import APCError, Diagnostic
-from compiler.fit.budgets import budget_warnings, total_budget
-from compiler.lower import get_dialect
-from compiler.options import CompileOptions
 from compiler.render import print_diagnostics
-from compiler.session import check_budget
+
+# A template's check loads only the parser and the macro catalogue; the budget checks below
+# import the pipeline when they run.
 
 
 def register(sub: Any) -> None:
@@ -94,6 +98,9 @@ def summary(files: int, diagnostics: list[Diagnostic]) -> str:
 
 def _over_window(args: argparse.Namespace) -> list[Diagnostic]:
     """``context.budget_over_window`` when --budget (plus the reserve) exceeds the window."""
+    from compiler.fit.budgets import budget_warnings, total_budget
+    from compiler.lower import get_dialect
+
     dialect = get_dialect(args.provider)
     model = args.model or dialect.default_model
     total = total_budget(
@@ -115,6 +122,9 @@ def _budget_requested(args: argparse.Namespace) -> bool:
 
 def _check_budget(name: str, args: argparse.Namespace) -> list[Diagnostic]:
     """``context.budget_infeasible`` when what cannot be cut (plus the reserve) does not fit."""
+    from compiler.options import CompileOptions
+    from compiler.session import check_budget
+
     try:
         found = check_budget(
             Path(name),

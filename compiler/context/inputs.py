@@ -30,16 +30,17 @@ from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import regex
-from pydantic import BaseModel, ValidationError
 
 from compiler.errors import ContextError, Diagnostic, Span
-from compiler.validation import Codes, diagnostics_from
 
 PathLike = str | os.PathLike[str]
-M = TypeVar("M", bound=BaseModel)
+if TYPE_CHECKING:  # pydantic loads on first validation: checking a template needs none
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
 INLINE = "<inline>"
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
@@ -373,6 +374,10 @@ def validate(
     """``model.model_validate(data)``; the first error becomes a ContextError with ``code``
     (``context.unknown_field`` for an unknown field, with a did-you-mean), converted by the
     one converter, :func:`compiler.validation.diagnostics_from`."""
+    from pydantic import ValidationError
+
+    from compiler.validation import Codes, diagnostics_from
+
     try:
         return model.model_validate(data)
     except ValidationError as exc:
