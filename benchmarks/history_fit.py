@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 from compiler.fit import fit
-from compiler.fit.summarize import CACHE
+from compiler.fit.summarize import SummaryCache
 from compiler.frame import Component, ComponentKind, ContextFrame, Message
 from compiler.journal import Journal
 from compiler.lower.openai_chat import DIALECT
@@ -60,9 +60,18 @@ def frame_of(messages: list[Message]) -> ContextFrame:
     )
 
 
+SUMMARIES = [SummaryCache()]  # the caller-owned summary cache of the current run
+
+
 def ours(frame: ContextFrame, counter: TokenCounter, budget: int) -> int:
     result = fit(
-        frame, dialect=DIALECT, counter=counter, model="gpt-4o", budget=budget, journal=Journal()
+        frame,
+        dialect=DIALECT,
+        counter=counter,
+        model="gpt-4o",
+        budget=budget,
+        journal=Journal(),
+        summary_cache=SUMMARIES[0],
     )
     return result.total_tokens
 
@@ -99,7 +108,7 @@ def measure(
 
     def fresh() -> None:
         state["c"] = TokenCounter("o200k_base")
-        CACHE._data.clear()
+        SUMMARIES[0] = SummaryCache()
 
     def previous_turn() -> None:
         fresh()

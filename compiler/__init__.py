@@ -6,47 +6,88 @@
 []
 
 ``compile(path)`` compiles a template or preset file, ``compile_string(text, kind=...)``
-text; both take a :class:`CompileOptions` (or its fields as keywords).
+text; both take a :class:`CompileOptions` (or its fields as keywords). A runtime that
+compiles the same source turn after turn keeps a :class:`Session` (``Session(path)`` or
+``Session.from_string(text)``; ``session.compile(context)``): it reads the source once and
+keeps its token-count and summary caches between turns.
 """
 
-from compiler.api import (
-    CompileResult,
-    Feasibility,
-    check,
-    check_budget,
-    check_string,
-    compile,
-    compile_string,
-)
-from compiler.context.run import RunContext, load_context
-from compiler.errors import (
-    APCError,
-    BudgetError,
-    ContextError,
-    Diagnostic,
-    InternalError,
-    LoweringError,
-    PolicyError,
-    ProfileError,
-    Span,
-    StrictError,
-    TemplateError,
-    TokenizerError,
-)
-from compiler.fit import BudgetLedger, LedgerEntry, Summarizer, SummaryCache, SummaryRequest
-from compiler.frame import Component, ComponentKind, ContextFrame
-from compiler.journal import Event
-from compiler.macros import BoundTemplate
-from compiler.options import CompileOptions
-from compiler.policy.creator import PlatformPolicy
-from compiler.policy.tools import ToolGate
-from compiler.profile import AgentProfile, ProfileLayers, ResolvedAgentProfile, resolve_profile
-from compiler.syntax import parse
-from compiler.syntax.ast import Template
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads the pipeline
+    from compiler.api import CompileResult, Feasibility
+    from compiler.checking import PresetCheck, check, check_string
+    from compiler.context.run import RunContext, load_context
+    from compiler.errors import (
+        APCError,
+        BudgetError,
+        ContextError,
+        Diagnostic,
+        InternalError,
+        LoweringError,
+        PolicyError,
+        ProfileError,
+        Span,
+        StrictError,
+        TemplateError,
+        TokenizerError,
+    )
+    from compiler.fit import BudgetLedger, LedgerEntry, Summarizer, SummaryCache, SummaryRequest
+    from compiler.frame import Component, ComponentKind, ContextFrame
+    from compiler.journal import Event
+    from compiler.macros import BoundTemplate
+    from compiler.options import CompileOptions
+    from compiler.policy.creator import PlatformPolicy
+    from compiler.policy.tools import ToolGate
+    from compiler.profile import AgentProfile, ProfileLayers, ResolvedAgentProfile, resolve_profile
+    from compiler.replay import BenchReport, bench
+    from compiler.session import Session, check_budget, compile, compile_string
+    from compiler.syntax import parse
+    from compiler.syntax.ast import Template
+
+_HOMES = {
+    "compiler.api": "CompileResult Feasibility",
+    "compiler.checking": "PresetCheck check check_string",
+    "compiler.context.run": "RunContext load_context",
+    "compiler.errors": "APCError BudgetError ContextError Diagnostic InternalError LoweringError "
+    "PolicyError ProfileError Span StrictError TemplateError TokenizerError",
+    "compiler.fit": "BudgetLedger LedgerEntry Summarizer SummaryCache SummaryRequest",
+    "compiler.frame": "Component ComponentKind ContextFrame",
+    "compiler.journal": "Event",
+    "compiler.macros": "BoundTemplate",
+    "compiler.options": "CompileOptions",
+    "compiler.policy.creator": "PlatformPolicy",
+    "compiler.policy.tools": "ToolGate",
+    "compiler.profile": "AgentProfile ProfileLayers ResolvedAgentProfile resolve_profile",
+    "compiler.replay": "BenchReport bench",
+    "compiler.session": "Session check_budget compile compile_string",
+    "compiler.syntax": "parse",
+    "compiler.syntax.ast": "Template",
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names.split()}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use (and keep it, so the next lookup is plain)."""
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'compiler' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "APCError",
     "AgentProfile",
+    "BenchReport",
     "BoundTemplate",
     "BudgetError",
     "BudgetLedger",
@@ -64,10 +105,12 @@ __all__ = [
     "LoweringError",
     "PlatformPolicy",
     "PolicyError",
+    "PresetCheck",
     "ProfileError",
     "ProfileLayers",
     "ResolvedAgentProfile",
     "RunContext",
+    "Session",
     "Span",
     "StrictError",
     "Summarizer",
@@ -77,6 +120,7 @@ __all__ = [
     "TemplateError",
     "TokenizerError",
     "ToolGate",
+    "bench",
     "check",
     "check_budget",
     "check_string",

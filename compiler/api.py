@@ -9,22 +9,25 @@ import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Unpack
+from typing import Any
 
 from compiler.assemble import Assembler
+from compiler.checking import (
+    MAX_TEMPLATE_FILE_BYTES,
+    UNREADABLE,
+    SourceKind,
+    check_template,
+)
 from compiler.context.inputs import (
-    collect_warnings,
     decode_text,
-    is_file,
     parse_json,
     read_bytes,
-    sanitize,
-    surrogate_warning,
 )
 from compiler.context.run import RunContext, load_context
+from compiler.context.run_warnings import run_warnings
 from compiler.dialect import Dialect
 from compiler.errors import (
     APCError,
@@ -44,20 +47,19 @@ from compiler.fit import (
     total_budget,
 )
 from compiler.fit.budgets import TotalBudget, budget_warnings
-from compiler.frame import ContextFrame, ToolSpec
+from compiler.frame import ComponentKind, ContextFrame, ToolSpec
 from compiler.journal import Event, Journal
 from compiler.lower.base import ModelRequest, get_dialect, layout
-from compiler.macros import BoundTemplate, bind
+from compiler.macros import BoundTemplate
 from compiler.markers import check_markers
-from compiler.options import CompileOptions, OptionFields
+from compiler.options import CompileOptions
 from compiler.policy.tools import ToolGate
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
+from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, system_prompt_for
 from compiler.profile.models import PlanNode, PlanPolicy, ProfileValidationError
 from compiler.profile.plan import check_plan, load_plan, node_tools
-from compiler.syntax import parse
-from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 from compiler.tavern.assemble import assemble_preset, default_mode
-from compiler.tavern.preset import PresetSettings, TavernPreset, read_preset
+from compiler.tavern.preset import PresetSettings, TavernPreset, ordered_prompts, read_preset
 from compiler.tokens import TokenCounter, counter_for
 
 
@@ -77,6 +79,10 @@ class CompileResult:
     warnings: list[Diagnostic] = field(default_factory=list)
     profile: ResolvedAgentProfile | None = None
     tools: list[ToolSpec] = field(default_factory=list)
+    #: SillyTavern's ``chat_metadata.timedWorldInfo`` after this compile's world info scan
+    #: (sticky / cooldown effects started or ended): store it with the chat and pass it back
+    #: as the run context's ``timedWorldInfo`` next time. None when the run has none.
+    world_info_state: dict[str, Any] | None = None
 
     def tool_gate(self) -> ToolGate:
         """The run-time gate for this request: it admits exactly the tools the model was
@@ -87,14 +93,8 @@ class CompileResult:
         return ToolGate(self.profile, tools=self.tools)
 
 
-MAX_TEMPLATE_FILE_BYTES = 4 * MAX_TEMPLATE_CHARS
-"""The largest template file read (UTF-8 takes at most 4 bytes a character)."""
-
-SourceKind = Literal["template", "preset"]
-
-
 @dataclass(frozen=True)
-class _Source:
+class Source:
     """What is compiled: a bound template or a parsed preset, and its name."""
 
     name: str
@@ -102,96 +102,33 @@ class _Source:
     preset: TavernPreset | None = None
 
 
-def _open_source(path: str | os.PathLike[str]) -> _Source:
+def open_source(path: str | os.PathLike[str]) -> Source:
     """The template or preset file at ``path`` (``.json``: a preset), read once."""
     file = Path(path)
     if file.suffix.lower() == ".json":
-        return _Source(str(file), preset=read_preset(file))
+        return Source(str(file), preset=read_preset(file))
     data = read_bytes(file, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
     # bytes as written: CRLF kept, a UTF-8 BOM dropped
-    return _Source(str(file), bound=check_string(decode_text(data, str(file), code=_UNREADABLE)))
+    return Source(
+        str(file), bound=check_template(decode_text(data, str(file), code=UNREADABLE), str(file))
+    )
 
 
-_UNREADABLE = "template.unreadable"
-
-
-def _string_source(text: str, kind: SourceKind, name: str | None) -> _Source:
+def string_source(text: str, kind: SourceKind, name: str | None) -> Source:
     if kind == "preset":
         label = name or "<preset>"
-        return _Source(label, preset=read_preset(parse_json(text, label), origin=label))
+        return Source(label, preset=read_preset(parse_json(text, label), origin=label))
     if kind != "template":
         raise ValueError(f"kind must be 'template' or 'preset', not {kind!r}")
-    return _Source(name or "<string>", bound=check_string(text, name=name or "<string>"))
-
-
-def check(path: str | os.PathLike[str]) -> BoundTemplate:
-    """Parse and bind the template file at ``path``; raises TemplateError with every error."""
-    data = read_bytes(Path(path), limit=MAX_TEMPLATE_FILE_BYTES, what="template")
-    return check_string(decode_text(data, str(path), code=_UNREADABLE), name=str(path))
-
-
-def check_string(text: str, *, name: str = "<string>") -> BoundTemplate:
-    """Parse and bind template ``text``; raises TemplateError with every error of it."""
-    text, repaired = sanitize(text)  # only a str from Python can hold lone surrogates
-    bound = bind(parse(text, name))
-    if repaired:
-        warning = surrogate_warning(repaired, name)
-        bound = dataclasses.replace(bound, warnings=(warning, *bound.warnings))
-    return bound
+    return Source(name or "<string>", bound=check_template(text, name or "<string>"))
 
 
 Context = RunContext | dict[str, Any] | str | Path | None
 """A run context: parsed, a dict (paths relative to the working directory), a RUN.json path."""
 
 
-def compile(
-    source: str | os.PathLike[str],
-    *,
-    context: Context = None,
-    options: CompileOptions | None = None,
-    **overrides: Unpack[OptionFields],
-) -> CompileResult:
-    """Compile the template or SillyTavern preset (``.json``) file at ``source`` into a
-    provider request. ``source`` is always a path: to compile text, use
-    :func:`compile_string`. ``options`` (:class:`CompileOptions`), with ``overrides`` of its
-    fields as keywords, say how (provider, model, budget, profile, mode, ...).
-
-    A preset compiles in ``mode`` ``agent`` or ``legacy``; None means ``agent`` when the
-    preset or the card carries an enabled agent schema. Warnings (the profile's, the
-    inputs', the template's, ``context.budget_over_window``, world info's) are in
-    ``result.warnings``; with ``strict`` they raise :class:`StrictError`.
-    """
-    path = Path(source)
-    if not is_file(path):
-        raise ContextError(
-            code="context.file_not_found",
-            message=f"no template or preset file: {str(source)[:200]!r}",
-            hint="compiler.compile() takes a path; compile text with compiler.compile_string()",
-        )
-    opts = (options or CompileOptions()).with_fields(**overrides)
-    with _deep_inputs_coded(), collect_warnings() as found:
-        return _compile(_open_source(path), context, opts, found)
-
-
-def compile_string(
-    text: str,
-    *,
-    kind: SourceKind = "template",
-    name: str | None = None,
-    context: Context = None,
-    options: CompileOptions | None = None,
-    **overrides: Unpack[OptionFields],
-) -> CompileResult:
-    """Compile template text (``kind="template"``) or a preset's JSON text
-    (``kind="preset"``) into a provider request; ``name`` is what diagnostics call it. The
-    rest is :func:`compile`'s."""
-    opts = (options or CompileOptions()).with_fields(**overrides)
-    with _deep_inputs_coded(), collect_warnings() as found:
-        return _compile(_string_source(text, kind, name), context, opts, found)
-
-
 @contextlib.contextmanager
-def _deep_inputs_coded() -> Iterator[None]:
+def deep_inputs_coded() -> Iterator[None]:
     """Input nested deeper than Python or pydantic can walk, found past the readers, is
     ``context.too_deep``, never a RecursionError."""
     try:
@@ -202,7 +139,7 @@ def _deep_inputs_coded() -> Iterator[None]:
         raise too_deep() from None
 
 
-def _resolve(src: _Source, ctx: RunContext, opts: CompileOptions) -> ResolvedAgentProfile:
+def _resolve(src: Source, ctx: RunContext, opts: CompileOptions) -> ResolvedAgentProfile:
     """The profile of this compile, bound to the run's tools: every input is read once (the
     layers get the preset and the card already parsed)."""
     if isinstance(opts.profile, ResolvedAgentProfile):
@@ -220,30 +157,33 @@ def _resolve(src: _Source, ctx: RunContext, opts: CompileOptions) -> ResolvedAge
     return resolved.with_run_tools(t.name for t in ctx.tools)
 
 
-def _compile(
-    src: _Source, context: Context, opts: CompileOptions, found: list[Diagnostic]
+def compile_source(
+    src: Source,
+    context: Context,
+    opts: CompileOptions,
+    found: list[Diagnostic],
+    counters: Callable[[str], TokenCounter] = counter_for,
 ) -> CompileResult:
-    """One compile; ``found`` collects the readers' warnings as they read (the source's
-    already, the run context's and the profile layers' below, tool-call arguments' while
-    assembling)."""
-    ctx = load_context(context)
-    settings = src.preset.settings if src.preset is not None else None
+    """One compile; ``found`` collects the readers' warnings as they read (the source's, the
+    run context's, the profile layers', tool-call arguments'); ``counters`` gives the token
+    counter of an encoding (a session's own)."""
+    ctx, settings = load_context(context), src.preset.settings if src.preset else None
     opts, quiet = _preset_options(opts, settings)
     resolved, node = _node_view(opts, _resolve(src, ctx, opts))
     dialect = get_dialect(opts.provider)
     model = opts.model or dialect.default_model
     total = _total(opts, resolved, dialect, model, node[1] if node else None, settings)
     bound = src.bound
-    warnings = [*found, *resolved.warnings, *(bound.warnings if bound is not None else ())]
+    warnings = [*found, *resolved.warnings, *(bound.warnings if bound else ())]
     warnings += budget_warnings(total, model)
     if opts.strict and warnings:
         raise StrictError(warnings)
     read_before = len(found)
-    counter = _counter(opts, opts.encoding or dialect.encoding(model))
+    counter = _counter(opts, opts.encoding or dialect.encoding(model), counters)
     journal = Journal()
     journal.emit("context_assembly_started", template=src.name, provider=opts.provider, model=model)
     try:
-        assembler = Assembler(ctx, journal, profile=resolved)
+        assembler = Assembler(ctx, journal, profile=resolved, count=counter.count)
         assembler.model, assembler.max_prompt = model, total.total
         if node is not None:
             assembler.for_node(*node)
@@ -252,7 +192,7 @@ def _compile(
             assemble_preset(assembler, src.preset, mode=mode)
         elif bound is not None:
             assembler.add_template(bound)
-        late = [*found[read_before:], *assembler.warnings]
+        late = [*found[read_before:], *_assembled(src, context is not None, assembler)]
         warnings += late
         if opts.strict and late:
             raise StrictError(late)
@@ -287,7 +227,6 @@ def _compile(
         totalTokens=fitted.ledger.total_tokens,
         budget=total.total,
     )
-    offered = _offered(fitted.frame, dialect)
     return CompileResult(
         request,
         fitted.frame,
@@ -295,8 +234,34 @@ def _compile(
         journal.events,
         warnings,
         profile=resolved,
-        tools=offered,
+        tools=_offered(fitted.frame, dialect),
+        world_info_state=_world_state(assembler),
     )
+
+
+def _assembled(src: Source, given: bool, assembler: Assembler) -> list[Diagnostic]:
+    """The assembly finished: the built-in agent system prompt names only tools the request
+    offers; and the warnings: the assembler's, then
+    :func:`~compiler.context.run_warnings.run_warnings` (``given``: a run context was)."""
+    offered = {t["name"] for c in assembler.components for t in c.tools or ()}
+    for comp in assembler.components:
+        if comp.kind == ComponentKind.SYSTEM_INSTRUCTION and (
+            comp.inline_content == DEFAULT_AGENT_SYSTEM_PROMPT
+        ):
+            comp.inline_content = system_prompt_for(offered)
+    texts = [p.content for p in ordered_prompts(src.preset)] if src.preset else None
+    task = any(c.resource == "agent.task" and c.inline_content for c in assembler.components)
+    lacking = run_warnings(
+        src.name, assembler.given_context, assembler.journal, given, texts, task_sent=task
+    )
+    return [*assembler.warnings, *lacking]
+
+
+def _world_state(assembler: Assembler) -> dict[str, Any] | None:
+    """The timed-effects state after the compile's world info scan; the run's own when no
+    world info was placed (nothing was scanned)."""
+    run = assembler.world_run
+    return run.state if run is not None else assembler.context.timed_world_info
 
 
 def _failed(exc: APCError, dialect: Dialect, journal: Journal) -> None:
@@ -417,14 +382,18 @@ def _offered(frame: ContextFrame, dialect: Dialect) -> list[ToolSpec]:
     return [ToolSpec(**{**t, "alias": dialect.tool_name(t["name"])}) for t in tools]
 
 
-def _counter(opts: CompileOptions, encoding: str) -> TokenCounter:
+def _counter(
+    opts: CompileOptions,
+    encoding: str,
+    counters: Callable[[str], TokenCounter] = counter_for,
+) -> TokenCounter:
     """The caller's counter, one around the caller's count function, or tiktoken's."""
     given = opts.token_counter
     if isinstance(given, TokenCounter):
         return given
     if given is not None:
         return TokenCounter(encoding, count_fn=given)
-    return counter_for(encoding)
+    return counters(encoding)
 
 
 def _check_count(counted: int, ledger: BudgetLedger, budget: int | None) -> None:
@@ -468,26 +437,26 @@ class Feasibility:
         return None
 
 
-def check_budget(
-    source: str | os.PathLike[str],
-    *,
-    context: Context = None,
-    options: CompileOptions | None = None,
-    **overrides: Unpack[OptionFields],
+def check_source_budget(
+    src: Source,
+    context: Context,
+    opts: CompileOptions,
+    found: list[Diagnostic],
+    counters: Callable[[str], TokenCounter] = counter_for,
 ) -> Feasibility:
-    """The budget set-up of a compile of the file ``source``, checked before fitting: the
-    required floors (exact) plus the reserved response against the model's window, and
-    against the total budget (``options.budget``)."""
-    opts = (options or CompileOptions()).with_fields(**overrides)
-    full = compile(source, context=context, options=opts.with_fields(budget=sys.maxsize))
-    preset = _open_source(Path(source)).preset
-    settings = preset.settings if preset is not None else None
+    """The budget set-up of a compile of ``src``, checked before fitting: the required
+    floors (exact) plus the reserved response against the model's window, and against the
+    total budget (``opts.budget``)."""
+    full = compile_source(src, context, opts.with_fields(budget=sys.maxsize), found, counters)
+    settings = src.preset.settings if src.preset is not None else None
     opts, _ = _preset_options(opts, settings)
     dialect = get_dialect(opts.provider)
     model = opts.model or dialect.default_model
-    counter = _counter(opts, opts.encoding or dialect.encoding(model))
+    counter = _counter(opts, opts.encoding or dialect.encoding(model), counters)
     floor = floor_tokens(full.frame, dialect=dialect, counter=counter, model=model)
     total = _total_budget(opts, full.ledger.profile_budget, dialect, model, settings)
-    # the full compile ran at an unbounded budget on purpose: that is not the caller's
-    warnings = [w for w in full.warnings if w.code != "context.budget_over_window"]
+    # the full compile ran at an unbounded budget on purpose: that is not the caller's; and
+    # a budget check needs no run context (then it counts the source alone)
+    own = ("context.budget_over_window", "context.no_run_context")
+    warnings = [w for w in full.warnings if w.code not in own]
     return Feasibility(floor, total.total, total.window, total.reserve, model, warnings)

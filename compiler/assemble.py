@@ -16,13 +16,16 @@ from datetime import datetime
 from typing import Any, Literal
 
 from compiler import visibility
-from compiler.context.inputs import parse_json
+from compiler.context.chat_macros import chat_values
+from compiler.context.regex_run import ScriptRunner, script_runner
 from compiler.context.run import ChatMessageIn, RunContext
+from compiler.context.tool_calls import tool_call
 from compiler.context.tools import BUILTIN_TOOLS
 from compiler.context.workspace import Workspace
-from compiler.context.world_place import unplaced, with_example_entries, world_position
+from compiler.context.world_place import unplaced, with_example_entries
+from compiler.context.world_run import WorldRun, scan_chat, world_text
 from compiler.errors import ContextError, Diagnostic, PolicyError
-from compiler.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolCall, ToolSpec
+from compiler.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolSpec
 from compiler.journal import Journal
 from compiler.macros import BoundTemplate, MacroCall
 from compiler.markers import ALLOWANCE, OPEN, openers
@@ -51,9 +54,15 @@ class Assembler:
     """Expands templates against one run context; components accumulate in order."""
 
     def __init__(
-        self, context: RunContext, journal: Journal, *, profile: ResolvedAgentProfile
+        self,
+        context: RunContext,
+        journal: Journal,
+        *,
+        profile: ResolvedAgentProfile,
+        count: Callable[[str], int] | None = None,
     ) -> None:
         self.context = context
+        self.given_context = context  #: as given (a preset starts an empty chat with its greeting)
         self.journal = journal
         self.profile = profile
         self.components: list[Component] = []
@@ -69,8 +78,14 @@ class Assembler:
         #: the compile's model and prompt budget, for {{model}} and {{maxPrompt}}
         self.model: str | None = None
         self.max_prompt: int | None = None
+        self.count_tokens = count  #: the compile's token count, for the world info budget
+        self.world_run: WorldRun | None = None
+        #: in-chat prompts the world info scan reads too (SillyTavern's extension prompts
+        #: set with ``scan``; a preset compile sets them before the world info is read)
+        self.scan_prompts: list[str] = []
         #: the SillyTavern macros already reported as left literal
         self._literal_macros: set[str] = set()
+        self._serial = 0  #: components made so far: ids stay unique when empty ones are left out
         self.resources = VisibleResourcePolicy(
             include=tuple(profile.context.include),
             exclude=tuple(profile.context.exclude),
@@ -107,7 +122,7 @@ class Assembler:
             user=persona.name if persona else "User",
             persona=persona.description if persona else "",
         )
-        values.update(_last_messages(self.visible_chat()[0]))
+        values.update(chat_values(self.visible_chat()[0], self.macro_env.now))
         if self.model is not None:
             values["model"] = self.model
         if self.max_prompt is not None:
@@ -192,18 +207,29 @@ class Assembler:
         )
 
     @functools.cached_property
+    def regex_scripts(self) -> ScriptRunner:
+        """The run's SillyTavern regex scripts, run on the chat, world info and greeting as
+        SillyTavern runs them while building a prompt (:mod:`compiler.context.regex_run`)."""
+        return script_runner(self.context, self.filled, self.warnings)
+
+    @functools.cached_property
     def world_entries(self) -> list[dict[str, Any]]:
-        """The world info the visible chat activates (:meth:`RunContext.activated_world`)."""
-        chat, _ = self.visible_chat()
-        values = self.macro_values  # {{char}}/{{user}} in keys are filled before matching
-
-        def rewrite(key: str) -> str:
-            return substitute(key, values)
-
-        speakers = {"user": values.get("user"), "assistant": values.get("char")}
-        texts = [(m.name or speakers.get(m.role), m.content or "") for m in chat]
-        entries = self.context.activated_world(texts, self.warnings, rewrite)
-        self.warnings += unplaced(entries)
+        """The world info the visible chat (as the regex scripts left it) activates
+        (:mod:`compiler.context.world_run`), then the scripts run on the entries."""
+        ctx, chat = self.context, self.regex_scripts.chat(self.visible_chat()[0])
+        run = scan_chat(
+            ctx,
+            chat,
+            self.macro_values,
+            self.macro_env,
+            self.count_tokens,
+            self.max_prompt,
+            cap=self.profile.context.world_info_budget_tokens,
+            injected=self.scan_prompts,
+        )
+        self.world_run = run
+        entries = self.regex_scripts.world(run.entries)
+        self.warnings += run.warnings + unplaced(entries)
         return entries
 
     @property
@@ -273,7 +299,8 @@ class Assembler:
 
     # -- internals ---------------------------------------------------------------------
     def _next_id(self, name: str) -> str:
-        return f"{len(self.components):03d}:{name}"
+        self._serial += 1
+        return f"{self._serial - 1:03d}:{name}"
 
     def _add(self, comp: Component) -> None:
         empty = not (comp.inline_content or comp.messages or comp.tools)
@@ -330,25 +357,7 @@ def _variable(value: str | int | float | bool) -> str:
     """A run's SillyTavern variable as {{getvar}} prints it (JavaScript's way)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def _last_messages(chat: list[ChatMessageIn]) -> dict[str, str]:
-    """``lastMessage``, ``lastUserMessage``, ``lastCharMessage``: the newest message, user
-    message and assistant message of the visible chat (tool messages left out)."""
-    out: dict[str, str] = {}
-    for m in reversed(chat):
-        if m.role == "tool":
-            continue
-        text = m.content or ""
-        out.setdefault("lastMessage", text)
-        if m.role == "user":
-            out.setdefault("lastUserMessage", text)
-        elif m.role == "assistant":
-            out.setdefault("lastCharMessage", text)
-    return {k: out.get(k, "") for k in ("lastMessage", "lastUserMessage", "lastCharMessage")}
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def _where(file: str, line: int, column: int) -> str:
@@ -367,13 +376,13 @@ def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
     source, window = a.visible_chat()
     first = len(a.context.messages) - len(source)  # the window is a suffix of the chat
     messages: list[Message] = []
-    for i, m in enumerate(source, start=first):
+    for i, m in enumerate(a.regex_scripts.chat(source), start=first):
         msg: Message = {"role": m.role, "content": m.content}
         if m.name:
             msg["name"] = m.name
         if m.tool_calls:
             msg["toolCalls"] = [
-                _tool_call(c, a.context.file, f"chat[{i}].toolCalls[{j}]")
+                tool_call(c, a.context.file, f"chat[{i}].toolCalls[{j}]")
                 for j, c in enumerate(m.tool_calls)
             ]
         if m.tool_call_id:
@@ -413,35 +422,6 @@ def _summary_meta(a: Assembler, kind: ComponentKind) -> dict[str, Any]:
                 a.journal.emit("context_summary_skipped", "warn", file=path, code=exc.code)
             text = None
     return {"summary": text} if text and text.strip() else {}
-
-
-def _tool_call(raw: dict[str, Any], file: str, where: str) -> ToolCall:
-    """A run's tool call, flat ``{id, name, arguments}`` or OpenAI's ``{id, function: {...}}``;
-    ``file`` and ``where`` (``chat[3].toolCalls[0]``) locate it for errors."""
-    fn = raw.get("function", raw)
-    call_id = raw.get("id")
-
-    def bad(why: str, code: str = "context.invalid_context") -> ContextError:
-        return ContextError(
-            code=code, message=f"tool call {call_id!r}: {why}", file=file, path=where
-        )
-
-    if not isinstance(fn, dict):
-        raise bad("'function' must be an object")
-    if not isinstance(call_id, str) or not call_id:
-        raise bad("needs a non-empty string 'id'")
-    name = fn.get("name")
-    if not isinstance(name, str) or not name:
-        raise bad("needs a non-empty 'name'")
-    arguments = fn.get("arguments", {})
-    if isinstance(arguments, str):
-        try:  # the strict reader: no NaN, no huge integers, bounded nesting
-            arguments = parse_json(arguments or "{}", file, what="tool-call arguments")
-        except ContextError as exc:
-            raise bad(f"arguments: {exc.message}", "context.invalid_json") from None
-    if not isinstance(arguments, dict):
-        raise bad("arguments must be a JSON object")
-    return {"id": call_id, "name": name, "arguments": arguments}
 
 
 def _file(a: Assembler, call: MacroCall) -> dict[str, Any]:
@@ -549,9 +529,7 @@ def _skill(a: Assembler, call: MacroCall) -> dict[str, Any]:
 
 
 def _world(a: Assembler, call: MacroCall) -> dict[str, Any]:
-    position = call.args.get("position")
-    entries = [e for e in a.world_entries if position is None or world_position(e) == position]
-    text = "\n".join(str(e.get("content", "")) for e in entries if e.get("content"))
+    text = world_text(a.world_entries, call.args.get("position"))
     return _creator_text(a, text, "world.activated")
 
 

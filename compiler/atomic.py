@@ -108,7 +108,13 @@ def _signals_held() -> Iterator[None]:
 
 
 def atomic_write_text(path: Path, text: str, *, code: str = "io.write_failed") -> None:
-    """Write ``text`` to ``path`` atomically; an OS failure is an APCError with ``code``."""
+    """Write ``text`` to ``path`` atomically (UTF-8); an OS failure is an APCError with
+    ``code``."""
+    atomic_write_bytes(path, text.encode("utf-8"), code=code)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, code: str = "io.write_failed") -> None:
+    """Write ``data`` to ``path`` atomically; an OS failure is an APCError with ``code``."""
     check_target(path, code)
     tmp: str | None = None
     with _sigterm_raises():
@@ -116,9 +122,9 @@ def atomic_write_text(path: Path, text: str, *, code: str = "io.write_failed") -
             path.parent.mkdir(parents=True, exist_ok=True)
             with _signals_held():  # a temp file exists exactly when ``tmp`` names it
                 fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-                handle = os.fdopen(fd, "w", encoding="utf-8")
+                handle = os.fdopen(fd, "wb")
             with handle:
-                handle.write(text)
+                handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.chmod(tmp, 0o666 & ~_umask())

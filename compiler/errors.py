@@ -243,7 +243,9 @@ def _registry() -> dict[str, type[APCError] | None]:
             context.invalid_world context.invalid_preset context.invalid_skill
             context.invalid_skill_name context.skill_not_found context.workspace_not_found
             context.too_deep agent.plan_action_invalid template.unreadable workspace.file_not_found
-            workspace.file_unreadable workspace.file_too_large agent.plan_node_unknown""",
+            workspace.file_unreadable workspace.file_too_large agent.plan_node_unknown
+            context.lorebook_is_card context.too_many_lorebooks
+            bench.no_turns bench.too_many_turns""",
         ProfileError: """profile.unknown_field profile.missing_field profile.invalid_value
             agent.creator_limit agent.plan_mode_unsupported agent.plan_node_duplicate_id
             agent.plan_nodes_required agent.plan_nodes_unsupported
@@ -276,12 +278,19 @@ def _registry() -> dict[str, type[APCError] | None]:
             lower.invalid_tool_schema lower.unsupported lower.missing_max_tokens
             lower.invalid_prefill lower.too_many_cache_breakpoints""",
         InternalError: "internal.count_mismatch",
-        APCError: "io.write_failed io.output_not_regular profile.write_failed",
+        APCError: """io.write_failed io.output_not_regular profile.write_failed
+            bench.plot_unavailable""",
         None: """template.legacy_agent_macro template.unknown_st_macro context.lone_surrogate
-            context.budget_over_window
-            agent.prompt_entry_inserted agent.task_ignored
+            context.budget_over_window context.no_run_context context.empty_chat
+            context.no_character template.unknown_prompt_id template.unknown_marker
+            agent.injection_macro agent.prompt_entry_inserted agent.task_ignored
             world.regex_timeout world.position_unsupported
-            world.regex_too_complex world.scan_budget agent.profile_tool_alias
+            context.note_unplaced world.author_note_absent
+            world.regex_too_complex world.scan_budget world.budget_reached
+            agent.profile_tool_alias
+            regex.card_scripts_not_allowed regex.placement_not_applicable regex.invalid_script
+            regex.invalid_pattern regex.unsupported_syntax regex.too_complex regex.timeout
+            regex.output_too_large regex.too_many_scripts
             agent.profile_tool_budget_invisible agent.profile_tool_description_invisible""",
     }
     return {code: cls for cls, codes in by_class.items() for code in codes.split()}

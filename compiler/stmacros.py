@@ -32,6 +32,7 @@ SillyTavern macro names cannot contain dots, so ``values`` keys must be plain na
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 import re
 from collections.abc import Callable, Mapping
@@ -45,8 +46,10 @@ __all__ = [
     "MacroEnv",
     "card_values",
     "comment_spans",
+    "humanize",
     "inert",
     "literal_macros",
+    "send_time",
     "substitute",
 ]
 
@@ -70,6 +73,7 @@ ENVIRONMENT_MACROS: tuple[str, ...] = (
     "lastCharMessage",
     "model",
     "maxPrompt",
+    "idle_duration",
 )
 """SillyTavern's plain environment names the compiler fills in ``values`` (from the chat, the
 compile's model and budget, the card)."""
@@ -429,6 +433,70 @@ def _token(t: datetime, token: str) -> str:
 def _format(t: datetime, fmt: str) -> str:
     """``t`` in the moment.js format ``fmt`` (the tokens of :data:`_MOMENT`, English)."""
     return _MOMENT.sub(lambda m: _token(t, m.group()), fmt)
+
+
+def humanize(delta: timedelta) -> str:
+    """A duration as moment.js's ``duration.humanize()`` words it (English, its default
+    thresholds: 44 s, 45 s, 45 min, 22 h, 26 days, 11 months), which SillyTavern's
+    ``{{idle_duration}}`` prints (public/scripts/macros.js getTimeSinceLastMessage)."""
+    ms = abs(delta) // timedelta(milliseconds=1)
+
+    def rounded(x: float) -> int:  # JavaScript's Math.round
+        return math.floor(x + 0.5)
+
+    days = ms / 864e5
+    seconds, minutes, hours = rounded(ms / 1e3), rounded(ms / 6e4), rounded(ms / 36e5)
+    months = days * 4800 / 146097  # moment's daysToMonths
+    for words, value, limit in (
+        ("a few seconds", seconds, 45),
+        ("a minute", minutes, 2),
+        ("{} minutes", minutes, 45),
+        ("an hour", hours, 2),
+        ("{} hours", hours, 22),
+        ("a day", rounded(days), 2),
+        ("{} days", rounded(days), 26),
+        ("a month", rounded(months), 2),
+        ("{} months", rounded(months), 11),
+        ("a year", rounded(months / 12), 2),
+    ):
+        if value < limit:
+            return words.format(value)
+    return f"{rounded(months / 12)} years"
+
+
+_MERIDIEM = re.compile(r"(\w+)\s(\d{1,2}),\s(\d{4})\s(\d{1,2}):(\d{1,2})(am|pm)", re.IGNORECASE)
+_HUMANIZED = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})@(\d{1,2})h(\d{1,2})m(\d{1,2})s()")
+_HUMANIZED_MS = re.compile(
+    r"(\d{4})-(\d{1,2})-(\d{1,2}) @(\d{1,2})h (\d{1,2})m (\d{1,2})s (\d{1,3})ms"
+)
+
+
+def send_time(value: str | float) -> datetime | None:
+    """A message's ``send_date`` as SillyTavern reads it (public/scripts/utils.js
+    timestampToMoment): Unix milliseconds (UTC), ``June 19, 2023 2:20pm`` (local: naive),
+    ``2024-7-12@01h31m37s`` and ``2024-6-5 @14h 56m 50s 682ms`` (UTC); and ISO 8601, which
+    later SillyTavern versions write. None: not a time SillyTavern can read."""
+    try:
+        if isinstance(value, int | float) or (value.isascii() and value.isdigit()):
+            number = float(value)
+            if not math.isfinite(number) or number < 0:
+                return None
+            return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=number)
+        if m := _MERIDIEM.search(value):
+            month = next(
+                (i for i, name in enumerate(_MONTHS, 1) if name.lower().startswith(m[1].lower())),
+                0,
+            )
+            if len(m[1]) < 3 or not month:
+                return None
+            hour = int(m[4]) % 12 + (12 if m[6].lower() == "pm" else 0)
+            return datetime(int(m[3]), month, int(m[2]), hour, int(m[5]))
+        if m := _HUMANIZED.search(value) or _HUMANIZED_MS.search(value):
+            y, mo, d, h, mi, sec = (int(x) for x in m.groups()[:6])
+            return datetime(y, mo, d, h, mi, sec, int(m[7] or 0) * 1000, tzinfo=UTC)
+        return datetime.fromisoformat(value.strip()) if value.strip() else None
+    except (ValueError, OverflowError):
+        return None
 
 
 def literal_macros(text: str, names: tuple[str, ...] = ()) -> list[str]:

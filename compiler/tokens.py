@@ -236,7 +236,8 @@ class TokenCounter:
         return self.encoding.encode_ordinary(text)
 
 
-@functools.cache
 def counter_for(encoding: str) -> TokenCounter:
-    """The process-wide counter of an encoding (its cache outlives one compile)."""
+    """A new counter of an encoding: its cache lives as long as the caller keeps it (a
+    :class:`compiler.Session` keeps one per encoding; nothing is cached per process but the
+    loaded encodings)."""
     return TokenCounter(encoding)

@@ -11,7 +11,7 @@ import pytest
 
 import compiler
 from compiler.cli import main
-from compiler.errors import APCError, PolicyError
+from compiler.errors import APCError, ContextError, PolicyError
 from compiler.profile import resolve_profile
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "writer"
@@ -559,3 +559,31 @@ def test_inline_world_entries_are_checked() -> None:
     kept = {"content": "x", "position": "after", "key": ["a"], "uid": 3}
     result = compiler.compile_string("W <<agent.world.activated>>", context={"worldInfo": [kept]})
     assert result.request["messages"][0]["content"] == "W x"
+
+
+@pytest.mark.parametrize(
+    ("value", "repaired"),
+    [
+        ({"chat": [{"content": "ok"}], "n": 10**99}, 0),  # plain JSON: returned as is
+        ({"deep": [[{"k": "cut \ud83d here"}]]}, 1),  # a surrogate below the top
+        ({"k\udc00": "v"}, 1),  # in a key
+        ({"t": ("a\ud800", "b")}, 1),  # not JSON (a tuple): the careful walk
+        ({"p": Path("x"), "s": "\udfff"}, 1),  # not JSON at all: the careful walk
+        ({"s": "9" * 500}, 0),  # a long digit run in a string is text, not a number
+    ],
+)
+def test_sanitize_finds_every_repair_whatever_the_path(value: Any, repaired: int) -> None:
+    from compiler.context.inputs import sanitize
+
+    out, count = sanitize(value)
+    assert count == repaired
+    assert "\ud800" not in repr(out) and "\udfff" not in repr(out)
+
+
+@pytest.mark.parametrize("value", [{"n": [10**100]}, {"x": {"f": float("nan")}}])
+def test_sanitize_refuses_what_json_text_cannot_hold(value: Any) -> None:
+    from compiler.context.inputs import sanitize
+
+    with pytest.raises(ContextError) as err:
+        sanitize(value)
+    assert err.value.code == "context.invalid_json"

@@ -25,8 +25,10 @@ FAMILIES = (
     "tokenizer",
     "io",
     "world",
+    "regex",
     "internal",
     "diagnostics",
+    "bench",
 )
 CODE_RE = re.compile(rf"^(?:{'|'.join(FAMILIES)})\.[a-z_]+$")
 

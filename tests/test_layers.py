@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     # syntax: text -> AST; knows nothing but text
     ("syntax", frozenset({"syntax"}), frozenset({"leaf"})),
     # the data the stages pass (ContextFrame), and the dialect interface fit counts with
-    ("frame", frozenset({"frame", "dialect"}), frozenset({"leaf"})),
+    ("frame", frozenset({"frame", "kinds", "dialect"}), frozenset({"leaf"})),
     # libraries: readers of run inputs (in the frame's vocabulary: roles); policies; profiles
     # (which read inputs and apply policies)
     ("context", frozenset({"context"}), frozenset({"frame"})),
@@ -60,7 +60,11 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     # lower: one module per provider dialect
     ("lower", frozenset({"lower"}), frozenset({"frame"})),
     # api: the public entry points chain the stages (compiler/__init__.py is unit "compiler")
-    ("api", frozenset({"api", "options", "compiler"}), frozenset({"tavern", "fit", "lower"})),
+    (
+        "api",
+        frozenset({"api", "checking", "session", "options", "compiler", "replay"}),
+        frozenset({"tavern", "fit", "lower"}),
+    ),
     # commands: the CLI over the api, and diagnostics rendering
     ("commands", frozenset({"commands", "render", "cli", "__main__"}), frozenset({"api"})),
 )

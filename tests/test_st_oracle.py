@@ -31,22 +31,7 @@ ST_VERSION, ST_COMMIT = "1.12.6", "ba6f7b7a9"
 
 #: Captures that differ because of an issue-12 item still being built: each turns into a
 #: failure (strict) as soon as that item lands and the request matches.
-XFAIL: dict[str, str] = {
-    "corpus_seraphina_short": "issue 12 item 7: SillyTavern takes world-info entries in its "
-    "order until the 25% budget (949 tokens) is reached and drops the rest; here the glade "
-    "entry is kept and the powers entry dropped",
-    "corpus_seraphina_long": "issue 12 item 7 (SillyTavern's order): entries of equal order "
-    "go into the prompt in reverse activation order, and an entry a recursion pass activates "
-    "comes after those of the first pass (ST: glade, powers, Shadowfangs, Eldoria); "
-    "compiler/context/world_activation.py breaks ties by reverse lorebook order",
-    "synth_wi_fields": "issue 12 item 6: an entry with probability 0 fails its roll, the "
-    "inclusion group 'weather' keeps only its override winner, and the character filter "
-    "excludes Mira Vale's entry (selective logic, scan depth, recursion already match)",
-    "synth_depth_prompt": "issue 12 item 9: the card's Character's Note "
-    "(extensions.depth_prompt) goes in the chat at its depth, as a system message",
-    "synth_regex": "issue 12 item 18: the card's prompt-only regex scripts rewrite the chat "
-    "(storm -> tempest, before world-info scanning) and world-info text (gulls -> seabirds)",
-}
+XFAIL: dict[str, str] = {}
 
 #: Documented deliberate differences (README, SillyTavern presets): what this project sends
 #: instead of what SillyTavern 1.12.6 sent, applied to the capture before comparing.

@@ -18,7 +18,9 @@ builder does it:
   becomes an ``assistant`` message with ``toolCalls`` followed by one ``tool`` message per
   invocation (its ``result``), as SillyTavern sends tool calls;
 - a message with ``extra.ignore`` set is left out;
-- ``name`` is kept; ``mes`` is the content (the selected swipe); blank lines are skipped.
+- ``name`` is kept; ``mes`` is the content (the selected swipe); ``send_date`` is kept (for
+  ``{{idle_duration}}``); blank lines are skipped;
+- the header's ``chat_metadata`` is kept (:class:`ChatMetadata`: the Author's Note).
 
 A broken line names the file and its line number.
 """
@@ -30,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, field_validator
 from pydantic.alias_generators import to_camel
 
 from compiler.context.inputs import (
@@ -68,6 +70,31 @@ class ChatToolCall(BaseModel):
         return value
 
 
+SendDate = str | StrictInt | StrictFloat
+"""A message's send time as SillyTavern stores it (``send_date``): ``June 19, 2023 2:20pm``,
+``2024-7-12@01h31m37s``, Unix milliseconds, or ISO 8601."""
+
+Number = StrictInt | StrictFloat
+
+
+class ChatMetadata(BaseModel):
+    """SillyTavern's ``chat_metadata`` (its own names): the Author's Note fields are checked,
+    every other key is kept as it is. A missing field takes SillyTavern's default
+    (public/scripts/authors-note.js loadSettings): no note, interval 1, depth 4, position 1
+    (in chat), role 0 (system)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    note_prompt: str = ""
+    #: insert the note when the number of user messages is a multiple of it (1: always)
+    note_interval: Number = 1
+    note_depth: Number = 4
+    #: 0 after the main prompt, 1 in chat at depth, 2 before the main prompt
+    note_position: Number = 1
+    #: 0 system, 1 user, 2 assistant
+    note_role: Number = 0
+
+
 class ChatMessage(BaseModel):
     """One chat message, oldest-first order is the caller's."""
 
@@ -78,6 +105,7 @@ class ChatMessage(BaseModel):
     name: str | None = None
     tool_calls: list[ChatToolCall] | None = None
     tool_call_id: str | None = None
+    send_date: SendDate | None = None
 
     @field_validator("content", mode="before")
     @classmethod
@@ -90,7 +118,10 @@ class TavernChat(BaseModel):
 
     user_name: str | None = None
     character_name: str | None = None
+    metadata: ChatMetadata | None = None
     messages: list[ChatMessage] = Field(default_factory=list)
+    #: every ``is_user`` line, hidden ones too: the Author's Note's interval counts them
+    user_lines: int = 0
 
 
 def parse_messages(items: Any, *, file: str, path: str = "") -> list[ChatMessage]:
@@ -148,7 +179,9 @@ def _tavern_message(obj: dict[str, Any], file: str, span: Span, line: int) -> li
     role: ChatRole = "user" if obj.get("is_user") else "assistant"
     if extra.get("type") == "narrator":
         role = "system"
-    return [ChatMessage(role=role, content=content, name=name)]
+    sent = obj.get("send_date")
+    sent = sent if isinstance(sent, str | int | float) and not isinstance(sent, bool) else None
+    return [ChatMessage(role=role, content=content, name=name, send_date=sent)]
 
 
 def _tool_messages(invocations: list[Any], name: str | None, bad: Any) -> list[ChatMessage]:
@@ -167,6 +200,22 @@ def _tool_messages(invocations: list[Any], name: str | None, bad: Any) -> list[C
             ChatMessage(role="tool", content=str(result or "[No content]"), tool_call_id=call_id)
         )
     return [ChatMessage(role="assistant", content="", name=name, tool_calls=calls), *results]
+
+
+def _metadata(value: Any, file: str, span: Span, line: int) -> ChatMetadata | None:
+    """The header's ``chat_metadata`` (None when absent); a wrong type names the line."""
+    if value is None:
+        return None
+    where = f"line {line}.chat_metadata"
+    if not isinstance(value, dict):
+        raise ContextError(
+            code=_CODE,
+            message=f"{where}: must be an object, found {type_name(value)}",
+            file=file,
+            span=span,
+            path=where,
+        )
+    return validate(ChatMetadata, value, code=_CODE, file=file, prefix=where, what="chat metadata")
 
 
 def parse_jsonl(text: str, file: str) -> TavernChat:
@@ -193,6 +242,7 @@ def parse_jsonl(text: str, file: str) -> TavernChat:
             user, char = obj.get("user_name"), obj.get("character_name")
             chat.user_name = user if isinstance(user, str) else None
             chat.character_name = char if isinstance(char, str) else None
+            chat.metadata = _metadata(obj.get("chat_metadata"), file, span, line_no)
             continue
         if "mes" not in obj:
             raise ContextError(
@@ -203,6 +253,7 @@ def parse_jsonl(text: str, file: str) -> TavernChat:
                 path=f"line {line_no}",
             )
         chat.messages.extend(_tavern_message(obj, file, span, line_no))
+        chat.user_lines += bool(obj.get("is_user"))
     return chat
 
 

@@ -30,15 +30,17 @@ from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
-from pydantic import BaseModel, ValidationError
+import regex
 
 from compiler.errors import ContextError, Diagnostic, Span
-from compiler.validation import Codes, diagnostics_from
 
 PathLike = str | os.PathLike[str]
-M = TypeVar("M", bound=BaseModel)
+if TYPE_CHECKING:  # pydantic loads on first validation: checking a template needs none
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
 INLINE = "<inline>"
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
@@ -252,6 +254,8 @@ def sanitize(value: Any, file: str = INLINE) -> tuple[Any, int]:
     (keys included) replaced by U+FFFD, and how many strings changed; a NaN or infinite
     float, or an integer over :data:`MAX_INT_DIGITS` digits, is ``context.invalid_json``
     (the same limits as JSON text, whichever way the data comes in)."""
+    if isinstance(value, dict | list) and _plain_json(value):
+        return value, 0
     count = 0
 
     def walk(node: Any) -> Any:
@@ -283,6 +287,25 @@ def sanitize(value: Any, file: str = INLINE) -> tuple[Any, int]:
         raise ContextError(
             code="context.invalid_json", message="input is nested too deeply", file=file
         ) from None
+
+
+_LONG_DIGITS = regex.compile(f"[0-9]{{{MAX_INT_DIGITS + 1}}}")
+
+
+def _plain_json(value: dict[str, Any] | list[Any]) -> bool:
+    """True when ``value`` is JSON data with nothing :func:`sanitize` would repair or refuse:
+    checked by the C JSON encoder and scans of its output, not walked in Python (a long digit
+    run inside a string only sends the value down the careful walk)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    if not text.isascii():  # only non-ASCII text can hold a surrogate
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+    return _LONG_DIGITS.search(text) is None
 
 
 def surrogate_warning(count: int, file: str) -> Diagnostic:
@@ -351,6 +374,10 @@ def validate(
     """``model.model_validate(data)``; the first error becomes a ContextError with ``code``
     (``context.unknown_field`` for an unknown field, with a did-you-mean), converted by the
     one converter, :func:`compiler.validation.diagnostics_from`."""
+    from pydantic import ValidationError
+
+    from compiler.validation import Codes, diagnostics_from
+
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -4,9 +4,10 @@ Internal: used by :mod:`compiler.assemble` and :mod:`compiler.tavern`.
 
 Positions 0/1 (before/after) fill the ``worldInfoBefore``/``worldInfoAfter`` markers, 4
 (``@D``) is injected in chat (:mod:`compiler.tavern.world`), 5/6 (example messages top and
-bottom) wrap the card's dialogue examples (:func:`with_example_entries`). 2/3 (around the
-Author's Note, which is not supported yet), 7 (outlet) and unknown positions are reported
-(``world.position_unsupported``), never dropped silently.
+bottom) wrap the card's dialogue examples (:func:`with_example_entries`), 2/3 wrap the
+Author's Note (:mod:`compiler.tavern.notes`, a preset compile only: elsewhere they are
+reported). 7 (outlet) and unknown positions are reported (``world.position_unsupported``),
+never dropped silently.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def position_unsupported(entry: dict[str, Any], position: str) -> Diagnostic:
     """The warning for an activated entry at a position the compiler does not place."""
     name = f" ({entry['comment']})" if entry.get("comment") else ""
     where = (
-        "around the Author's Note, which is not supported yet"
+        "around the Author's Note, which only a SillyTavern preset compile places"
         if position in ("an_top", "an_bottom")
         else "a position the compiler does not place"
     )

@@ -5,7 +5,7 @@ SillyTavern's ``{{macro}}`` substitution is :mod:`compiler.stmacros`.
 
 from __future__ import annotations
 
-from compiler.tavern.injections import apply_injections
+from compiler.tavern.injections import ExtensionPrompt, apply_injections
 from compiler.tavern.preset import (
     AGENT_MARKERS,
     DEFAULT_PROMPTS,
@@ -22,6 +22,7 @@ __all__ = [
     "AGENT_MARKERS",
     "DEFAULT_PROMPTS",
     "MARKERS",
+    "ExtensionPrompt",
     "PresetPrompt",
     "PromptOrder",
     "PromptOrderEntry",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from compiler.assemble import Assembler
+from compiler.context.regex_scripts import AI_OUTPUT
 from compiler.context.run import ChatMessageIn
 from compiler.context.world_place import with_example_entries
 from compiler.errors import ContextError
@@ -79,10 +80,23 @@ def _without_name(message: Message) -> Message:
 
 def greeting(assembler: Assembler) -> list[Message]:
     """An empty chat's first message: the card's ``first_mes``, or the alternate greeting
-    the run context's ``greeting`` picks, macros filled, as the assistant's."""
+    the run context's ``greeting`` picks, macros filled, as the assistant's (regex scripts
+    run as when SillyTavern stores the greeting and sends it)."""
+    text = _chosen_greeting(assembler)
+    if text is None:
+        return []
+    # stored with the card's regex scripts, macros filled, then regexed as a prompt message
+    text = assembler.regex_scripts.greeting(
+        text, lambda stored: assembler.fill(stored.replace("\r\n", "\n"))
+    )
+    return [{"role": "assistant", "content": text}] if text.strip() else []
+
+
+def _chosen_greeting(assembler: Assembler) -> str | None:
+    """The greeting the run context picks, as the card holds it (None: no card or hidden)."""
     card = assembler.context.card
     if card is None or not assembler.visible(CARD_RESOURCE):
-        return []
+        return None
     choice = assembler.context.greeting
     greetings = [card.first_mes, *card.alternate_greetings]
     if choice >= len(greetings):
@@ -93,9 +107,7 @@ def greeting(assembler: Assembler) -> list[Message]:
             file=assembler.context.file,
             path="greeting",
         )
-    text = greetings[choice] or (card.alternate_greetings[:1] or [""])[0]
-    text = assembler.fill(text.replace("\r\n", "\n"))
-    return [{"role": "assistant", "content": text}] if text.strip() else []
+    return greetings[choice] or (card.alternate_greetings[:1] or [""])[0]
 
 
 def send_if_empty(assembler: Assembler, preset: TavernPreset, chat: list[Message]) -> list[Message]:
@@ -115,13 +127,19 @@ def start_with_greeting(assembler: Assembler) -> None:
     is it, the macro seed derives from it (as it will once the chat goes on)."""
     if assembler.context.messages:
         return
-    first = greeting(assembler)
-    if not first:
+    text = _chosen_greeting(assembler)
+    if text is None:
         return
-    chat = [ChatMessageIn(role="assistant", content=first[0]["content"])]
+    # as SillyTavern stores it (the card's regex scripts, macros filled); the prompt-time
+    # scripts run on it with the rest of the chat
+    stored = assembler.regex_scripts.apply(text, AI_OUTPUT, depth=None, prompt=False)
+    text = assembler.fill(stored.replace("\r\n", "\n"))
+    if not text.strip():
+        return
+    chat = [ChatMessageIn(role="assistant", content=text)]
     assembler.context = assembler.context.model_copy(update={"chat": chat})
-    for cached in ("macro_values", "macro_env", "world_entries"):  # read the empty chat
-        assembler.__dict__.pop(cached, None)
+    for cached in ("macro_values", "macro_env", "world_entries"):
+        assembler.__dict__.pop(cached, None)  # they read the empty chat
 
 
 def split_examples(text: str, user: str, char: str) -> list[list[tuple[str, str]]]:

@@ -1,18 +1,25 @@
-"""In-chat injections: preset entries with ``injection_position`` 1, placed inside the history.
+"""In-chat injections: preset entries with ``injection_position`` 1 and SillyTavern's in-chat
+extension prompts (the Author's Note, the Character's Note, world info at depth, the
+persona at depth), placed inside the history.
 
 Internal: the API is :mod:`compiler.tavern`.
 
-Follows SillyTavern's ``populationInjectionPrompts`` (chat completion):
+Follows SillyTavern's ``populationInjectionPrompts`` (public/scripts/openai.js, chat
+completion) and ``getExtensionPrompt`` (public/script.js):
 
 - only enabled entries with ``injection_position`` 1 and non-empty ``content`` take part;
   an entry with an ``injection_trigger`` list only fires for those generation types;
 - depth ``d`` means "``d`` original messages follow it": depth 0 goes after the newest
   message, depth 1 just before it, a depth past the start goes to the top of the history;
   injected messages never count towards another entry's depth;
+- an extension prompt (:class:`ExtensionPrompt`) only takes part at a whole depth from 0 to
+  1000 (SillyTavern's ``MAX_INJECTION_DEPTH``) and with a known role;
 - at one depth, entries are grouped by ``injection_order`` (default 100), higher order
-  first; inside a group, one message per role in the order system, user, assistant, whose
-  text is the group's entries of that role joined by ``\\n`` and stripped (a blank result
-  is dropped);
+  first; inside a group, one message per role in the order system, user, assistant. Its
+  text is the group's entries of that role joined by ``\\n``, then (in the order-100 group
+  only) the extension prompts of that depth and role sorted by key (``2_floating_prompt``,
+  ``DEPTH_PROMPT``, ``PERSONA_DESCRIPTION``, ``customDepthWI-d-r``), each trimmed, joined
+  by ``\\n``; the two parts are trimmed and joined by ``\\n``; a blank result is dropped;
 - SillyTavern builds that list newest-first and reverses the chat afterwards, so in the
   final (oldest-first) history the messages of one depth appear in reverse: the
   highest-order system message ends up last, nearest the end ("most important go lower").
@@ -20,6 +27,7 @@ Follows SillyTavern's ``populationInjectionPrompts`` (chat completion):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
@@ -28,6 +36,24 @@ from compiler.tavern.preset import PresetPrompt
 
 T = TypeVar("T")
 ROLE_ORDER: tuple[PromptRole, ...] = ("system", "user", "assistant")
+#: SillyTavern's MAX_INJECTION_DEPTH: deeper in-chat prompts are never injected
+MAX_INJECTION_DEPTH = 1000
+#: the injection order SillyTavern's extension prompts join
+EXTENSION_ORDER = 100
+
+
+@dataclasses.dataclass(frozen=True)
+class ExtensionPrompt:
+    """One of SillyTavern's in-chat extension prompts (``setExtensionPrompt`` with position
+    IN_CHAT): ``key`` orders the prompts of one depth and role, ``content`` is filled."""
+
+    key: str
+    role: PromptRole
+    depth: int
+    content: str
+
+
+Source = PresetPrompt | ExtensionPrompt
 
 
 def _fires(prompt: PresetPrompt, generation_type: str) -> bool:
@@ -39,42 +65,58 @@ def _fires(prompt: PresetPrompt, generation_type: str) -> bool:
     )
 
 
+def _joint(members: Sequence[PresetPrompt], extensions: Sequence[ExtensionPrompt]) -> str:
+    """One message's text as SillyTavern joins it: the entries, then the extension prompts."""
+    entries = "\n".join(p.content for p in members)
+    extra = "\n".join(e.content.strip() for e in sorted(extensions, key=lambda e: e.key))
+    return "\n".join(part.strip() for part in (entries, extra) if part)
+
+
 def injection_messages(
-    prompts: Sequence[PresetPrompt],
-) -> list[tuple[PromptRole, str, list[PresetPrompt]]]:
-    """The messages one depth's entries become, in SillyTavern's (newest-first) build order."""
-    out: list[tuple[PromptRole, str, list[PresetPrompt]]] = []
-    for order in sorted({p.injection_order for p in prompts}, reverse=True):
+    prompts: Sequence[PresetPrompt], extensions: Sequence[ExtensionPrompt] = ()
+) -> list[tuple[PromptRole, str, list[Source]]]:
+    """The messages one depth's entries and extension prompts become, in SillyTavern's
+    (newest-first) build order."""
+    out: list[tuple[PromptRole, str, list[Source]]] = []
+    orders = {p.injection_order for p in prompts} | ({EXTENSION_ORDER} if extensions else set())
+    for order in sorted(orders, reverse=True):
         group = [p for p in prompts if p.injection_order == order]
         for role in ROLE_ORDER:
             members = [p for p in group if p.role == role]
-            text = "\n".join(p.content for p in members).strip()
+            extra = [e for e in extensions if e.role == role and order == EXTENSION_ORDER]
+            text = _joint(members, extra)
             if text:
-                out.append((role, text, members))
+                out.append((role, text, [*members, *extra]))
     return out
 
 
 def apply_injections(
     history: Sequence[T],
     injections: Iterable[PresetPrompt],
-    make_message: Callable[[PromptRole, str, list[PresetPrompt]], T],
+    make_message: Callable[[PromptRole, str, list[Source]], T],
     *,
+    extensions: Iterable[ExtensionPrompt] = (),
     generation_type: str = "normal",
     answers_a_call: Callable[[T], bool] | None = None,
 ) -> list[T]:
-    """``history`` (oldest first) with the in-chat injections inserted at their depths.
+    """``history`` (oldest first) with the in-chat injections and ``extensions`` inserted at
+    their depths.
 
-    ``make_message(role, content, source_prompts)`` builds one injected message; the
-    history items are never changed. Entries that are not in-chat injections are ignored,
-    so a whole ordered prompt list can be passed. With ``answers_a_call`` (true for a tool
-    result), an injection never lands between a tool call and its results, which no
-    provider accepts: it moves up to just before the call.
+    ``make_message(role, content, sources)`` builds one injected message; the history items
+    are never changed. Entries that are not in-chat injections are ignored, so a whole
+    ordered prompt list can be passed. With ``answers_a_call`` (true for a tool result), an
+    injection never lands between a tool call and its results, which no provider accepts:
+    it moves up to just before the call.
     """
     eligible = [p for p in injections if _fires(p, generation_type)]
+    placed = [e for e in extensions if e.content and 0 <= e.depth <= MAX_INJECTION_DEPTH]
     newest_first: list[T] = list(reversed(history))
     inserted = 0
-    for depth in sorted({p.injection_depth for p in eligible}):
-        built = injection_messages([p for p in eligible if p.injection_depth == depth])
+    for depth in sorted({p.injection_depth for p in eligible} | {e.depth for e in placed}):
+        built = injection_messages(
+            [p for p in eligible if p.injection_depth == depth],
+            [e for e in placed if e.depth == depth],
+        )
         if not built:
             continue
         at = min(depth + inserted, len(newest_first))

@@ -5,9 +5,10 @@ Internal: the API is :mod:`compiler.tavern`.
 SillyTavern groups the activated ``@D`` entries by ``(depth, role)`` (defaults 4 and
 system), joins each group's contents with ``\\n`` in prompt order, and sends the group as the
 extension prompt ``customDepthWI-{depth}-{role}``: an in-chat injection at that depth, after
-the preset's own in-chat entries of the same depth and role. Here each group becomes an
-in-chat :class:`PresetPrompt` placed by :func:`compiler.tavern.injections.apply_injections`
-with the preset's, so a tool call and its results are never split.
+the preset's own in-chat entries and the other extension prompts of the same depth and
+role. Here each group becomes an :class:`ExtensionPrompt` placed by
+:func:`compiler.tavern.injections.apply_injections` with the preset's, so a tool call and
+its results are never split.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from compiler.context.world_place import world_position
 from compiler.frame import PromptRole
 from compiler.markers import openers
 from compiler.stmacros import inert
-from compiler.tavern.preset import PresetPrompt
+from compiler.tavern.injections import ExtensionPrompt
 
 _ROLES: dict[int, PromptRole] = {0: "system", 1: "user", 2: "assistant"}
+_ROLE_IDS: dict[PromptRole, int] = {role: i for i, role in _ROLES.items()}
 DEFAULT_DEPTH = 4
 
 
@@ -37,29 +39,22 @@ def _role(entry: dict[str, Any]) -> PromptRole:
     return raw if raw in ("system", "user", "assistant") else "system"
 
 
-def depth_prompts(assembler: Assembler, unmaterialized: list[str]) -> list[PresetPrompt]:
-    """The activated ``@D`` entries as in-chat prompts, one per (depth, role); a group whose
-    filled text holds more ``<<agent.`` openers than its raw text gets its content added to
-    ``unmaterialized`` (:mod:`compiler.markers`). None when world info is hidden."""
+def depth_prompts(assembler: Assembler, unmaterialized: list[str]) -> list[ExtensionPrompt]:
+    """The activated ``@D`` entries as in-chat extension prompts, one per (depth, role); a
+    group whose filled text holds more ``<<agent.`` openers than its raw text gets its content
+    added to ``unmaterialized`` (:mod:`compiler.markers`). None when world info is hidden."""
     if not assembler.visible("world.activated"):
         return []
     groups: dict[tuple[int, PromptRole], list[str]] = {}
     for entry in assembler.world_entries:
         if entry.get("content") and world_position(entry) == "at_depth":
             groups.setdefault((_depth(entry), _role(entry)), []).append(str(entry["content"]))
-    out: list[PresetPrompt] = []
+    out: list[ExtensionPrompt] = []
     for (depth, role), contents in groups.items():
         text = "\n".join(contents)
         content, from_values = assembler.filled(text)
         if openers(content) > openers(inert(text)) + from_values:
             unmaterialized.append(content)
-        out.append(
-            PresetPrompt(
-                identifier=f"customDepthWI-{depth}-{role}",
-                role=role,
-                content=content,
-                injection_position=1,
-                injection_depth=depth,
-            )
-        )
+        key = f"customDepthWI-{depth}-{_ROLE_IDS[role]}"
+        out.append(ExtensionPrompt(key, role, depth, content))
     return out

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import compiler
-from compiler.tavern.injections import apply_injections
+from compiler.tavern.injections import ExtensionPrompt, apply_injections
 from compiler.tavern.preset import PresetPrompt
 
 HISTORY = ["m1", "m2", "m3"]
@@ -113,3 +113,50 @@ def test_injections_stand_in_an_empty_chat(tmp_path: Path) -> None:
         "[Start a new Chat]",
         "Remember the river.",
     ]
+
+
+def ext(key: str, content: str, depth: int, role: str = "system") -> ExtensionPrompt:
+    return ExtensionPrompt(key, role, depth, content)  # type: ignore[arg-type]
+
+
+def test_extension_prompts_follow_the_entries_sorted_by_key() -> None:
+    """getExtensionPrompt: sorted by key (2_floating_prompt, DEPTH_PROMPT,
+    PERSONA_DESCRIPTION, customDepthWI-...), each trimmed, after the preset's entries."""
+    got = run(
+        inj("a", " A ", 0),
+        extensions=[
+            ext("customDepthWI-0-0", "WI", 0),
+            ext("DEPTH_PROMPT", "  CN\n", 0),
+            ext("2_floating_prompt", "AN", 0),
+            ext("PERSONA_DESCRIPTION", "P", 0, "user"),
+        ],
+    )
+    assert got == [*HISTORY, "user:P", "system:A\nAN\nCN\nWI"]
+
+
+def test_extension_prompts_alone_and_out_of_range() -> None:
+    assert run(extensions=[ext("DEPTH_PROMPT", "CN", 1)]) == ["m1", "m2", "system:CN", "m3"]
+    assert run(extensions=[ext("DEPTH_PROMPT", "CN", 1001)]) == HISTORY  # MAX_INJECTION_DEPTH
+    assert run(extensions=[ext("DEPTH_PROMPT", "CN", -1)]) == HISTORY
+    assert run(extensions=[ext("DEPTH_PROMPT", " \n", 0)]) == HISTORY
+    assert run(extensions=[ext("DEPTH_PROMPT", "CN", 1000)]) == ["system:CN", *HISTORY]
+
+
+def test_extension_prompts_join_the_order_100_group() -> None:
+    got = run(
+        inj("hi", "HIGH", 0, injection_order=200),
+        inj("lo", "LOW", 0, injection_order=10),
+        extensions=[ext("2_floating_prompt", "AN", 0)],
+    )
+    assert got == [*HISTORY, "system:LOW", "system:AN", "system:HIGH"]
+
+
+def test_extension_sources_are_passed_to_make_message() -> None:
+    seen: list[list[str]] = []
+
+    def record(role: str, content: str, sources: list[Any]) -> str:
+        seen.append([getattr(s, "identifier", getattr(s, "key", "")) for s in sources])
+        return content
+
+    apply_injections(["m"], [inj("a", "A", 0)], record, extensions=[ext("K", "B", 0)])
+    assert seen == [["a", "K"]]

@@ -1,5 +1,5 @@
 """World info positions in a SillyTavern preset: 0/1 markers, 4 @D in chat, 5/6 around the
-dialogue examples, 2/3 (Author's Note) reported (issue 12, item 3)."""
+dialogue examples, 2/3 around the Author's Note (issue 12, items 3 and 9)."""
 
 from __future__ import annotations
 
@@ -124,7 +124,9 @@ def test_example_entries_wrap_the_card_examples(tmp_path: Path) -> None:
     ]
 
 
-def test_authors_note_positions_are_reported_not_dropped_silently(tmp_path: Path) -> None:
+def test_authors_note_positions_wrap_the_authors_note(tmp_path: Path) -> None:
+    """With no note text the note is still "inserted" (interval 1), so SillyTavern sends the
+    entries at the note's place: ``top\n\nbottom`` in chat at depth 4 (world-info.js)."""
     entries = [
         {"content": "AN top", "position": 2, "comment": "top"},
         {"content": "AN bottom", "position": 3},
@@ -132,9 +134,8 @@ def test_authors_note_positions_are_reported_not_dropped_silently(tmp_path: Path
     ]
     result = compile_world(tmp_path, entries)
     texts = [c for _, c in pairs(result)]
-    assert "kept" in texts and not any("AN " in t for t in texts)
-    warned = [w for w in result.warnings if w.code == "world.position_unsupported"]
-    assert len(warned) == 2 and "Author's Note" in warned[0].message
+    assert "kept" in texts and "AN top\n\nAN bottom" in texts
+    assert not [w for w in result.warnings if w.code.startswith("world.")]
 
 
 def test_inline_entries_take_numeric_positions(tmp_path: Path) -> None:

@@ -1,0 +1,31 @@
+"""Replaying a chat turn by turn to see how budgets behave (``apc bench``).
+
+Internal: the API is :func:`compiler.bench` and the report types it returns
+(:class:`compiler.BenchReport`).
+"""
+
+from compiler.replay.report import (
+    BenchReport,
+    CategoryStats,
+    ComponentStats,
+    RunReport,
+    Stats,
+    TurnRecord,
+)
+from compiler.replay.runner import Progress, bench
+from compiler.replay.turns import CompilerFactory, TurnCompiler, request_turns, sessions
+
+__all__ = [
+    "BenchReport",
+    "CategoryStats",
+    "CompilerFactory",
+    "ComponentStats",
+    "Progress",
+    "RunReport",
+    "Stats",
+    "TurnCompiler",
+    "TurnRecord",
+    "bench",
+    "request_turns",
+    "sessions",
+]
