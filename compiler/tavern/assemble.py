@@ -411,6 +411,8 @@ def _add_entry(
                 preset.settings.names_behavior,
                 values.get("user", ""),
                 values.get("char", ""),
+                persona=assembler.context.persona is not None,
+                quotes=preset.extra.get("wrap_in_quotes") is True,
             )
         # legacy fits as SillyTavern fills its budget: the fixed prompts must fit, history
         # is cut oldest first with no note, the examples come last (see add_examples)

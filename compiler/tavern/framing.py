@@ -48,26 +48,40 @@ def add_new_chat(assembler: Assembler, preset: TavernPreset, prompt: PresetPromp
         )
 
 
-def named(messages: list[Message], behavior: int, user: str, char: str) -> list[Message]:
-    """Chat messages named as the preset's ``names_behavior`` says (SillyTavern's
-    ``setOpenAIMessages``): 1 sends each speaker's ``name``; 2 moves it into the content as
-    a ``Name: `` prefix (not on narrator, i.e. system, messages); -1 and 0 (a one-to-one
-    chat, the only kind a run context holds) send none. A user or assistant message without
-    a ``name`` is the persona's (``user``) or the card's (``char``), as every message of a
-    SillyTavern chat is named by its speaker."""
-    if behavior not in (1, 2):
-        return [_without_name(m) for m in messages]
+def named(
+    messages: list[Message],
+    behavior: int,
+    user: str,
+    char: str,
+    *,
+    persona: bool = True,
+    quotes: bool = False,
+) -> list[Message]:
+    """Chat messages as SillyTavern's ``setOpenAIMessages`` sends them. Names by the preset's
+    ``names_behavior``: 1 sends each speaker's ``name``; 2 moves it into the content as a
+    ``Name: `` prefix (not on narrator, i.e. system, messages); 0 (a one-to-one chat, the
+    only kind a run context holds) prefixes only a user message another persona wrote (its
+    ``name`` is not ``user``, when the run names its ``persona``); -1 sends none. A user or
+    assistant message without a ``name`` is the persona's (``user``) or the card's
+    (``char``), as every message of a SillyTavern chat is named by its speaker. The content
+    loses its ``\r``; with ``quotes`` (the preset's ``wrap_in_quotes``) a user message is
+    sent in double quotes."""
     speakers = {"user": user, "assistant": char}
     out: list[Message] = []
     for m in messages:
-        role = m["role"]
-        name = m.get("name") or (speakers.get(role) if role in speakers else None)
-        if behavior == 1:
-            out.append({**m, "name": name} if name else m)
+        role, own = m["role"], m.get("name")
+        name = own or speakers.get(role)
+        content = m.get("content")
+        m = {**m, "name": name} if behavior == 1 and name else _without_name(m)
+        if not isinstance(content, str):
+            out.append(m)
             continue
-        m = _without_name(m)
-        if name and role in speakers and m.get("content"):
-            m["content"] = f"{name}: {m['content']}"
+        if behavior == 2 and name and role in speakers and content:
+            content = f"{name}: {content}"
+        elif behavior == 0 and role == "user" and own and persona and own != user:
+            content = f"{own}: {content}"
+        content = content.replace("\r", "")
+        m["content"] = f'"{content}"' if quotes and role == "user" else content
         out.append(m)
     return out
 
