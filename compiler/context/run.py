@@ -33,6 +33,7 @@ from compiler.context.inputs import (
     surrogate_warning,
     validate,
 )
+from compiler.context.sandbox import admit
 from compiler.context.workspace import Workspace
 from compiler.context.world import Lorebook, WorldEntry, read_lorebook
 from compiler.context.world_activation import activate
@@ -387,6 +388,8 @@ class RunContext(_Model):
         if isinstance(self.workspace, InlineWorkspace):
             return Workspace(files=self.workspace.files, visible=visible)
         directory = real_dir(self._base_dir / self.workspace)
+        if directory is not None:
+            admit(self._base_dir / self.workspace)  # confined (apc serve): its tree is listed
         if directory is None:
             raise ContextError(
                 code="context.workspace_not_found",
