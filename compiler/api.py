@@ -107,7 +107,10 @@ def open_source(path: str | os.PathLike[str]) -> Source:
         return Source(str(file), preset=read_preset(file))
     data = read_bytes(file, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
     # bytes as written: CRLF kept, a UTF-8 BOM dropped
-    return Source(str(file), bound=check_string(decode_text(data, str(file), code=_UNREADABLE)))
+    return Source(
+        str(file),
+        bound=check_string(decode_text(data, str(file), code=_UNREADABLE), name=str(file)),
+    )
 
 
 _UNREADABLE = "template.unreadable"

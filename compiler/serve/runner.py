@@ -2,17 +2,15 @@
 
 Internal: called by ``apc serve``.
 
-On SIGTERM uvicorn stops accepting connections and lets the requests in flight finish,
-for at most :attr:`ServeConfig.drain_seconds`; then the process exits, even when a compile
-that ran over its time limit is still busy in a worker thread (its answer was already a 503).
+On SIGTERM uvicorn stops accepting connections and lets the requests in flight finish, for
+at most :attr:`ServeConfig.drain_seconds`; then it re-raises the signal, so the process ends
+as terminated by SIGTERM (status 143), worker threads included: a compile that ran over its
+time limit (its answer was already a 503) cannot hold the process.
 """
 
 from __future__ import annotations
 
-import os
 import sys
-import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -23,34 +21,19 @@ from compiler.serve.limits import ServeConfig
 
 
 def serve(config: ServeConfig, schemas: dict[str, Callable[[], dict[str, Any]]]) -> int:
-    """Serve until told to stop; the exit code."""
-    app = create_app(config, schemas)
+    """Serve until told to stop; the exit code (1: it could not start)."""
     server = uvicorn.Server(
         uvicorn.Config(
-            app,
+            create_app(config, schemas),
             host=config.host,
             port=config.port,
             log_level="warning",
             access_log=False,
-            timeout_graceful_shutdown=int(max(1, config.drain_seconds)),
+            timeout_graceful_shutdown=max(1, round(config.drain_seconds)),
             server_header=False,
         )
     )
     sys.stderr.write(f"apc serve: listening on http://{config.host}:{config.port}\n")
     sys.stderr.flush()
     server.run()
-    code = 0 if server.started else 1
-    # the pool's threads are joined at exit: one still busy with an overrunning compile
-    # would hold the process; nothing it could produce is wanted any more
-    deadline = time.monotonic() + 0.5
-    while time.monotonic() < deadline and _busy_threads():
-        time.sleep(0.05)
-    if _busy_threads():
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    return code
-
-
-def _busy_threads() -> bool:
-    return any(t.name.startswith("apc-compile") and t.is_alive() for t in threading.enumerate())
+    return 0 if server.started else 1

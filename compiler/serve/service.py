@@ -102,12 +102,12 @@ class Service:
             text = json.dumps(body.preset, ensure_ascii=False)
             return "preset", text, body.name or "<preset>"
         assert body.source is not None  # the model requires one of the three
-        path = self.path(body.source)
+        path = self.path(body.source)  # named as read (the CLI names its argument)
         if path.suffix.lower() == ".json":
             data = read_bytes(path, limit=MAX_INPUT_BYTES, what="preset")
-            return "preset", decode_text(data, body.source), body.source
+            return "preset", decode_text(data, str(path)), str(path)
         data = read_bytes(path, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
-        return "template", decode_text(data, body.source, code="template.unreadable"), body.source
+        return "template", decode_text(data, str(path), code="template.unreadable"), str(path)
 
     def session(self, body: SourceIn) -> Session:
         """The session of this caller, source content and options (made on first use)."""

@@ -1,0 +1,239 @@
+"""``apc serve`` started for real: its answers are ``apc compile``'s, ``apc explain``'s,
+``apc check``'s and ``apc schema``'s for the same inputs, warm sessions, concurrency, SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compiler.cli import main
+from compiler.commands.schema import SCHEMAS
+from tests.serve.server import LOOPBACK, WRITER, Server, long_chat, running
+
+pytestmark = LOOPBACK
+
+CORPUS_PRESETS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "presets"
+ST_DEFAULT = CORPUS_PRESETS / "st-default-2024.json"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    roots = ["--root", str(WRITER)]
+    if CORPUS_PRESETS.is_dir():
+        roots += ["--root", str(CORPUS_PRESETS)]
+    with running(*roots) as s:
+        yield s
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    capsys.readouterr()
+    assert main(list(args)) == 0
+    return capsys.readouterr().out
+
+
+def dumps(value: Any) -> str:
+    """How ``apc compile`` prints JSON (compiler/commands/_common.py)."""
+    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+
+
+def run_json() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((WRITER / "run.json").read_text(encoding="utf-8"))
+    return data
+
+
+def test_compile_is_apc_compile_byte_for_byte(
+    server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    r = server.post("/v1/compile", {"source": "template.txt", "context": "run.json"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert set(body) == {"request", "ledger", "warnings", "events"}
+    printed = cli(
+        capsys, "compile", str(WRITER / "template.txt"), "--context", str(WRITER / "run.json")
+    )
+    assert dumps(body["request"]) == printed
+    assert body["events"][0]["type"] == "context_assembly_started"
+
+
+def test_inline_source_and_context_with_options(
+    server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    options = {"provider": "anthropic", "budget": 3000, "maxOutputTokens": 500, "cacheStable": 8}
+    r = server.post(
+        "/v1/compile",
+        {
+            "template": (WRITER / "template.txt").read_text(encoding="utf-8"),
+            "context": run_json(),  # its workspace path resolves under the first root
+            "options": options,
+        },
+    )
+    assert r.status_code == 200, r.text
+    printed = cli(
+        capsys,
+        "compile",
+        str(WRITER / "template.txt"),
+        "--context",
+        str(WRITER / "run.json"),
+        *("--provider", "anthropic", "--budget", "3000", "--max-output-tokens", "500"),
+        *("--cache-stable", "8"),
+    )
+    assert dumps(r.json()["request"]) == printed
+
+
+def test_a_sillytavern_preset_from_the_corpus(
+    server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if not ST_DEFAULT.is_file():
+        pytest.skip(f"corpus preset not found at {ST_DEFAULT}")
+    context = str(WRITER / "run.json")
+    options = {"model": "gpt-4o-mini", "budget": 6000, "mode": "legacy", "cacheStable": True}
+    r = server.post(
+        "/v1/compile", {"source": str(ST_DEFAULT), "context": context, "options": options}
+    )
+    assert r.status_code == 200, r.text
+    printed = cli(
+        capsys,
+        *("compile", str(ST_DEFAULT), "--context", context, "--model", "gpt-4o-mini"),
+        *("--budget", "6000", "--mode", "legacy", "--cache-stable"),
+    )
+    assert dumps(r.json()["request"]) == printed
+    inline = json.loads(ST_DEFAULT.read_text(encoding="utf-8"))
+    r2 = server.post("/v1/compile", {"preset": inline, "context": context, "options": options})
+    assert r2.status_code == 200, r2.text
+    assert r2.json()["request"] == r.json()["request"]
+
+
+def test_explain_is_apc_explain_json(server: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    r = server.post(
+        "/v1/explain",
+        {"source": "template.txt", "context": "run.json", "options": {"budget": 2500}},
+    )
+    assert r.status_code == 200, r.text
+    printed = cli(
+        capsys,
+        *("explain", str(WRITER / "template.txt"), "--context", str(WRITER / "run.json")),
+        *("--budget", "2500", "--format", "json"),
+    )
+    assert r.json()["ledger"] == json.loads(printed)
+
+
+def test_check(server: Server) -> None:
+    good = server.post("/v1/check", {"source": "template.txt"})
+    assert good.status_code == 200 and good.json() == {"ok": True, "diagnostics": []}
+    bad = server.post("/v1/check", {"template": 'hi <<agent.fiel "output/main.md">>'}).json()
+    assert bad["ok"] is False
+    d = bad["diagnostics"][0]
+    assert d["code"] == "template.unknown_macro"
+    assert d["location"]["line"] == 1 and d["location"]["column"] == 4
+    assert "agent.file" in d["hint"]
+    tight = server.post(
+        "/v1/check",
+        {
+            "source": "template.txt",
+            "context": "run.json",
+            "options": {"model": "gpt-4o", "maxOutputTokens": 1, "reserve": 127990},
+        },
+    ).json()
+    assert tight["ok"] is False
+    assert [d["code"] for d in tight["diagnostics"]] == ["context.budget_infeasible"]
+
+
+def test_schemas_health_and_openapi(server: Server) -> None:
+    with server.client() as c:
+        for name, make in SCHEMAS.items():
+            assert c.get(f"/v1/schema/{name}").json() == make()
+        assert c.get("/healthz").json()["status"] == "ok"
+        doc = c.get("/openapi.json").json()
+    assert doc["openapi"].startswith("3.1")
+    assert {"/v1/compile", "/v1/explain", "/v1/check", "/v1/schema/{name}", "/healthz"} <= set(
+        doc["paths"]
+    )
+    body = doc["paths"]["/v1/compile"]["post"]["requestBody"]["content"]["application/json"]
+    assert body["schema"] == {"$ref": "#/components/schemas/CompileIn"}
+
+
+def test_turns_of_one_chat_share_a_session_and_callers_do_not(server: Server) -> None:
+    def sessions() -> int:
+        with server.client() as c:
+            n: int = c.get("/healthz").json()["sessions"]
+            return n
+
+    body: dict[str, Any] = {"template": "Be brief.\n<<agent.chat.history>>", "caller": "turns"}
+    chat = long_chat(40, seed=3)
+    before = sessions()
+    for turn in range(3):
+        assert (
+            server.post("/v1/compile", {**body, "context": {"chat": chat[: 30 + turn]}}).status_code
+            == 200
+        )
+    assert sessions() == before + 1
+    assert (
+        server.post(
+            "/v1/compile", {**body, "caller": "other", "context": {"chat": chat}}
+        ).status_code
+        == 200
+    )
+    assert sessions() == before + 2
+
+
+def test_64_concurrent_requests_answer_as_serial_ones(server: Server) -> None:
+    chat = long_chat(300, seed=5)
+    bodies = [
+        {"source": "template.txt", "context": "run.json"},
+        {
+            "template": "You narrate.\n<<agent.chat.history>>",
+            "context": {"chat": chat},
+            "options": {"budget": 3000},
+        },
+        {
+            "template": "You narrate.\n<<agent.chat.history>>",
+            "context": {"chat": chat[:200]},
+            "options": {"budget": 2000, "cacheStable": True},
+        },
+        {"template": "Short.", "options": {"provider": "gemini"}},
+    ]
+
+    def answer(body: dict[str, Any]) -> tuple[int, Any, Any]:
+        r = client.post("/v1/compile", json=body)
+        data = r.json()
+        return r.status_code, data.get("request"), data.get("ledger")
+
+    with server.client(limits=__import__("httpx").Limits(max_connections=64)) as client:
+        serial = [answer(b) for b in bodies]
+        with ThreadPoolExecutor(64) as pool:
+            concurrent = list(pool.map(answer, [bodies[i % len(bodies)] for i in range(64)]))
+    assert all(s[0] == 200 for s in serial)
+    assert concurrent == [serial[i % len(bodies)] for i in range(64)]
+
+
+def test_sigterm_drains_in_flight_requests() -> None:
+    body = {
+        "template": "Go on.\n<<agent.chat.history>>",
+        "context": {"chat": long_chat(10_000, seed=7)},
+    }
+    with running() as server:
+        answers: list[tuple[int, float]] = []
+
+        def send() -> None:
+            status = server.post("/v1/compile", body).status_code
+            answers.append((status, time.monotonic()))
+
+        sent = threading.Thread(target=send)
+        sent.start()
+        time.sleep(0.4)  # the request is read and compiling (a cold 10,000-message chat)
+        started = time.monotonic()
+        code = server.terminate()
+        ended = time.monotonic()
+        sent.join(30)
+    assert [status for status, _ in answers] == [200]
+    assert answers[0][1] > started  # answered after the signal: drained, not refused
+    assert code == -signal.SIGTERM  # uvicorn re-raises the signal once drained
+    assert ended - started < 8
