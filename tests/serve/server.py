@@ -121,3 +121,9 @@ def long_chat(messages: int, seed: int = 1) -> list[dict[str, str]]:
         }
         for i in range(messages)
     ]
+
+
+def slow_body(macros: int, caller: str) -> dict[str, object]:
+    """A compile that takes a while: a template dense with macros (about 0.3 ms each to
+    parse, bind and fill); ``caller`` gives it its own session, so it starts cold."""
+    return {"template": "x <<agent.plan>> " * macros, "context": {"plan": "go"}, "caller": caller}
