@@ -7,9 +7,7 @@ import json
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,17 +18,9 @@ from tests.serve.server import LOOPBACK, WRITER, Server, long_chat, running, slo
 
 pytestmark = LOOPBACK
 
-CORPUS_PRESETS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "presets"
+from tests.serve.conftest import CORPUS_PRESETS  # noqa: E402
+
 ST_DEFAULT = CORPUS_PRESETS / "st-default-2024.json"
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    roots = ["--root", str(WRITER)]
-    if CORPUS_PRESETS.is_dir():
-        roots += ["--root", str(CORPUS_PRESETS)]
-    with running(*roots) as s:
-        yield s
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
