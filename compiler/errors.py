@@ -281,7 +281,7 @@ def _registry() -> dict[str, type[APCError] | None]:
             bench.plot_unavailable
             serve.bad_request serve.unauthorized serve.not_found serve.method_not_allowed
             serve.body_too_large serve.context_too_large serve.invalid_request
-            serve.internal_error serve.compile_timeout serve.busy""",
+            serve.internal_error serve.compile_timeout serve.busy serve.unavailable""",
         None: """template.legacy_agent_macro template.unknown_st_macro context.lone_surrogate
             context.budget_over_window
             agent.prompt_entry_inserted agent.task_ignored

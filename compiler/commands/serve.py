@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,12 +15,11 @@ from typing import Any
 from compiler.commands._common import usage_error
 from compiler.commands.schema import SCHEMAS
 from compiler.context.inputs import real_dir
+from compiler.errors import APCError
 from compiler.serve import limits
 
-INSTALL_HINT = (
-    "apc serve needs the serve extra (FastAPI and uvicorn): "
-    "pip install 'agent-prompt-compiler[serve]'"
-)
+INSTALL_HINT = "pip install 'agent-prompt-compiler[serve]'"
+TOKEN_VARIABLE = "APC_SERVE_TOKEN"
 EXTRA_MODULES = frozenset({"fastapi", "starlette", "uvicorn"})
 
 
@@ -35,7 +35,12 @@ def register(sub: Any) -> None:
         help="a directory requests may name files under (repeatable; none: inline only)",
     )
     p.add_argument("--data-root", metavar="DIR", help="data root holding the profile registry")
-    p.add_argument("--token", help="bearer token every route but /healthz requires")
+    p.add_argument(
+        "--token",
+        default=os.environ.get(TOKEN_VARIABLE) or None,
+        help=f"bearer token every route but /healthz requires (default: ${TOKEN_VARIABLE}, "
+        "which other users cannot read from the process list)",
+    )
     g = p.add_argument_group("bounds")
     g.add_argument("--max-body-bytes", type=int, default=limits.MAX_BODY_BYTES)
     g.add_argument("--max-context-bytes", type=int, default=limits.MAX_CONTEXT_BYTES)
@@ -53,7 +58,11 @@ def run(args: argparse.Namespace) -> int:
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in EXTRA_MODULES:
             raise
-        return usage_error(INSTALL_HINT)
+        raise APCError(
+            code="serve.unavailable",
+            message=f"apc serve needs the serve extra (FastAPI and uvicorn): no {exc.name}",
+            hint=INSTALL_HINT,
+        ) from None
     roots: list[Path] = []
     for given in [*args.root, *([args.data_root] if args.data_root else [])]:
         found = real_dir(given)

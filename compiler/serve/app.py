@@ -148,22 +148,26 @@ def create_app(config: ServeConfig, schemas: Schemas | None = None) -> FastAPI:
     _routes(app, service, pool, schemas or {})
     _handlers(app)
     app.add_middleware(Guard, token=config.token, max_body_bytes=config.max_body_bytes)
+    if config.token is not None:
+        _document_bearer(app)
     app.state.service = service
     return app
 
 
 def _routes(app: FastAPI, service: Service, pool: Pool, schemas: Schemas) -> None:
     @app.post("/v1/compile", response_model=CompileOut)
-    async def compile_route(body: CompileIn) -> Response:
+    async def compile_route(body: CompileIn, request: Request) -> Response:
         """The provider request ``apc compile`` prints for the same inputs, with the
         ledger, the warnings and the journal events."""
-        payload = await pool.run(lambda: compile_payload(service.compile(body)))
+        sent = len(await request.body())
+        payload = await pool.run(lambda: compile_payload(service.compile(body, sent)))
         return json_response(payload)
 
     @app.post("/v1/explain", response_model=ExplainOut)
-    async def explain_route(body: CompileIn) -> Response:
+    async def explain_route(body: CompileIn, request: Request) -> Response:
         """How the compile spends its budget (``apc explain --format json``)."""
-        payload = await pool.run(lambda: explain_payload(service.compile(body)))
+        sent = len(await request.body())
+        payload = await pool.run(lambda: explain_payload(service.compile(body, sent)))
         return json_response(payload)
 
     @app.post("/v1/check", response_model=CheckOut)
@@ -217,6 +221,21 @@ def _handlers(app: FastAPI) -> None:
                 hint="please report it with the request that caused it",
             )
         )
+
+
+def _document_bearer(app: FastAPI) -> None:
+    """Say in the OpenAPI document that every route but ``/healthz`` needs the token."""
+    plain = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        doc = plain()  # made once, then cached by FastAPI: the edits below are idempotent
+        schemes = doc.setdefault("components", {}).setdefault("securitySchemes", {})
+        schemes["bearer"] = {"type": "http", "scheme": "bearer"}
+        doc["security"] = [{"bearer": []}]
+        doc["paths"]["/healthz"]["get"]["security"] = []
+        return doc
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def _invalid(exc: RequestValidationError) -> APCError:

@@ -118,11 +118,13 @@ class Service:
             key, lambda: Session.from_string(text, kind=kind, name=name, options=options)
         )
 
-    def context(self, given: dict[str, Any] | str | None) -> RunContext:
-        """The run context: inline (paths under the first root) or a RUN.json under a root."""
+    def context(self, given: dict[str, Any] | str | None, sent: int | None = None) -> RunContext:
+        """The run context: inline (paths under the first root) or a RUN.json under a root.
+        ``sent`` is the size of the body it came in: an inline context, as compact JSON, is
+        no larger, so it is measured only when the body is over the context limit."""
         if isinstance(given, str):
             return load_context(self.path(given))
-        if given is not None:
+        if given is not None and (sent is None or sent > self.config.max_context_bytes):
             size = len(json.dumps(given, ensure_ascii=False, separators=(",", ":")).encode())
             if size > self.config.max_context_bytes:
                 raise APCError(
@@ -135,12 +137,12 @@ class Service:
         base = self.config.roots[0] if self.config.roots else None
         return load_context(given, base_dir=base)
 
-    def compile(self, body: SourceIn) -> CompileResult:
+    def compile(self, body: SourceIn, sent: int | None = None) -> CompileResult:
         """Compile the request (``apc compile`` of the same inputs)."""
         with confine(self.config.read_roots), deep_inputs_coded():
             session = self.session(body)
             with collect_warnings() as found:
-                context = self.context(body.context)
+                context = self.context(body.context, sent)
             if found and body.options.strict:
                 raise StrictError(found)
             result = session.compile(context)

@@ -1,21 +1,51 @@
-"""The shared server of tests/serve: roots the bundled example and the corpus presets."""
+"""The servers of tests/serve, started side by side once per session: ``server`` roots the
+bundled example and the corpus presets; ``guarded`` has a token, small limits and a short
+compile timeout, and roots a directory with a symlink and a hard link out of it."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.serve.server import WRITER, Server, running
+from tests.serve.server import WRITER, Server, running, start
 
 CORPUS_PRESETS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "presets"
+TOKEN = "t0ken-for-the-tests-only"
+LIMITS = ("--max-body-bytes", "8000000", "--max-context-bytes", "6000000", "--timeout", "1")
+
+
+def sandbox(base: Path) -> Path:
+    """``base/root`` with a template, a symlink and a hard link out of it to
+    ``base/outside/secret.txt``."""
+    root, outside = base / "root", base / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("the secret", encoding="utf-8")
+    (root / "ok.txt").write_text("Hello <<agent.chat.history>>", encoding="utf-8")
+    (root / "link.txt").symlink_to(outside / "secret.txt")
+    os.link(outside / "secret.txt", root / "hard.txt")
+    return root
 
 
 @pytest.fixture(scope="session")
-def server() -> Iterator[Server]:
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Server]]:
     roots = ["--root", str(WRITER)]
     if CORPUS_PRESETS.is_dir():
         roots += ["--root", str(CORPUS_PRESETS)]
-    with running(*roots) as s:
-        yield s
+    plain = start(*roots)
+    guarded = start("--root", str(sandbox(tmp_path_factory.mktemp("serve"))), *LIMITS, token=TOKEN)
+    with running(plain, guarded):
+        yield plain, guarded
+
+
+@pytest.fixture
+def server(servers: tuple[Server, Server]) -> Server:
+    return servers[0]
+
+
+@pytest.fixture
+def guarded(servers: tuple[Server, Server]) -> Server:
+    return servers[1]

@@ -59,31 +59,43 @@ class Server:
             raise
 
 
-@contextmanager
-def running(*args: str, token: str | None = None) -> Iterator[Server]:
-    """``apc serve ARGS`` until the block ends; waits for ``/healthz``."""
+def start(*args: str, token: str | None = None) -> Server:
+    """``apc serve ARGS`` started (call :func:`wait_ready` before using it)."""
     port = free_port()
     cmd = [sys.executable, "-m", "compiler", "serve", "--port", str(port), *args]
     if token:
         cmd += ["--token", token]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE)
-    server = Server(proc, f"http://127.0.0.1:{port}", token)
+    return Server(proc, f"http://127.0.0.1:{port}", token)
+
+
+def stop(server: Server) -> None:
+    proc = server.proc
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    if proc.stderr is not None:
+        proc.stderr.close()
+
+
+@contextmanager
+def running(*servers: Server) -> Iterator[None]:
+    """Wait until every server answers ``/healthz`` (they start side by side); stop them
+    when the block ends."""
     try:
-        _wait_ready(server)
-        yield server
+        for server in servers:
+            wait_ready(server)
+        yield
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        if proc.stderr is not None:
-            proc.stderr.close()
+        for server in servers:
+            stop(server)
 
 
-def _wait_ready(server: Server) -> None:
+def wait_ready(server: Server) -> None:
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         if server.proc.poll() is not None:

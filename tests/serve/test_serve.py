@@ -14,7 +14,7 @@ import pytest
 
 from compiler.cli import main
 from compiler.commands.schema import SCHEMAS
-from tests.serve.server import LOOPBACK, WRITER, Server, long_chat, running, slow_body
+from tests.serve.server import LOOPBACK, WRITER, Server, long_chat, running, slow_body, start
 
 pytestmark = LOOPBACK
 
@@ -206,7 +206,8 @@ def test_64_concurrent_requests_answer_as_serial_ones(server: Server) -> None:
 
 def test_sigterm_drains_in_flight_requests() -> None:
     body = slow_body(2000, "drain")  # about half a second of compiling
-    with running() as server:
+    server = start()
+    with running(server):
         answers: list[tuple[int, float]] = []
 
         def send() -> None:

@@ -3,42 +3,16 @@ a bug is a 500 with no traceback in the body; the safe defaults of the command."
 
 from __future__ import annotations
 
-import os
 import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from compiler.cli import main
-from tests.serve.server import LOOPBACK, Server, httpx, running, slow_body
+from tests.serve.server import LOOPBACK, Server, httpx, slow_body
 
 pytestmark = LOOPBACK
-
-TOKEN = "t0ken-for-the-tests-only"
-LIMITS = ("--max-body-bytes", "8000000", "--max-context-bytes", "6000000", "--timeout", "1")
-
-
-@pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A root with a template, a symlink and a hard link out of it; a secret beside it."""
-    base = tmp_path_factory.mktemp("serve")
-    root, outside = base / "root", base / "outside"
-    root.mkdir()
-    outside.mkdir()
-    (outside / "secret.txt").write_text("the secret", encoding="utf-8")
-    (root / "ok.txt").write_text("Hello <<agent.chat.history>>", encoding="utf-8")
-    (root / "link.txt").symlink_to(outside / "secret.txt")
-    os.link(outside / "secret.txt", root / "hard.txt")
-    return root
-
-
-@pytest.fixture(scope="module")
-def server(root: Path) -> Iterator[Server]:
-    with running("--root", str(root), *LIMITS, token=TOKEN) as s:
-        yield s
 
 
 def diagnostic(r: httpx.Response, status: int, code: str) -> dict[str, Any]:
@@ -50,8 +24,8 @@ def diagnostic(r: httpx.Response, status: int, code: str) -> dict[str, Any]:
     return found
 
 
-def test_400_a_body_that_is_not_strict_json(server: Server) -> None:
-    with server.client() as c:
+def test_400_a_body_that_is_not_strict_json(guarded: Server) -> None:
+    with guarded.client() as c:
         r = c.post(
             "/v1/compile", content=b'{"template": "x"', headers={"content-type": "application/json"}
         )
@@ -61,13 +35,13 @@ def test_400_a_body_that_is_not_strict_json(server: Server) -> None:
         diagnostic(r, 400, "context.invalid_json")
 
 
-def test_401_without_the_token_except_healthz(server: Server) -> None:
-    r = httpx.post(server.url + "/v1/compile", json={"template": "x"})
+def test_401_without_the_token_except_healthz(guarded: Server) -> None:
+    r = httpx.post(guarded.url + "/v1/compile", json={"template": "x"})
     diagnostic(r, 401, "serve.unauthorized")
     assert r.headers["www-authenticate"] == "Bearer"
     wrong = {"Authorization": "Bearer not-the-token"}
-    diagnostic(httpx.get(server.url + "/openapi.json", headers=wrong), 401, "serve.unauthorized")
-    assert httpx.get(server.url + "/healthz").status_code == 200
+    diagnostic(httpx.get(guarded.url + "/openapi.json", headers=wrong), 401, "serve.unauthorized")
+    assert httpx.get(guarded.url + "/healthz").status_code == 200
 
 
 @pytest.mark.parametrize(
@@ -82,27 +56,27 @@ def test_401_without_the_token_except_healthz(server: Server) -> None:
         ({"template": "x", "context": "/etc/hostname"}, "outside_roots"),
     ],
 )
-def test_403_paths_outside_the_roots(server: Server, body: dict[str, Any], reason: str) -> None:
-    found = diagnostic(server.post("/v1/compile", body), 403, "workspace.path_denied")
+def test_403_paths_outside_the_roots(guarded: Server, body: dict[str, Any], reason: str) -> None:
+    found = diagnostic(guarded.post("/v1/compile", body), 403, "workspace.path_denied")
     assert f"({reason})" in found["message"]
     assert "the secret" not in found["message"]
 
 
-def test_404_405(server: Server) -> None:
-    with server.client() as c:
+def test_404_405(guarded: Server) -> None:
+    with guarded.client() as c:
         diagnostic(c.get("/v2/compile"), 404, "serve.not_found")
         diagnostic(c.get("/v1/compile"), 405, "serve.method_not_allowed")
 
 
-def test_413_body_and_context_over_their_limits(server: Server) -> None:
-    with server.client() as c:
+def test_413_body_and_context_over_their_limits(guarded: Server) -> None:
+    with guarded.client() as c:
         r = c.post(
             "/v1/compile", content=b"x" * 8_000_001, headers={"content-type": "application/json"}
         )
         diagnostic(r, 413, "serve.body_too_large")
     context = {"chat": [{"role": "user", "content": "y" * 1000}] * 6500}
     diagnostic(
-        server.post("/v1/compile", {"template": "x", "context": context}),
+        guarded.post("/v1/compile", {"template": "x", "context": context}),
         413,
         "serve.context_too_large",
     )
@@ -122,25 +96,25 @@ def test_413_body_and_context_over_their_limits(server: Server) -> None:
         ({"template": "x " * 500, "options": {"budget": 20}}, "context.budget_exceeded"),
     ],
 )
-def test_422_bad_input_with_the_cli_codes(server: Server, body: dict[str, Any], code: str) -> None:
-    diagnostic(server.post("/v1/compile", body), 422, code)
+def test_422_bad_input_with_the_cli_codes(guarded: Server, body: dict[str, Any], code: str) -> None:
+    diagnostic(guarded.post("/v1/compile", body), 422, code)
 
 
-def test_422_points_at_the_field(server: Server) -> None:
+def test_422_points_at_the_field(guarded: Server) -> None:
     found = diagnostic(
-        server.post("/v1/compile", {"template": "x", "options": {"budget": -1}}),
+        guarded.post("/v1/compile", {"template": "x", "options": {"budget": -1}}),
         422,
         "serve.invalid_request",
     )
     assert found["location"]["path"] == "options.budget"
 
 
-def test_503_over_the_time_limit_and_the_worker_stays_healthy(server: Server) -> None:
+def test_503_over_the_time_limit_and_the_worker_stays_healthy(guarded: Server) -> None:
     slow = slow_body(12_000, "slow")  # a few seconds
     started = time.monotonic()
-    diagnostic(server.post("/v1/compile", slow), 503, "serve.compile_timeout")
+    diagnostic(guarded.post("/v1/compile", slow), 503, "serve.compile_timeout")
     assert time.monotonic() - started < 5
-    with server.client() as c:
+    with guarded.client() as c:
         assert c.get("/healthz").status_code == 200
         ok = c.post("/v1/compile", json={"template": "Still here."})
     assert ok.status_code == 200, ok.text
@@ -177,5 +151,29 @@ def test_without_the_extra_serve_says_how_to_install_it(
     for name in [m for m in sys.modules if m.startswith("compiler.serve.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "fastapi", None)
-    assert main(["serve"]) == 2
-    assert "pip install 'agent-prompt-compiler[serve]'" in capsys.readouterr().err
+    assert main(["serve"]) == 1
+    err = capsys.readouterr().err
+    assert "error[serve.unavailable]" in err
+    assert "pip install 'agent-prompt-compiler[serve]'" in err
+
+
+def test_503_busy_past_the_pending_bound() -> None:
+    import asyncio
+
+    from compiler.errors import APCError
+    from compiler.serve.app import Pool
+    from compiler.serve.limits import ServeConfig
+
+    pool = Pool(ServeConfig(max_pending=0))
+    with pytest.raises(APCError) as exc:
+        asyncio.run(pool.run(lambda: 1))
+    assert exc.value.code == "serve.busy"
+    pool.executor.shutdown()
+
+
+def test_the_openapi_document_says_the_token_is_needed(guarded: Server) -> None:
+    with guarded.client() as c:
+        doc = c.get("/openapi.json").json()
+    assert doc["components"]["securitySchemes"]["bearer"] == {"type": "http", "scheme": "bearer"}
+    assert doc["security"] == [{"bearer": []}]
+    assert doc["paths"]["/healthz"]["get"]["security"] == []
