@@ -27,8 +27,8 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
-from compiler.context.inputs import decode_text, parse_json
-from compiler.errors import APCError, is_too_deep, too_deep
+from compiler.context.inputs import collect_warnings, decode_text, parse_json
+from compiler.errors import APCError, Diagnostic, is_too_deep, too_deep
 from compiler.serve.guard import Guard
 from compiler.serve.limits import ServeConfig
 from compiler.serve.models import (
@@ -54,6 +54,7 @@ T = TypeVar("T")
 LOG = logging.getLogger("apc.serve")
 SchemaName = Literal["profile", "preset", "context"]
 Schemas = dict[str, Callable[[], dict[str, Any]]]
+READ_WARNINGS = "apc.read_warnings"
 WARM_ENCODINGS = ("o200k_base", "cl100k_base")
 """Tokenizer encodings loaded at start-up, so that no request pays for loading them."""
 
@@ -78,8 +79,16 @@ class StrictJSONRequest(Request):
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
             text = decode_text(await self.body(), "<request>")
-            self._json = parse_json(text, "<request>")
+            with collect_warnings() as found:  # a lone surrogate, replaced
+                self._json = parse_json(text, "<request>")
+            self.scope[READ_WARNINGS] = found
         return self._json
+
+
+def _read_warnings(request: Request) -> list[Diagnostic]:
+    """The warnings of reading the body (``context.lone_surrogate``)."""
+    found: list[Diagnostic] = request.scope.get(READ_WARNINGS, [])
+    return found
 
 
 class StrictJSONRoute(APIRoute):
@@ -159,21 +168,22 @@ def _routes(app: FastAPI, service: Service, pool: Pool, schemas: Schemas) -> Non
     async def compile_route(body: CompileIn, request: Request) -> Response:
         """The provider request ``apc compile`` prints for the same inputs, with the
         ledger, the warnings and the journal events."""
-        sent = len(await request.body())
-        payload = await pool.run(lambda: compile_payload(service.compile(body, sent)))
+        sent, read = len(await request.body()), _read_warnings(request)
+        payload = await pool.run(lambda: compile_payload(service.compile(body, sent, read)))
         return json_response(payload)
 
     @app.post("/v1/explain", response_model=ExplainOut)
     async def explain_route(body: CompileIn, request: Request) -> Response:
         """How the compile spends its budget (``apc explain --format json``)."""
-        sent = len(await request.body())
-        payload = await pool.run(lambda: explain_payload(service.compile(body, sent)))
+        sent, read = len(await request.body()), _read_warnings(request)
+        payload = await pool.run(lambda: explain_payload(service.compile(body, sent, read)))
         return json_response(payload)
 
     @app.post("/v1/check", response_model=CheckOut)
-    async def check_route(body: CheckIn) -> Response:
+    async def check_route(body: CheckIn, request: Request) -> Response:
         """The source's diagnostics (``apc check``); ``ok`` false when one is an error."""
-        ok, found = await pool.run(lambda: service.check(body))
+        read = _read_warnings(request)
+        ok, found = await pool.run(lambda: service.check(body, read))
         return json_response({"ok": ok, "diagnostics": diagnostics_out(found)})
 
     @app.get("/v1/schema/{name}", response_model=dict[str, Any])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -137,24 +138,31 @@ class Service:
         base = self.config.roots[0] if self.config.roots else None
         return load_context(given, base_dir=base)
 
-    def compile(self, body: SourceIn, sent: int | None = None) -> CompileResult:
-        """Compile the request (``apc compile`` of the same inputs)."""
+    def compile(
+        self, body: SourceIn, sent: int | None = None, read: Sequence[Diagnostic] = ()
+    ) -> CompileResult:
+        """Compile the request (``apc compile`` of the same inputs); ``sent`` is the body's
+        size, ``read`` the warnings of reading it."""
         with confine(self.config.read_roots), deep_inputs_coded():
             session = self.session(body)
             with collect_warnings() as found:
                 context = self.context(body.context, sent)
+            found[:0] = read
             if found and body.options.strict:
                 raise StrictError(found)
             result = session.compile(context)
         result.warnings[:0] = found
         return result
 
-    def check(self, body: CheckIn) -> tuple[bool, list[Diagnostic]]:
+    def check(
+        self, body: CheckIn, read: Sequence[Diagnostic] = ()
+    ) -> tuple[bool, list[Diagnostic]]:
         """The diagnostics of the request's source (``apc check``), and whether none is an
         error; budget options or a context also check the budget set-up."""
         with confine(self.config.read_roots), deep_inputs_coded():
             kind, text, name = self.source(body)
             diagnostics, failed = _check_source(kind, text, name)
+            diagnostics[:0] = read
             if body.options.budget is not None:
                 diagnostics += _over_window(body.options)
             if not failed and _budget_requested(body):

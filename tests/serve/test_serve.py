@@ -225,3 +225,18 @@ def test_sigterm_drains_in_flight_requests() -> None:
     assert answers[0][1] > started  # answered after the signal: drained, not refused
     assert code == -signal.SIGTERM  # uvicorn re-raises the signal once drained
     assert ended - started < 8
+
+
+def test_a_lone_surrogate_in_the_body_is_replaced_and_reported(server: Server) -> None:
+    raw = b'{"template": "cut \\ud83d"}'
+    with server.client() as c:
+        r = c.post("/v1/compile", content=raw, headers={"content-type": "application/json"})
+        strict = raw[:-1] + b', "options": {"strict": true}}'
+        refused = c.post(
+            "/v1/compile", content=strict, headers={"content-type": "application/json"}
+        )
+    assert r.status_code == 200, r.text
+    assert r.json()["request"]["messages"][0]["content"] == "cut \ufffd"
+    assert [w["code"] for w in r.json()["warnings"]] == ["context.lone_surrogate"]
+    assert refused.status_code == 422
+    assert refused.json()["diagnostics"][0]["code"] == "context.lone_surrogate"
