@@ -65,8 +65,8 @@ class ServeConfig:
                 return f"{name} must be at least 1"
         if not 0 < self.compile_timeout <= 3600:
             return "--timeout must be between 0 and 3600 seconds"
-        if not 0 <= self.port <= 65535:
-            return "--port must be between 0 and 65535"
+        if not 1 <= self.port <= 65535:
+            return "--port must be between 1 and 65535"
         return None
 
 

@@ -30,6 +30,8 @@ def serve(config: ServeConfig, schemas: dict[str, Callable[[], dict[str, Any]]])
             log_level="warning",
             access_log=False,
             timeout_graceful_shutdown=max(1, round(config.drain_seconds)),
+            # connections at once (slow senders included): past it uvicorn answers 503
+            limit_concurrency=2 * config.max_pending,
             server_header=False,
         )
     )
