@@ -4,6 +4,7 @@ compile timeout, and roots a directory with a symlink and a hard link out of it.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,9 +18,15 @@ TOKEN = "t0ken-for-the-tests-only"
 LIMITS = ("--max-body-bytes", "8000000", "--max-context-bytes", "6000000", "--timeout", "1")
 
 
+PROFILE = {"id": "no-writes", "tools": {"deny": ["workspace.write_file"]}}
+
+
 def sandbox(base: Path) -> Path:
     """``base/root`` with a template, a symlink and a hard link out of it to
-    ``base/outside/secret.txt``."""
+    ``base/outside/secret.txt``; ``base/data``, a data root holding :data:`PROFILE`."""
+    profiles = base / "data" / "_tauritavern" / "agent-profiles" / "profiles"
+    profiles.mkdir(parents=True)
+    (profiles / "no-writes.json").write_text(json.dumps(PROFILE), encoding="utf-8")
     root, outside = base / "root", base / "outside"
     root.mkdir()
     outside.mkdir()
@@ -36,7 +43,9 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, 
     if CORPUS_PRESETS.is_dir():
         roots += ["--root", str(CORPUS_PRESETS)]
     plain = start(*roots)
-    guarded = start("--root", str(sandbox(tmp_path_factory.mktemp("serve"))), *LIMITS, token=TOKEN)
+    root = sandbox(tmp_path_factory.mktemp("serve"))
+    data = ["--data-root", str(root.parent / "data")]
+    guarded = start("--root", str(root), *data, *LIMITS, token=TOKEN)
     with running(plain, guarded):
         yield plain, guarded
 

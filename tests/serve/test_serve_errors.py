@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from compiler.cli import main
-from tests.serve.server import LOOPBACK, Server, httpx, slow_body
+from tests.serve.server import LOOPBACK, WRITER, Server, httpx, slow_body
 
 pytestmark = LOOPBACK
 
@@ -139,10 +140,17 @@ def test_500_for_a_bug_without_a_traceback(monkeypatch: pytest.MonkeyPatch) -> N
     assert found["location"] is None
 
 
-def test_a_public_address_needs_a_token(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_public_address_needs_a_token(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("APC_SERVE_TOKEN", raising=False)
     assert main(["serve", "--host", "0.0.0.0"]) == 2
     assert "requires --token" in capsys.readouterr().err
     assert main(["serve", "--host", "0.0.0.0", "--token", "short"]) == 2
+    assert "at least 16" in capsys.readouterr().err
+    monkeypatch.setenv("APC_SERVE_TOKEN", "short")  # the token's other way in
+    assert main(["serve", "--host", "0.0.0.0"]) == 2
+    assert "at least 16" in capsys.readouterr().err
 
 
 def test_without_the_extra_serve_says_how_to_install_it(
@@ -177,3 +185,37 @@ def test_the_openapi_document_says_the_token_is_needed(guarded: Server) -> None:
     assert doc["components"]["securitySchemes"]["bearer"] == {"type": "http", "scheme": "bearer"}
     assert doc["security"] == [{"bearer": []}]
     assert doc["paths"]["/healthz"]["get"]["security"] == []
+
+
+def test_profiles_by_id_and_inline_layers_as_the_cli(
+    guarded: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    template = "You write.\n<<agent.tools.available>>\n<<agent.chat.history>>\n"
+    run = json.loads((WRITER / "run.json").read_text(encoding="utf-8"))
+    del run["workspace"]
+    user = {"tools": {"deny": ["workspace.finish"]}}
+    (tmp_path / "t.txt").write_text(template, encoding="utf-8")
+    (tmp_path / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    (tmp_path / "user.json").write_text(json.dumps(user), encoding="utf-8")
+    profile = {"id": "no-writes", "user": user}
+    r = guarded.post(
+        "/v1/compile", {"template": template, "context": run, "options": {"profile": profile}}
+    )
+    assert r.status_code == 200, r.text
+    names = [t["function"]["name"] for t in r.json()["request"]["tools"]]
+    assert "workspace_read_file" in names  # the profile denies writes, the user layer finish
+    assert "workspace_write_file" not in names and "workspace_finish" not in names
+    capsys.readouterr()
+    data_root = Path(guarded.proc.args[guarded.proc.args.index("--data-root") + 1])  # type: ignore[union-attr]
+    assert main([
+        "compile", str(tmp_path / "t.txt"), "--context", str(tmp_path / "run.json"),
+        "--profile", "no-writes", "--data-root", str(data_root),
+        "--user", str(tmp_path / "user.json"),
+    ]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out) == r.json()["request"]
+    missing = guarded.post(
+        "/v1/compile", {"template": template, "options": {"profile": {"id": "nope"}}}
+    )
+    assert missing.json()["diagnostics"][0]["code"] == "agent.profile_not_found"
