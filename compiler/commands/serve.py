@@ -53,6 +53,9 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    if isinstance(config, str):
+        return usage_error(config)
     try:
         runner = importlib.import_module("compiler.serve.runner")
     except ModuleNotFoundError as exc:
@@ -63,11 +66,18 @@ def run(args: argparse.Namespace) -> int:
             message=f"apc serve needs the serve extra (FastAPI and uvicorn): no {exc.name}",
             hint=INSTALL_HINT,
         ) from None
+    code: int = runner.serve(config, SCHEMAS)
+    sys.stderr.flush()
+    return code
+
+
+def config_from_args(args: argparse.Namespace) -> limits.ServeConfig | str:
+    """The configuration the options say, or why it is refused (a usage error)."""
     roots: list[Path] = []
     for given in [*args.root, *([args.data_root] if args.data_root else [])]:
         found = real_dir(given)
         if found is None:
-            return usage_error(f"not a directory: {given[:200]}")
+            return f"not a directory: {given[:200]}"
         roots.append(found)
     config = limits.ServeConfig(
         host=args.host,
@@ -81,9 +91,4 @@ def run(args: argparse.Namespace) -> int:
         max_sessions=args.max_sessions,
         workers=args.workers,
     )
-    problem = config.problem()
-    if problem:
-        return usage_error(problem)
-    code: int = runner.serve(config, SCHEMAS)
-    sys.stderr.flush()
-    return code
+    return config.problem() or config

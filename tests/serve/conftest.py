@@ -8,11 +8,14 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.serve.server import WRITER, Server, running, start
+if TYPE_CHECKING:  # imported by the fixtures: without the extras, test modules skip
+    from tests.serve.server import Server
 
+WRITER = Path(__file__).resolve().parents[2] / "examples" / "writer"
 CORPUS_PRESETS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "presets"
 TOKEN = "t0ken-for-the-tests-only"
 LIMITS = ("--max-body-bytes", "8000000", "--max-context-bytes", "6000000", "--timeout", "1")
@@ -39,6 +42,8 @@ def sandbox(base: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Server]]:
+    from tests.serve.server import running, start
+
     roots = ["--root", str(WRITER)]
     if CORPUS_PRESETS.is_dir():
         roots += ["--root", str(CORPUS_PRESETS)]

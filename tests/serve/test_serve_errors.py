@@ -3,7 +3,6 @@ a bug is a 500 with no traceback in the body; the safe defaults of the command."
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -138,31 +137,6 @@ def test_500_for_a_bug_without_a_traceback(monkeypatch: pytest.MonkeyPatch) -> N
     found = diagnostic(r, 500, "serve.internal_error")
     assert "secret internals" not in r.text and "Traceback" not in r.text
     assert found["location"] is None
-
-
-def test_a_public_address_needs_a_token(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv("APC_SERVE_TOKEN", raising=False)
-    assert main(["serve", "--host", "0.0.0.0"]) == 2
-    assert "requires --token" in capsys.readouterr().err
-    assert main(["serve", "--host", "0.0.0.0", "--token", "short"]) == 2
-    assert "at least 16" in capsys.readouterr().err
-    monkeypatch.setenv("APC_SERVE_TOKEN", "short")  # the token's other way in
-    assert main(["serve", "--host", "0.0.0.0"]) == 2
-    assert "at least 16" in capsys.readouterr().err
-
-
-def test_without_the_extra_serve_says_how_to_install_it(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    for name in [m for m in sys.modules if m.startswith("compiler.serve.")]:
-        monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, "fastapi", None)
-    assert main(["serve"]) == 1
-    err = capsys.readouterr().err
-    assert "error[serve.unavailable]" in err
-    assert "pip install 'agent-prompt-compiler[serve]'" in err
 
 
 def test_503_busy_past_the_pending_bound() -> None:

@@ -3,6 +3,7 @@ not, never get a 500, and every response matches the schema of its status."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ from schemathesis.specs.openapi.checks import (  # noqa: E402
 )
 
 pytestmark = LOOPBACK
-EXAMPLES = 10
+EXAMPLES = int(os.environ.get("APC_SERVE_EXAMPLES", "10"))
 """Generated requests per route and mode (valid, invalid): bounded, derandomized."""
 CHECKS = [
     not_a_server_error,
