@@ -330,6 +330,7 @@ class RunContext(_Model):
             if name in self.skills:
                 return self.skills[name]
         else:
+            admit(resolve(self.skills, self._base_dir))  # confined: before it is looked at
             root = real_dir(resolve(self.skills, self._base_dir))
             if root is None:
                 raise ContextError(
@@ -387,9 +388,8 @@ class RunContext(_Model):
             return Workspace(files={}, visible=visible)
         if isinstance(self.workspace, InlineWorkspace):
             return Workspace(files=self.workspace.files, visible=visible)
+        admit(self._base_dir / self.workspace)  # confined (apc serve): before it is looked at
         directory = real_dir(self._base_dir / self.workspace)
-        if directory is not None:
-            admit(self._base_dir / self.workspace)  # confined (apc serve): its tree is listed
         if directory is None:
             raise ContextError(
                 code="context.workspace_not_found",

@@ -110,3 +110,23 @@ def test_a_chat_file_outside_the_roots_is_denied_when_the_context_loads(
     with confine([root]), pytest.raises(PolicyError) as exc:
         load_context({"chat": str(outside / "chat.jsonl")}, root)
     assert _reason(exc) == "outside_roots"
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_directories_outside_the_roots_are_denied_whether_they_exist_or_not(
+    tree: tuple[Path, Path], exists: bool
+) -> None:
+    root, outside = tree
+    target = outside / ("skills" if exists else "none")
+    if exists:
+        (target / "x").mkdir(parents=True)
+        (target / "x" / "SKILL.md").write_text("skill", encoding="utf-8")
+    with confine([root]):
+        for run, template in (
+            ({"workspace": str(target)}, "<<agent.workspace.tree>>"),
+            ({"skills": str(target)}, '<<agent.skill "x">>'),
+        ):
+            ctx = load_context(run, root)
+            with pytest.raises(PolicyError) as exc:
+                compiler.compile_string(template, context=ctx)
+            assert _reason(exc) == "outside_roots"  # no oracle of what exists out there
