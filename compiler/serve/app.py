@@ -152,6 +152,8 @@ def create_app(config: ServeConfig, schemas: Schemas | None = None) -> FastAPI:
         version=_version(),
         lifespan=lifespan,
         responses=_ERRORS,
+        docs_url=None,  # the interactive pages load scripts from a CDN: not on an offline tool
+        redoc_url=None,
     )
     app.router.route_class = StrictJSONRoute
     _routes(app, service, pool, schemas or {})
