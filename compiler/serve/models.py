@@ -158,5 +158,7 @@ class CheckOut(_Out):
 
 
 class HealthOut(_Out):
-    status: Literal["ok", "draining"]
+    """The server answers; ``sessions`` is how many compile sessions it keeps."""
+
+    status: Literal["ok"]
     sessions: int

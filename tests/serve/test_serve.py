@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from compiler.cli import main
+from compiler.commands._common import dumps  # how apc compile prints the request
 from compiler.commands.schema import SCHEMAS
 from tests.serve.server import LOOPBACK, WRITER, Server, long_chat, running, slow_body, start
 
@@ -27,11 +28,6 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     capsys.readouterr()
     assert main(list(args)) == 0
     return capsys.readouterr().out
-
-
-def dumps(value: Any) -> str:
-    """How ``apc compile`` prints JSON (compiler/commands/_common.py)."""
-    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
 
 
 def run_json() -> dict[str, Any]:

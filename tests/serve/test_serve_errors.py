@@ -65,6 +65,7 @@ def test_403_paths_outside_the_roots(guarded: Server, body: dict[str, Any], reas
 def test_404_405(guarded: Server) -> None:
     with guarded.client() as c:
         diagnostic(c.get("/v2/compile"), 404, "serve.not_found")
+        diagnostic(c.get("/docs"), 404, "serve.not_found")
         diagnostic(c.get("/v1/compile"), 405, "serve.method_not_allowed")
 
 
