@@ -1,5 +1,5 @@
 """The servers of tests/serve, started side by side once per session: ``server`` roots the
-bundled example and the corpus presets; ``guarded`` has a token, small limits and a short
+bundled example and the corpus (read in place); ``guarded`` has a token, small limits and a short
 compile timeout, and roots a directory with a symlink and a hard link out of it."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # imported by the fixtures: without the extras, test modules 
     from tests.serve.server import Server
 
 WRITER = Path(__file__).resolve().parents[2] / "examples" / "writer"
-CORPUS_PRESETS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "presets"
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 TOKEN = "t0ken-for-the-tests-only"
 LIMITS = ("--max-body-bytes", "8000000", "--max-context-bytes", "6000000", "--timeout", "1")
 
@@ -45,8 +45,8 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, 
     from tests.serve.server import running, start
 
     roots = ["--root", str(WRITER)]
-    if CORPUS_PRESETS.is_dir():
-        roots += ["--root", str(CORPUS_PRESETS)]
+    if CORPUS.is_dir():
+        roots += ["--root", str(CORPUS)]
     plain = start(*roots)
     root = sandbox(tmp_path_factory.mktemp("serve"))
     data = ["--data-root", str(root.parent / "data")]

@@ -8,6 +8,7 @@ import signal
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,9 +20,9 @@ from tests.serve.server import LOOPBACK, WRITER, Server, long_chat, running, slo
 
 pytestmark = LOOPBACK
 
-from tests.serve.conftest import CORPUS_PRESETS  # noqa: E402
+from tests.serve.conftest import CORPUS  # noqa: E402
 
-ST_DEFAULT = CORPUS_PRESETS / "st-default-2024.json"
+ST_DEFAULT = CORPUS / "presets" / "st-default-2024.json"
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -236,3 +237,33 @@ def test_a_lone_surrogate_in_the_body_is_replaced_and_reported(server: Server) -
     assert [w["code"] for w in r.json()["warnings"]] == ["context.lone_surrogate"]
     assert refused.status_code == 422
     assert refused.json()["diagnostics"][0]["code"] == "context.lone_surrogate"
+
+
+def test_a_real_card_and_lorebook_from_the_corpus(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    card, world = CORPUS / "cards" / "Seraphina-v2v3.png", CORPUS / "worlds" / "Eldoria.json"
+    if not (ST_DEFAULT.is_file() and card.is_file() and world.is_file()):
+        pytest.skip(f"corpus files not found under {CORPUS}")
+    chat = [
+        {"role": "user", "name": "Sam", "content": "Where are we? Tell me about Eldoria."},
+        {
+            "role": "assistant",
+            "content": "The forest glade is quiet; Eldoria's old roads lie north.",
+        },
+        {"role": "user", "name": "Sam", "content": "Then we go north, past the river."},
+    ]
+    context = {"chat": chat, "character": str(card), "worldInfo": str(world)}
+    (tmp_path / "run.json").write_text(json.dumps(context), encoding="utf-8")
+    options = {"mode": "legacy", "budget": 8000}
+    r = server.post(
+        "/v1/compile", {"source": str(ST_DEFAULT), "context": context, "options": options}
+    )
+    assert r.status_code == 200, r.text
+    printed = cli(
+        capsys,
+        *("compile", str(ST_DEFAULT), "--context", str(tmp_path / "run.json")),
+        *("--mode", "legacy", "--budget", "8000"),
+    )
+    assert dumps(r.json()["request"]) == printed
+    assert "Seraphina" in printed
