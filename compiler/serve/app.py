@@ -158,7 +158,12 @@ def create_app(config: ServeConfig, schemas: Schemas | None = None) -> FastAPI:
     app.router.route_class = StrictJSONRoute
     _routes(app, service, pool, schemas or {})
     _handlers(app)
-    app.add_middleware(Guard, token=config.token, max_body_bytes=config.max_body_bytes)
+    app.add_middleware(
+        Guard,
+        token=config.token,
+        max_body_bytes=config.max_body_bytes,
+        max_held_bytes=config.max_held_bytes,
+    )
     if config.token is not None:
         _document_bearer(app)
     app.state.service = service

@@ -23,6 +23,9 @@ WORKERS = 4
 """Threads that compile; requests beyond them wait their turn (within the timeout)."""
 MAX_PENDING = 256
 """Requests compiling or waiting at once; beyond it ``serve.busy`` (503) at once."""
+MAX_HELD_BODIES = 16
+"""The bodies of the requests in flight, together, are at most this many times the body
+limit (``serve.busy``, 503, past it)."""
 DRAIN_SECONDS = 5.0
 """On SIGTERM: seconds in-flight requests get to finish before the process exits."""
 
@@ -44,6 +47,11 @@ class ServeConfig:
     workers: int = WORKERS
     max_pending: int = MAX_PENDING
     drain_seconds: float = DRAIN_SECONDS
+
+    @property
+    def max_held_bytes(self) -> int:
+        """The bytes of bodies all requests in flight may hold together."""
+        return MAX_HELD_BODIES * self.max_body_bytes
 
     @property
     def read_roots(self) -> tuple[Path, ...]:

@@ -194,3 +194,23 @@ def test_profiles_by_id_and_inline_layers_as_the_cli(
         "/v1/compile", {"template": template, "options": {"profile": {"id": "nope"}}}
     )
     assert missing.json()["diagnostics"][0]["code"] == "agent.profile_not_found"
+
+
+def test_503_busy_when_the_bodies_in_flight_hold_too_much() -> None:
+    from starlette.responses import PlainTextResponse
+    from starlette.testclient import TestClient
+
+    from compiler.serve.guard import Guard
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        body = (await receive())["body"]
+        await PlainTextResponse(f"{len(body)} {guard.held}")(scope, receive, send)
+
+    guard = Guard(app, token=None, max_body_bytes=100, max_held_bytes=150)
+    client = TestClient(guard)  # not as a context manager: no lifespan to run
+    assert client.post("/", content=b"x" * 100).text == "100 100"  # held while answered
+    assert guard.held == 0
+    guard.held = 120  # as if other requests held their bodies
+    diagnostic(client.post("/", content=b"x" * 50), 503, "serve.busy")
+    assert guard.held == 120
+    diagnostic(client.post("/", content=b"x" * 101), 413, "serve.body_too_large")
