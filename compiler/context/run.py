@@ -32,6 +32,7 @@ from compiler.context.inputs import (
     surrogate_warning,
     validate,
 )
+from compiler.context.sandbox import admit
 from compiler.context.workspace import Workspace
 from compiler.context.world_books import BookSource, Lorebooks, load_books
 from compiler.context.world_run import scan_run
@@ -354,6 +355,7 @@ class RunContext(_Model):
             if name in self.skills:
                 return self.skills[name]
         else:
+            admit(resolve(self.skills, self._base_dir))  # confined: before it is looked at
             root = real_dir(resolve(self.skills, self._base_dir))
             if root is None:
                 raise ContextError(
@@ -411,6 +413,7 @@ class RunContext(_Model):
             return Workspace(files={}, visible=visible)
         if isinstance(self.workspace, InlineWorkspace):
             return Workspace(files=self.workspace.files, visible=visible)
+        admit(self._base_dir / self.workspace)  # confined (apc serve): before it is looked at
         directory = real_dir(self._base_dir / self.workspace)
         if directory is None:
             raise ContextError(
