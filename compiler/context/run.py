@@ -430,9 +430,14 @@ class RunContext(_Model):
 
 
 def load_context(
-    value: RunContext | dict[str, Any] | str | Path | None, base_dir: Path | None = None
+    value: RunContext | dict[str, Any] | str | Path | None,
+    base_dir: Path | None = None,
+    *,
+    from_json: bool = False,
 ) -> RunContext:
-    """A RunContext from an object, a dict (paths relative to ``base_dir``) or a JSON file."""
+    """A RunContext from an object, a dict (paths relative to ``base_dir``) or a JSON file.
+    ``from_json``: the dict came from :func:`compiler.context.inputs.parse_json`, which
+    already repaired and refused what :func:`sanitize` would (a server's request body)."""
     if value is None:
         return RunContext()
     if isinstance(value, RunContext):
@@ -442,6 +447,8 @@ def load_context(
         path = Path(value)
         data = load_json_file(path, what="run context")
         file, base_dir = str(path), path.resolve().parent
+    elif from_json:
+        data = value
     else:  # a caller's objects: lone surrogates can only come in this way, or from JSON
         data, repaired = sanitize(value)
         if repaired:

@@ -128,7 +128,8 @@ class Service:
                     "start the server with a larger --max-context-bytes",
                 )
         base = self.config.roots[0] if self.config.roots else None
-        return load_context(given, base_dir=base)
+        # the body was read by parse_json: its surrogates repaired, its numbers checked
+        return load_context(given, base_dir=base, from_json=isinstance(given, dict))
 
     def compile(
         self, body: SourceIn, sent: int | None = None, read: Sequence[Diagnostic] = ()
