@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "compiler.commands.plan",
     "compiler.commands.profile",
     "compiler.commands.schema",
+    "compiler.commands.serve",
 )
 
 

@@ -279,7 +279,10 @@ def _registry() -> dict[str, type[APCError] | None]:
             lower.invalid_prefill lower.too_many_cache_breakpoints""",
         InternalError: "internal.count_mismatch",
         APCError: """io.write_failed io.output_not_regular profile.write_failed
-            bench.plot_unavailable""",
+            bench.plot_unavailable
+            serve.bad_request serve.unauthorized serve.not_found serve.method_not_allowed
+            serve.body_too_large serve.context_too_large serve.invalid_request
+            serve.internal_error serve.compile_timeout serve.busy serve.unavailable""",
         None: """template.legacy_agent_macro template.unknown_st_macro context.lone_surrogate
             context.budget_over_window context.no_run_context context.empty_chat
             context.no_character template.unknown_prompt_id template.unknown_marker

@@ -65,8 +65,14 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
         frozenset({"api", "checking", "session", "options", "compiler", "replay"}),
         frozenset({"tavern", "fit", "lower"}),
     ),
+    # serve: the HTTP compile service over the api (apc serve; FastAPI, an optional extra)
+    ("serve", frozenset({"serve"}), frozenset({"api"})),
     # commands: the CLI over the api, and diagnostics rendering
-    ("commands", frozenset({"commands", "render", "cli", "__main__"}), frozenset({"api"})),
+    (
+        "commands",
+        frozenset({"commands", "render", "cli", "__main__"}),
+        frozenset({"api", "serve"}),
+    ),
 )
 
 STAGE_OF = {unit: stage for stage, units, _ in LAYERS for unit in units}

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import regex
 
+from compiler.context.sandbox import admit
 from compiler.errors import ContextError, Diagnostic, Span
 
 PathLike = str | os.PathLike[str]
@@ -111,6 +112,7 @@ def open_input(path: Path) -> BinaryIO:
     def fail(code: str, message: str) -> ContextError:
         return ContextError(code=code, message=message, file=str(path))
 
+    admit(path)  # confined (apc serve): refused before it is opened
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except FileNotFoundError:
@@ -122,6 +124,11 @@ def open_input(path: Path) -> BinaryIO:
         raise fail("context.file_unreadable", f"not a valid path: {str(path)!r}") from None
     mode = os.fstat(fd).st_mode
     if stat.S_ISREG(mode):
+        try:
+            admit(path, fd)  # and the file opened, as it really is
+        except BaseException:
+            os.close(fd)
+            raise
         return os.fdopen(fd, "rb")
     os.close(fd)
     if stat.S_ISDIR(mode):

@@ -32,6 +32,7 @@ from compiler.context.inputs import (
     surrogate_warning,
     validate,
 )
+from compiler.context.sandbox import admit
 from compiler.context.workspace import Workspace
 from compiler.context.world_books import BookSource, Lorebooks, load_books
 from compiler.context.world_run import scan_run
@@ -354,6 +355,7 @@ class RunContext(_Model):
             if name in self.skills:
                 return self.skills[name]
         else:
+            admit(resolve(self.skills, self._base_dir))  # confined: before it is looked at
             root = real_dir(resolve(self.skills, self._base_dir))
             if root is None:
                 raise ContextError(
@@ -411,6 +413,7 @@ class RunContext(_Model):
             return Workspace(files={}, visible=visible)
         if isinstance(self.workspace, InlineWorkspace):
             return Workspace(files=self.workspace.files, visible=visible)
+        admit(self._base_dir / self.workspace)  # confined (apc serve): before it is looked at
         directory = real_dir(self._base_dir / self.workspace)
         if directory is None:
             raise ContextError(
@@ -427,9 +430,14 @@ class RunContext(_Model):
 
 
 def load_context(
-    value: RunContext | dict[str, Any] | str | Path | None, base_dir: Path | None = None
+    value: RunContext | dict[str, Any] | str | Path | None,
+    base_dir: Path | None = None,
+    *,
+    from_json: bool = False,
 ) -> RunContext:
-    """A RunContext from an object, a dict (paths relative to ``base_dir``) or a JSON file."""
+    """A RunContext from an object, a dict (paths relative to ``base_dir``) or a JSON file.
+    ``from_json``: the dict came from :func:`compiler.context.inputs.parse_json`, which
+    already repaired and refused what :func:`sanitize` would (a server's request body)."""
     if value is None:
         return RunContext()
     if isinstance(value, RunContext):
@@ -439,6 +447,8 @@ def load_context(
         path = Path(value)
         data = load_json_file(path, what="run context")
         file, base_dir = str(path), path.resolve().parent
+    elif from_json:
+        data = value
     else:  # a caller's objects: lone surrogates can only come in this way, or from JSON
         data, repaired = sanitize(value)
         if repaired:
