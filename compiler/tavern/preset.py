@@ -428,7 +428,9 @@ def _default_order(preset: TavernPreset) -> list[tuple[str, bool]]:
 def ordered_prompts(preset: TavernPreset, *, include_disabled: bool = False) -> list[PresetPrompt]:
     """The preset's prompts in prompt order, each with ``enabled`` set from the order.
 
-    Disabled entries are left out unless ``include_disabled``.
+    Disabled entries are left out unless ``include_disabled``, but for ``main``: as
+    SillyTavern's PromptManager (``getPromptCollection``) keeps it with empty content, so a
+    card's ``system_prompt`` still replaces it (``{{original}}`` empty).
     """
     order = active_order(preset)
     entries = (
@@ -442,4 +444,12 @@ def ordered_prompts(preset: TavernPreset, *, include_disabled: bool = False) -> 
         for identifier, enabled in entries
         if identifier in by_id
     ]
-    return [p for p in chosen if include_disabled or p.enabled]
+    if include_disabled:
+        return chosen
+    return [
+        p.model_copy(update={"enabled": True, "content": ""})
+        if not p.enabled and p.identifier == "main"
+        else p
+        for p in chosen
+        if p.enabled or p.identifier == "main"
+    ]

@@ -166,3 +166,33 @@ def test_send_if_empty_answers_the_assistant(tmp_path: Path) -> None:
         ctx = {"character": {**CARD, "first_mes": "Hello!"}, "persona": {"name": "Kazuma"}}
         messages = compiler.compile(path, context={**ctx, "chat": chat}, mode="legacy").request
         assert messages["messages"][-1]["content"] == tail
+
+
+def test_a_disabled_main_is_kept_empty_for_the_cards_system_prompt(tmp_path: Path) -> None:
+    """SillyTavern's PromptManager keeps a disabled main with empty content: the card's
+    system_prompt still replaces it, {{original}} empty (st-oracle capture synth_order_roles);
+    without one nothing is sent for it."""
+    ids = ["main", "chatHistory"]
+    preset = {
+        "prompts": [
+            {"identifier": "main", "role": "system", "content": "Main text."},
+            {"identifier": "chatHistory", "marker": True},
+        ],
+        "prompt_order": [
+            {
+                "character_id": 100001,
+                "order": [{"identifier": i, "enabled": i != "main"} for i in ids],
+            }
+        ],
+        "new_chat_prompt": "",
+    }
+    path = tmp_path / "preset.json"
+    path.write_text(json.dumps(preset))
+    chat = [{"role": "user", "content": "hey"}]
+    for card, first in (
+        ({**CARD, "system_prompt": "{{original}}Be {{char}}."}, "Be Aqua."),
+        (CARD, "hey"),
+    ):
+        ctx = {"character": card, "chat": chat}
+        messages = compiler.compile(path, context=ctx, mode="legacy").request["messages"]
+        assert messages[0]["content"] == first
