@@ -42,6 +42,9 @@ FILL_HEAD = "fillHead"
 #: ContextFrame metadata: a roleplay prompt (a SillyTavern preset): the fit stage cuts text
 #: between words with a bare ``…``, never a ``[... N tokens cut ...]`` marker
 ROLEPLAY = "roleplay"
+#: ContextFrame metadata: messages keep the whitespace at their edges, as SillyTavern sends
+#: a legacy preset's entries (only whitespace-only messages vanish)
+AS_WRITTEN = "asWritten"
 
 
 class ToolCall(TypedDict):

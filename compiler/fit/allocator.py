@@ -77,7 +77,7 @@ from compiler.fit.summarize import Summarizer, SummaryCache, SummaryChain
 from compiler.fit.text import TextFitter
 from compiler.fit.windows import SUMMARY_MODE_TOKENS as SUMMARY_MODE_TOKENS
 from compiler.fit.windows import WindowFitter
-from compiler.frame import FILL_BLOCK, ROLEPLAY, ComponentKind, ContextFrame
+from compiler.frame import AS_WRITTEN, FILL_BLOCK, ROLEPLAY, ComponentKind, ContextFrame
 from compiler.journal import Journal
 from compiler.tokens import TokenCounter
 
@@ -134,7 +134,7 @@ class _Allocator:
         self.model = model
         self.budget = total.total
         self.budgets = budgets.as_dict()
-        self.costs = Costs(dialect, counter)
+        self.costs = Costs(dialect, counter, edges=bool(frame.metadata.get(AS_WRITTEN)))
         self.text = text
         self.windows = windows
         self.record = record

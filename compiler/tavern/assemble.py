@@ -44,6 +44,7 @@ from typing import Any
 from compiler.assemble import Assembler, PresetMode
 from compiler.errors import APCError, Diagnostic, Span, TemplateError
 from compiler.frame import (
+    AS_WRITTEN,
     ROLEPLAY,
     SQUASH_SYSTEM,
     Component,
@@ -136,6 +137,8 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     assembler.mode = mode
     start_with_greeting(assembler)
     assembler.frame_metadata[ROLEPLAY] = True  # cuts without token markers (compiler.fit)
+    if mode == "legacy":  # entries keep their edges, as SillyTavern sends them
+        assembler.frame_metadata[AS_WRITTEN] = True
     assembler.scan_prompts = scan_prompts(assembler)
     if preset.extra.get("squash_system_messages") is True:
         assembler.frame_metadata[SQUASH_SYSTEM] = True
