@@ -403,8 +403,8 @@ def _add_entry(
         if comp.kind == ComponentKind.PRESET_GUIDE:
             from_card = bool(card_file) and comp.source.startswith(card_file + ":")
             comp.metadata["origin"] = "card" if from_card else "preset"
-        if comp.inline_content and _card_text(comp):  # SillyTavern's baseChatReplace
-            comp.inline_content = comp.inline_content.replace("\r", "")
+        if comp.inline_content and _card_text(comp):
+            comp.inline_content = _as_card_text(comp)
         if comp.kind == ComponentKind.CHAT_HISTORY and not comp.messages:
             comp.messages = greeting(assembler)
         if comp.kind == ComponentKind.CHAT_HISTORY and comp.messages:
@@ -455,6 +455,14 @@ def _card_text(comp: Component) -> bool:
     if comp.kind == ComponentKind.PRESET_GUIDE:
         return comp.metadata.get("origin") == "card"
     return comp.kind in (ComponentKind.CHARACTER_CARD, ComponentKind.USER_PROFILE)
+
+
+def _as_card_text(comp: Component) -> str:
+    """Card or persona text as SillyTavern's ``baseChatReplace`` sends it: without ``\r``;
+    a card field (description, personality, scenario) trimmed too (getCharacterCardFields),
+    the persona and the pieces of a card override as they are."""
+    text = (comp.inline_content or "").replace("\r", "")
+    return text.strip() if comp.kind == ComponentKind.CHARACTER_CARD else text
 
 
 _FORMATTED_KINDS = frozenset({ComponentKind.CHARACTER_CARD, ComponentKind.WORLD_INFO})
