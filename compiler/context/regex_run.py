@@ -37,9 +37,13 @@ absent group empty; past the groups JavaScript's replacer arguments follow (the 
 offset, then the whole text). Nothing else is special: ``$&``, ``$<name>`` and ``$$`` stay
 as written. Then macros are filled in the result.
 
+Every match (the first without ``g``) is found as JavaScript finds them: after an empty
+match the next search starts one character on (:func:`_js_replace`).
+
 Bounds (hostile cards): each application runs with the ``regex`` package's timeout,
 :data:`SCRIPT_TIMEOUT`, and all of a compile's share :data:`SCRIPTS_BUDGET` (both checked
-in the replacer too); patterns are refused by the lorebook keys' size limits
+in the replacer too, at each ``$N`` and each trim string, and a replacement is refused
+before it is built past :data:`MAX_GROWTH`); patterns are refused by the lorebook keys' size limits
 (:mod:`compiler.context.world_activation`); a compile's scripts may add at most
 :data:`MAX_GROWTH` characters. A script that runs over, or whose pattern SillyTavern would
 not compile (``regex.invalid_pattern``), that this compiler cannot reproduce
@@ -300,8 +304,7 @@ class ScriptRunner:
         limit = len(text) + MAX_GROWTH - self._grown
         replace = _replacer(script, js, text, self.fill, deadline, limit)
         try:
-            left = max(deadline - time.perf_counter(), 0.001)
-            out = pattern.sub(replace, text, count=js.count, timeout=left)
+            out = _js_replace(pattern, replace, text, js.count, deadline)
         except (TimeoutError, _Stop) as exc:
             where = _TARGETS.get(placement, "a world info entry")
             if str(exc) not in ("fails", "size") and deadline == end:
@@ -373,32 +376,28 @@ def _replacer(
     deadline: float,
     limit: int,
 ) -> Callable[[regex.Match[str]], str]:
-    """``runRegexScript``'s replacer function, checking the deadline and the size."""
+    """``runRegexScript``'s replacer function, checking the deadline and the size: within
+    one replacement too (each ``$N`` and each trim string), so that no single match can
+    take longer than the deadline or build a text over the limit before it is checked."""
     template = _MATCH_MACRO.sub("$0", script.replace)
     size = [len(text)]
 
-    def replace(match: regex.Match[str]) -> str:
+    def in_time() -> None:
         if time.perf_counter() > deadline:
             raise _Stop("timeout")
+
+    def replace(match: regex.Match[str]) -> str:
+        in_time()
         groups = match.groups()
+        room = [limit - size[0] + match.end() - match.start()]  # what this one may add
 
         def value(ref: re.Match[str]) -> str:
-            digits = ref.group(1).lstrip("0") or "0"
-            number = int(digits) if len(digits) < 10 else len(groups) + 9
-            if number <= len(groups):
-                found = match.group(number)
-                return _trimmed(found, script.trims, fill) if found else ""
-            extra = number - len(groups)  # replacer arguments: offset, text, groups object
-            if extra == 1:
-                offset = _utf16_length(text[: match.start()])
-                if offset and script.trims:
-                    raise _Stop("fails")  # filterString on a number: a TypeError there
-                return str(offset) if offset else ""
-            if extra == 2:
-                return _trimmed(text, script.trims, fill)
-            if extra == 3 and js.named:
-                raise _Stop("fails")  # a null-prototype object: String() throws there
-            return ""
+            in_time()
+            piece = _group_value(ref, match, groups, script, js, text, fill, in_time)
+            room[0] -= len(piece)
+            if room[0] < 0:
+                raise _Stop("size")
+            return piece
 
         out = fill(_GROUP_REF.sub(value, template))
         size[0] += len(out) - (match.end() - match.start())
@@ -409,9 +408,70 @@ def _replacer(
     return replace
 
 
-def _trimmed(text: str, trims: tuple[str, ...], fill: Callable[[str], str]) -> str:
+def _js_replace(
+    pattern: regex.Pattern[str],
+    replace: Callable[[regex.Match[str]], str],
+    text: str,
+    count: int,
+    deadline: float,
+) -> str:
+    """JavaScript's ``String.prototype.replace`` (every match, or the first when ``count``
+    is 1), each search by ``deadline``. After an empty match the next search starts one
+    character later (``AdvanceStringIndex``): Python's ``sub`` would search again at the
+    same place for a non-empty match (``/x*?|a/g`` on ``a`` leaves the ``a`` in
+    JavaScript, ``sub`` replaces it)."""
+    out: list[str] = []
+    last = pos = 0
+    while pos <= len(text):
+        left = max(deadline - time.perf_counter(), 0.001)
+        match = pattern.search(text, pos, timeout=left)
+        if match is None:
+            break
+        out.append(text[last : match.start()])
+        out.append(replace(match))
+        last = match.end()
+        if count == 1:
+            break
+        pos = last + 1 if match.end() == match.start() else last
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _group_value(
+    ref: re.Match[str],
+    match: regex.Match[str],
+    groups: tuple[str | Any, ...],
+    script: RegexScript,
+    js: JSRegex,
+    text: str,
+    fill: Callable[[str], str],
+    in_time: Callable[[], None],
+) -> str:
+    """What ``$N`` of the replacement is for ``match`` (see the module docstring)."""
+    digits = ref.group(1).lstrip("0") or "0"
+    number = int(digits) if len(digits) < 10 else len(groups) + 9
+    if number <= len(groups):
+        found = match.group(number)
+        return _trimmed(found, script.trims, fill, in_time) if found else ""
+    extra = number - len(groups)  # replacer arguments: offset, text, groups object
+    if extra == 1:
+        offset = _utf16_length(text[: match.start()])
+        if offset and script.trims:
+            raise _Stop("fails")  # filterString on a number: a TypeError there
+        return str(offset) if offset else ""
+    if extra == 2:
+        return _trimmed(text, script.trims, fill, in_time)
+    if extra == 3 and js.named:
+        raise _Stop("fails")  # a null-prototype object: String() throws there
+    return ""
+
+
+def _trimmed(
+    text: str, trims: tuple[str, ...], fill: Callable[[str], str], in_time: Callable[[], None]
+) -> str:
     """SillyTavern's ``filterString``: each trim string (macros filled) removed."""
     for trim in trims:
+        in_time()
         trim = fill(trim)
         if trim:
             text = text.replace(trim, "")

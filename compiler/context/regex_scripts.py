@@ -205,7 +205,10 @@ def _js_number(text: str) -> float:
     if not _NUMBER.fullmatch(text):
         return math.nan
     if text.lower().startswith("0x"):
-        return float(int(text, 16))
+        try:
+            return float(int(text, 16))
+        except OverflowError:  # JavaScript: Infinity past the largest double
+            return math.inf
     return float(text.replace("Infinity", "inf"))
 
 
