@@ -83,6 +83,10 @@ SCRIPTS_BUDGET = 1.0
 skipped (one ``regex.timeout``)."""
 MAX_GROWTH = 16 * 1024 * 1024
 """Characters a compile's scripts may add to its texts (``regex.output_too_large``)."""
+MAX_TRANSLATED = 2 * REGEX_MAX_LENGTH
+"""The longest pattern compiled once translated, in characters: JavaScript's classes and
+boundaries are spelled out (``\\b`` becomes 70 characters), and compiling takes time in
+proportion (~0.2 s for this many, outside any timeout). Longer is ``regex.too_complex``."""
 DEFAULT_DEPTH = 4  # world-info.js DEFAULT_DEPTH, an @D entry's depth when it has none
 _OPEN = "<<agent."  # compiler.markers.OPEN (a later stage)
 _MATCH_MACRO = re.compile(r"\{\{match\}\}", re.IGNORECASE)
@@ -266,7 +270,12 @@ class ScriptRunner:
         else:
             try:
                 js = translate(*parsed)
-                if _pattern_size(js.pattern) > max(REGEX_MAX_SIZE, len(js.pattern)):
+                if len(js.pattern) > MAX_TRANSLATED:
+                    self._fail(
+                        index, script, "regex.too_complex",
+                        f"is over {MAX_TRANSLATED} characters once translated from JavaScript",
+                    )  # fmt: skip
+                elif _pattern_size(js.pattern) > max(REGEX_MAX_SIZE, len(js.pattern)):
                     self._fail(
                         index, script, "regex.too_complex",
                         f"is larger than {REGEX_MAX_SIZE} items once its counted repeats are "

@@ -130,3 +130,16 @@ def test_a_hex_depth_past_the_largest_number_is_infinity() -> None:
     )
     assert bad == []
     assert read[0].max_depth == float("inf")
+
+
+def test_a_pattern_that_translates_too_long_is_not_compiled() -> None:
+    """``\\b`` is 70 characters once translated: 16,000 of them (32 KB of JavaScript)
+    would take seconds to compile, outside every timeout."""
+    warnings: list[Diagnostic] = []
+    scripts = runner(
+        [{"findRegex": "/" + "\\b" * 16_000 + "/", "replaceString": "", "placement": [1]}], warnings
+    )
+    start = time.perf_counter()
+    assert scripts.apply("a b", 1, depth=0) == "a b"
+    assert time.perf_counter() - start < 1.0
+    assert [w.code for w in warnings] == ["regex.too_complex"]
