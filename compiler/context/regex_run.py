@@ -224,12 +224,14 @@ class ScriptRunner:
         if not any(WORLD_INFO in s.placement for s in self.scripts):
             return entries
         out: list[dict[str, Any]] = []
-        for entry in entries:
-            content = entry.get("content")
-            depth = _entry_depth(entry)
-            if not isinstance(content, str) or not any(
-                s.selected(WORLD_INFO, depth, prompt=True) for s in self.scripts
-            ):
+        chosen: dict[int | None, bool] = {}
+        for i, entry in enumerate(entries):
+            if self._left <= 0:  # choosing scripts too counts towards the budget
+                self._out_of_budget(None)
+                out += entries[i:]
+                break
+            content, depth = entry.get("content"), _entry_depth(entry)
+            if not isinstance(content, str) or not self._chosen(chosen, depth):
                 out.append(entry)
                 continue
             text, from_values = self.filled(content)
@@ -237,6 +239,15 @@ class ScriptRunner:
                 text = content  # macros assembled an opener: the marker check must see them
             out.append({**entry, "content": self.apply(text, WORLD_INFO, depth=depth)})
         return out
+
+    def _chosen(self, chosen: dict[int | None, bool], depth: int | None) -> bool:
+        """Whether a script runs on world info at ``depth`` (remembered per depth in
+        ``chosen``; the time it takes counts towards the compile's budget)."""
+        if depth not in chosen:
+            start = time.perf_counter()
+            chosen[depth] = any(s.selected(WORLD_INFO, depth, prompt=True) for s in self.scripts)
+            self._left -= time.perf_counter() - start
+        return chosen[depth]
 
     def greeting(self, text: str, fill: Callable[[str], str]) -> str:
         """An empty chat's greeting: stored (``getFirstMessage``), macros filled by

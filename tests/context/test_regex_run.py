@@ -143,3 +143,19 @@ def test_a_pattern_that_translates_too_long_is_not_compiled() -> None:
     assert scripts.apply("a b", 1, depth=0) == "a b"
     assert time.perf_counter() - start < 1.0
     assert [w.code for w in warnings] == ["regex.too_complex"]
+
+
+def test_choosing_scripts_for_world_info_counts_towards_the_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Many entries at distinct depths, each ruled out by every script's depth range: the
+    ruling out is bounded by the budget, not entries times scripts."""
+    monkeypatch.setattr(regex_run, "SCRIPTS_BUDGET", 0.2)
+    never = {"findRegex": "/x/", "replaceString": "", "placement": [5], "minDepth": 10**9}
+    warnings: list[Diagnostic] = []
+    scripts = runner([never] * 1000, warnings)
+    entries = [{"content": "x", "position": 4, "depth": i} for i in range(50_000)]
+    start = time.perf_counter()
+    assert scripts.world(entries) == entries
+    assert time.perf_counter() - start < 3
+    assert [w.code for w in warnings] == ["regex.timeout"]
