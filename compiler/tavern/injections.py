@@ -108,15 +108,18 @@ def apply_injections(
     injection never lands between a tool call and its results, which no provider accepts:
     it moves up to just before the call.
     """
-    eligible = [p for p in injections if _fires(p, generation_type)]
-    placed = [e for e in extensions if e.content and 0 <= e.depth <= MAX_INJECTION_DEPTH]
+    entries: dict[int, list[PresetPrompt]] = {}  # by depth, each in its given order
+    for p in injections:
+        if _fires(p, generation_type):
+            entries.setdefault(p.injection_depth, []).append(p)
+    placed: dict[int, list[ExtensionPrompt]] = {}
+    for e in extensions:
+        if e.content and 0 <= e.depth <= MAX_INJECTION_DEPTH:
+            placed.setdefault(e.depth, []).append(e)
     newest_first: list[T] = list(reversed(history))
     inserted = 0
-    for depth in sorted({p.injection_depth for p in eligible} | {e.depth for e in placed}):
-        built = injection_messages(
-            [p for p in eligible if p.injection_depth == depth],
-            [e for e in placed if e.depth == depth],
-        )
+    for depth in sorted(entries.keys() | placed.keys()):
+        built = injection_messages(entries.get(depth, []), placed.get(depth, []))
         if not built:
             continue
         at = min(depth + inserted, len(newest_first))
