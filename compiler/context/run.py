@@ -199,6 +199,15 @@ class RunContext(_Model):
         alias_generator=to_camel, populate_by_name=True, extra="forbid", json_schema_extra=None
     )
 
+    @field_validator("now")
+    @classmethod
+    def _now_in_range(cls, value: datetime | None) -> datetime | None:
+        """The clock macros move ``now`` by up to a day (local time, ``{{time_UTC+14}}``):
+        the calendar's first and last years are refused, not overflowed mid-compile."""
+        if value is not None and not 2 <= value.year <= 9998:
+            raise ValueError(f"must be a time from year 2 to 9998, not year {value.year}")
+        return value
+
     _base_dir: Path = Path(".")
     _file: str = INLINE
     _card: CharacterCard | None = None
