@@ -120,8 +120,11 @@ class TavernChat(BaseModel):
     character_name: str | None = None
     metadata: ChatMetadata | None = None
     messages: list[ChatMessage] = Field(default_factory=list)
-    #: every ``is_user`` line, hidden ones too: the Author's Note's interval counts them
-    user_lines: int = 0
+    #: every ``is_user`` line of a ``.jsonl`` file, hidden ones too: the Author's Note's
+    #: interval counts them (None, a ``.json`` array: its user messages are counted)
+    user_lines: int | None = None
+    #: per message, the ``is_user`` lines up to its own (what a prefix of the chat counts)
+    user_lines_at: list[int] = Field(default_factory=list)
 
 
 def parse_messages(items: Any, *, file: str, path: str = "") -> list[ChatMessage]:
@@ -221,7 +224,7 @@ def _metadata(value: Any, file: str, span: Span, line: int) -> ChatMetadata | No
 def parse_jsonl(text: str, file: str) -> TavernChat:
     """A SillyTavern chat from the text of a ``.jsonl`` file."""
     chat = TavernChat()
-    start = 0
+    start = users = 0
     seen_first = False
     for line_no, line in enumerate(text.split("\n"), start=1):
         offset, start = start, start + len(line) + 1
@@ -252,8 +255,11 @@ def parse_jsonl(text: str, file: str) -> TavernChat:
                 span=span,
                 path=f"line {line_no}",
             )
-        chat.messages.extend(_tavern_message(obj, file, span, line_no))
-        chat.user_lines += bool(obj.get("is_user"))
+        made = _tavern_message(obj, file, span, line_no)
+        users += bool(obj.get("is_user"))
+        chat.messages.extend(made)
+        chat.user_lines_at.extend([users] * len(made))
+    chat.user_lines = users
     return chat
 
 

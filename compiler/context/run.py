@@ -216,6 +216,7 @@ class RunContext(_Model):
     _lorebook: Lorebook | None = None
     _lorebook_file: str = INLINE
     _user_lines: int | None = None
+    _user_lines_at: list[int] | None = None
 
     @property
     def messages(self) -> list[ChatMessageIn]:
@@ -226,8 +227,9 @@ class RunContext(_Model):
     def user_messages(self) -> int:
         """How many user messages the chat has: a chat file's ``is_user`` lines, hidden ones
         too (SillyTavern counts them for the Author's Note's interval), else the chat's."""
-        if self._user_lines is not None:
-            return self._user_lines
+        lines, at, n = self._user_lines, self._user_lines_at or [], len(self.messages)
+        if lines is not None:  # a .jsonl file's; a prefix of its chat (a replayed turn)
+            return (at[n - 1] if n else 0) if n < len(at) else lines  # counts up to its end
         return sum(1 for m in self.messages if m.role == "user")
 
     @property
@@ -260,7 +262,7 @@ class RunContext(_Model):
         if isinstance(self.chat, str):
             read = read_chat_file(resolve(self.chat, self._base_dir))
             self.chat = [_message_in(m) for m in read.messages]
-            self._user_lines = read.user_lines
+            self._user_lines, self._user_lines_at = read.user_lines, read.user_lines_at
             if read.metadata is not None:  # the run's own keys win over the file's
                 given = self.chat_metadata.model_dump(exclude_unset=True)
                 self.chat_metadata = ChatMetadata.model_validate(

@@ -420,6 +420,36 @@ def test_interval_counts_hidden_user_lines_of_a_chat_file(tmp_path: Path) -> Non
     assert ("system", "AN") not in pairs(result)
 
 
+def test_interval_counts_the_user_messages_of_a_json_chat_file(tmp_path: Path) -> None:
+    """A ``.json`` chat file (an array of messages) counts its user messages, as the same
+    chat given inline does (it has no ``is_user`` lines of its own)."""
+    meta = {"note_prompt": "AN", "note_interval": 3, "note_depth": 0}
+    (tmp_path / "chat.json").write_text(json.dumps(CHAT))  # three user messages
+    for chat in (CHAT, str(tmp_path / "chat.json")):
+        assert ("system", "AN") in pairs(run(tmp_path, meta, chat=chat))
+
+
+def test_a_replayed_turn_counts_the_user_lines_up_to_it(tmp_path: Path) -> None:
+    """``apc bench`` replays a ``.jsonl`` chat turn by turn: each turn's interval counts
+    the user lines up to that turn (hidden ones too), not the whole file's."""
+    lines: list[dict[str, Any]] = [{"user_name": "Kazuma", "character_name": "Aqua"}]
+    lines += [{"name": "Kazuma", "is_user": True, "mes": "hidden", "is_system": True}]
+    for i in range(4):
+        lines += [
+            {"name": "Kazuma", "is_user": True, "mes": f"u{i}"},
+            {"name": "Aqua", "is_user": False, "mes": f"a{i}"},
+        ]
+    (tmp_path / "chat.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
+    meta = {"note_prompt": "AN", "note_interval": 3, "note_depth": 0}
+    ctx = compiler.load_context({"chat": "chat.jsonl", "chatMetadata": meta}, base_dir=tmp_path)
+    assert ctx.user_messages == 5
+    turns = [ctx.model_copy(update={"chat": ctx.messages[:k]}) for k in (1, 3, 5, 8)]
+    assert [t.user_messages for t in turns] == [2, 3, 4, 5]
+    preset = write_preset(tmp_path)
+    noted = [("system", "AN") in pairs(compiler.compile(preset, context=t)) for t in turns]
+    assert noted == [False, True, False, False]
+
+
 @pytest.mark.parametrize("position", [0, 1])
 def test_a_note_never_assembles_an_agent_macro(tmp_path: Path, position: int) -> None:
     """The note's own ``<<agent.`` text is its author's (sent as written); one that
