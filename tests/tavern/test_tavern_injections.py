@@ -172,4 +172,27 @@ def test_many_depths_take_time_in_proportion() -> None:
     start = time.perf_counter()
     got = run(*prompts, history=["m"] * 20_000, extensions=notes)
     assert time.perf_counter() - start < 2
-    assert len(got) == 20_000 + 10_000 + 1000
+    assert len(got) == 20_000 + 1001 + 1000  # depths past 1000 are not injected
+
+
+def test_an_entry_deeper_than_sillytavern_injects_is_left_out_and_reported(
+    tmp_path: Path,
+) -> None:
+    """populationInjectionPrompts injects depths 0 to 1000 only: an in-chat entry at 1001 is
+    not in SillyTavern's prompt, so not here either (it is reported, not sent at the top)."""
+    assert run(inj("a", "A", 1000), inj("b", "B", 1001)) == ["system:A", *HISTORY]
+    prompts = [
+        {"identifier": "chatHistory", "marker": True},
+        {
+            "identifier": "deep",
+            "content": "Deep.",
+            "injection_position": 1,
+            "injection_depth": 5000,
+        },
+    ]
+    (tmp_path / "p.json").write_text(json.dumps({"prompts": prompts}))
+    chat = [{"role": "user", "content": "hi"}]
+    result = compiler.compile(tmp_path / "p.json", context={"chat": chat}, mode="legacy")
+    assert "Deep." not in [m["content"] for m in result.request["messages"]]
+    assert [w.code for w in result.warnings] == ["context.note_unplaced"]
+    assert "'deep'" in result.warnings[0].message and "5000" in result.warnings[0].message
