@@ -196,3 +196,18 @@ def test_an_entry_deeper_than_sillytavern_injects_is_left_out_and_reported(
     assert "Deep." not in [m["content"] for m in result.request["messages"]]
     assert [w.code for w in result.warnings] == ["context.note_unplaced"]
     assert "'deep'" in result.warnings[0].message and "5000" in result.warnings[0].message
+
+
+def test_world_info_deeper_than_sillytavern_injects_is_reported() -> None:
+    """An ``@D`` entry at depth 1001 is never injected (populationInjectionPrompts stops at
+    1000): it is reported, not silently dropped; one at 1000 goes to the top."""
+    preset = json.dumps({"prompts": [{"identifier": "chatHistory", "marker": True}]})
+    entries = [
+        {"content": "AT-1000", "position": 4, "depth": 1000, "uid": 1},
+        {"content": "AT-5000", "position": 4, "depth": 5000, "uid": 2, "comment": "deep"},
+    ]
+    context = {"chat": [{"role": "user", "content": "hi"}], "worldInfo": entries}
+    result = compiler.compile_string(preset, kind="preset", context=context, mode="legacy")
+    assert [m["content"] for m in result.request["messages"]][-2:] == ["AT-1000", "hi"]
+    assert [w.code for w in result.warnings] == ["world.position_unsupported"]
+    assert "2 (deep)" in result.warnings[0].message and "5000" in result.warnings[0].message
