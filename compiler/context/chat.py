@@ -32,7 +32,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from compiler.context.inputs import (
@@ -93,6 +101,14 @@ class ChatMetadata(BaseModel):
     note_position: Number = 1
     #: 0 system, 1 user, 2 assistant
     note_role: Number = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_the_default(cls, data: Any) -> Any:
+        """A ``null`` note field takes its default, as loadSettings reads it (``??``)."""
+        if not isinstance(data, dict):
+            return data
+        return {k: v for k, v in data.items() if v is not None or k not in cls.model_fields}
 
 
 class ChatMessage(BaseModel):

@@ -338,7 +338,7 @@ def test_chat_metadata_from_a_chat_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "meta",
-    [{"note_prompt": 3}, {"note_depth": "4"}, {"note_interval": True}, {"note_role": None}],
+    [{"note_prompt": 3}, {"note_depth": "4"}, {"note_interval": True}, {"note_role": "x"}],
 )
 def test_bad_chat_metadata_is_a_context_error(tmp_path: Path, meta: dict[str, Any]) -> None:
     with pytest.raises(compiler.ContextError) as caught:
@@ -418,6 +418,20 @@ def test_interval_counts_hidden_user_lines_of_a_chat_file(tmp_path: Path) -> Non
     ctx["chat"] = [{"role": "assistant", "content": "a1"}, {"role": "user", "content": "u2"}]
     result = compiler.compile(write_preset(tmp_path), context=ctx, mode="legacy")
     assert ("system", "AN") not in pairs(result)
+
+
+def test_a_null_note_field_takes_its_default(tmp_path: Path) -> None:
+    """authors-note.js loadSettings reads each field with ``??``: ``null`` is the default
+    (no note, interval 1, depth 4, position 1, role 0), in a chat file's header as inline."""
+    meta = {"note_prompt": "AN", "note_interval": None, "note_depth": None, "note_role": None}
+    assert ("system", "AN") in chat_part(run(tmp_path, meta))
+    lines = [
+        {"chat_metadata": {"note_prompt": None}},
+        {"name": "Kazuma", "is_user": True, "mes": "u1"},
+    ]
+    (tmp_path / "chat.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
+    result = run(tmp_path, chat=str(tmp_path / "chat.jsonl"))
+    assert ("user", "u1") in pairs(result) and result.warnings == []
 
 
 def test_interval_counts_the_user_messages_of_a_json_chat_file(tmp_path: Path) -> None:
