@@ -166,3 +166,20 @@ def test_a_clock_at_the_calendar_s_ends_is_refused_not_overflowed(now: str, ok: 
     with pytest.raises(compiler.ContextError) as err:
         compiler.compile_string(json.dumps(preset), kind="preset", context=context, mode="legacy")
     assert err.value.code == "context.invalid_context" and "year 2 to 9998" in err.value.message
+
+
+@pytest.mark.parametrize("value", ["a" * 200_000, "1" * 100_000 + "x", "ab " * 50_000])
+def test_a_long_send_date_is_read_in_time_in_proportion(value: str) -> None:
+    """A chat's send date is read on every compile: a long one is not searched quadratically
+    (the meridiem pattern retried inside each word)."""
+    import time
+
+    start = time.perf_counter()
+    assert send_time(value) is None
+    assert time.perf_counter() - start < 1
+
+
+def test_the_meridiem_format_reads_ascii_words_as_javascript() -> None:
+    assert send_time("sent June 19, 2023 2:20pm") == datetime(2023, 6, 19, 14, 20)
+    # JavaScript's \w is ASCII: the word before the day is "June", after the "é"
+    assert send_time("éJune 19, 2023 2:20pm") == datetime(2023, 6, 19, 14, 20)
