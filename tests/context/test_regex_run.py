@@ -159,3 +159,24 @@ def test_choosing_scripts_for_world_info_counts_towards_the_budget(
     assert scripts.world(entries) == entries
     assert time.perf_counter() - start < 3
     assert [w.code for w in warnings] == ["regex.timeout"]
+
+
+def test_a_long_depth_text_is_read_in_proportion() -> None:
+    """``minDepth`` text of 20,000 digits and a letter is NaN (no limit), found at once: the
+    number pattern does not try every split of the digits."""
+    start = time.perf_counter()
+    read, _ = read_scripts(
+        [
+            {
+                "findRegex": "/a/",
+                "replaceString": "",
+                "placement": [1],
+                "minDepth": "1" * 20_000 + "x",
+            }
+        ],
+        file=None,
+        path="regexScripts",
+        migrate=False,
+    )
+    assert time.perf_counter() - start < 1
+    assert read[0].min_depth is None
