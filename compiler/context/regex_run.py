@@ -322,9 +322,14 @@ class ScriptRunner:
         start, end = window
         deadline = min(start + SCRIPT_TIMEOUT, end)
         limit = len(text) + MAX_GROWTH - self._grown
-        replace = _replacer(script, js, text, self.fill, deadline, limit)
         try:
-            out = _js_replace(pattern, replace, text, js.count, deadline)
+            out = _js_replace(
+                pattern,
+                lambda: _replacer(script, js, text, self.fill, deadline, limit),
+                text,
+                js.count,
+                deadline,
+            )
         except (TimeoutError, _Stop) as exc:
             where = _TARGETS.get(placement, "a world info entry")
             if str(exc) not in ("fails", "size") and deadline == end:
@@ -428,18 +433,36 @@ def _replacer(
     return replace
 
 
+class _EmptyMatch(Exception):
+    """An empty match in a global replacement: from there JavaScript and ``sub`` differ."""
+
+
 def _js_replace(
     pattern: regex.Pattern[str],
-    replace: Callable[[regex.Match[str]], str],
+    make_replace: Callable[[], Callable[[regex.Match[str]], str]],
     text: str,
     count: int,
     deadline: float,
 ) -> str:
     """JavaScript's ``String.prototype.replace`` (every match, or the first when ``count``
-    is 1), each search by ``deadline``. After an empty match the next search starts one
-    character later (``AdvanceStringIndex``): Python's ``sub`` would search again at the
-    same place for a non-empty match (``/x*?|a/g`` on ``a`` leaves the ``a`` in
-    JavaScript, ``sub`` replaces it)."""
+    is 1), by ``deadline``, with a fresh replacer from ``make_replace``. After an empty
+    match the next search starts one character later (``AdvanceStringIndex``), where
+    Python's ``sub`` searches the same place again for a non-empty match (``/x*?|a/g`` on
+    ``a`` leaves the ``a`` in JavaScript, ``sub`` replaces it). So ``sub`` (C speed) runs
+    until a global replacement meets an empty match; then the search is redone the
+    JavaScript way."""
+    replace = make_replace()
+
+    def non_empty(match: regex.Match[str]) -> str:
+        if count != 1 and match.start() == match.end():
+            raise _EmptyMatch
+        return replace(match)
+
+    try:
+        left = max(deadline - time.perf_counter(), 0.001)
+        return pattern.sub(non_empty, text, count=count, timeout=left)
+    except _EmptyMatch:
+        replace = make_replace()  # from the start: the replacer counts what it made
     out: list[str] = []
     last = pos = 0
     while pos <= len(text):
@@ -450,8 +473,6 @@ def _js_replace(
         out.append(text[last : match.start()])
         out.append(replace(match))
         last = match.end()
-        if count == 1:
-            break
         pos = last + 1 if match.end() == match.start() else last
     out.append(text[last:])
     return "".join(out)
