@@ -42,9 +42,10 @@ match the next search starts one character on (:func:`_js_replace`).
 
 Bounds (hostile cards): each application runs with the ``regex`` package's timeout,
 :data:`SCRIPT_TIMEOUT`, and all of a compile's share :data:`SCRIPTS_BUDGET` (both checked
-in the replacer too, at each ``$N`` and each trim string, and a replacement is refused
-before it is built past :data:`MAX_GROWTH`); patterns are refused by the lorebook keys' size limits
-(:mod:`compiler.context.world_activation`); a compile's scripts may add at most
+in the replacer too, at each ``$N`` and each trim string, and a replacement whose ``$N``
+would take it past :data:`MAX_GROWTH` is refused before it is joined); patterns are refused
+by the lorebook keys' size limits (:mod:`compiler.context.world_activation`) and
+:data:`MAX_TRANSLATED`; a compile's scripts may add at most
 :data:`MAX_GROWTH` characters. A script that runs over, or whose pattern SillyTavern would
 not compile (``regex.invalid_pattern``), that this compiler cannot reproduce
 (``regex.unsupported_syntax``) or is too large (``regex.too_complex``), is reported once
