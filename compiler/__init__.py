@@ -18,7 +18,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads the pipeline
-    from compiler.api import CompileResult, Feasibility, check, check_string
+    from compiler.api import CompileResult, Feasibility
+    from compiler.checking import PresetCheck, check, check_string
     from compiler.context.run import RunContext, load_context
     from compiler.errors import (
         APCError,
@@ -48,7 +49,8 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler.syntax.ast import Template
 
 _HOMES = {
-    "compiler.api": "CompileResult Feasibility check check_string",
+    "compiler.api": "CompileResult Feasibility",
+    "compiler.checking": "PresetCheck check check_string",
     "compiler.context.run": "RunContext load_context",
     "compiler.errors": "APCError BudgetError ContextError Diagnostic InternalError LoweringError "
     "PolicyError ProfileError Span StrictError TemplateError TokenizerError",
@@ -103,6 +105,7 @@ __all__ = [
     "LoweringError",
     "PlatformPolicy",
     "PolicyError",
+    "PresetCheck",
     "ProfileError",
     "ProfileLayers",
     "ResolvedAgentProfile",

@@ -12,17 +12,22 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from compiler.assemble import Assembler
+from compiler.checking import (
+    MAX_TEMPLATE_FILE_BYTES,
+    UNREADABLE,
+    SourceKind,
+    check_template,
+)
 from compiler.context.inputs import (
     decode_text,
     parse_json,
     read_bytes,
-    sanitize,
-    surrogate_warning,
 )
 from compiler.context.run import RunContext, load_context
+from compiler.context.run_warnings import run_warnings
 from compiler.dialect import Dialect
 from compiler.errors import (
     APCError,
@@ -42,20 +47,19 @@ from compiler.fit import (
     total_budget,
 )
 from compiler.fit.budgets import TotalBudget, budget_warnings
-from compiler.frame import ContextFrame, ToolSpec
+from compiler.frame import ComponentKind, ContextFrame, ToolSpec
 from compiler.journal import Event, Journal
 from compiler.lower.base import ModelRequest, get_dialect, layout
-from compiler.macros import BoundTemplate, bind
+from compiler.macros import BoundTemplate
 from compiler.markers import check_markers
 from compiler.options import CompileOptions
 from compiler.policy.tools import ToolGate
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
+from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, system_prompt_for
 from compiler.profile.models import PlanNode, PlanPolicy, ProfileValidationError
 from compiler.profile.plan import check_plan, load_plan, node_tools
-from compiler.syntax import parse
-from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 from compiler.tavern.assemble import assemble_preset, default_mode
-from compiler.tavern.preset import PresetSettings, TavernPreset, read_preset
+from compiler.tavern.preset import PresetSettings, TavernPreset, ordered_prompts, read_preset
 from compiler.tokens import TokenCounter, counter_for
 
 
@@ -75,6 +79,10 @@ class CompileResult:
     warnings: list[Diagnostic] = field(default_factory=list)
     profile: ResolvedAgentProfile | None = None
     tools: list[ToolSpec] = field(default_factory=list)
+    #: SillyTavern's ``chat_metadata.timedWorldInfo`` after this compile's world info scan
+    #: (sticky / cooldown effects started or ended): store it with the chat and pass it back
+    #: as the run context's ``timedWorldInfo`` next time. None when the run has none.
+    world_info_state: dict[str, Any] | None = None
 
     def tool_gate(self) -> ToolGate:
         """The run-time gate for this request: it admits exactly the tools the model was
@@ -83,12 +91,6 @@ class CompileResult:
         if self.profile is None:
             raise ValueError("this CompileResult carries no profile to gate tool calls with")
         return ToolGate(self.profile, tools=self.tools)
-
-
-MAX_TEMPLATE_FILE_BYTES = 4 * MAX_TEMPLATE_CHARS
-"""The largest template file read (UTF-8 takes at most 4 bytes a character)."""
-
-SourceKind = Literal["template", "preset"]
 
 
 @dataclass(frozen=True)
@@ -107,10 +109,9 @@ def open_source(path: str | os.PathLike[str]) -> Source:
         return Source(str(file), preset=read_preset(file))
     data = read_bytes(file, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
     # bytes as written: CRLF kept, a UTF-8 BOM dropped
-    return Source(str(file), bound=check_string(decode_text(data, str(file), code=_UNREADABLE)))
-
-
-_UNREADABLE = "template.unreadable"
+    return Source(
+        str(file), bound=check_template(decode_text(data, str(file), code=UNREADABLE), str(file))
+    )
 
 
 def string_source(text: str, kind: SourceKind, name: str | None) -> Source:
@@ -119,23 +120,7 @@ def string_source(text: str, kind: SourceKind, name: str | None) -> Source:
         return Source(label, preset=read_preset(parse_json(text, label), origin=label))
     if kind != "template":
         raise ValueError(f"kind must be 'template' or 'preset', not {kind!r}")
-    return Source(name or "<string>", bound=check_string(text, name=name or "<string>"))
-
-
-def check(path: str | os.PathLike[str]) -> BoundTemplate:
-    """Parse and bind the template file at ``path``; raises TemplateError with every error."""
-    data = read_bytes(Path(path), limit=MAX_TEMPLATE_FILE_BYTES, what="template")
-    return check_string(decode_text(data, str(path), code=_UNREADABLE), name=str(path))
-
-
-def check_string(text: str, *, name: str = "<string>") -> BoundTemplate:
-    """Parse and bind template ``text``; raises TemplateError with every error of it."""
-    text, repaired = sanitize(text)  # only a str from Python can hold lone surrogates
-    bound = bind(parse(text, name))
-    if repaired:
-        warning = surrogate_warning(repaired, name)
-        bound = dataclasses.replace(bound, warnings=(warning, *bound.warnings))
-    return bound
+    return Source(name or "<string>", bound=check_template(text, name or "<string>"))
 
 
 Context = RunContext | dict[str, Any] | str | Path | None
@@ -198,7 +183,7 @@ def compile_source(
     journal = Journal()
     journal.emit("context_assembly_started", template=src.name, provider=opts.provider, model=model)
     try:
-        assembler = Assembler(ctx, journal, profile=resolved)
+        assembler = Assembler(ctx, journal, profile=resolved, count=counter.count)
         assembler.model, assembler.max_prompt = model, total.total
         if node is not None:
             assembler.for_node(*node)
@@ -207,7 +192,7 @@ def compile_source(
             assemble_preset(assembler, src.preset, mode=mode)
         elif bound is not None:
             assembler.add_template(bound)
-        late = [*found[read_before:], *assembler.warnings]
+        late = [*found[read_before:], *_assembled(src, context is not None, assembler)]
         warnings += late
         if opts.strict and late:
             raise StrictError(late)
@@ -242,7 +227,6 @@ def compile_source(
         totalTokens=fitted.ledger.total_tokens,
         budget=total.total,
     )
-    offered = _offered(fitted.frame, dialect)
     return CompileResult(
         request,
         fitted.frame,
@@ -250,8 +234,34 @@ def compile_source(
         journal.events,
         warnings,
         profile=resolved,
-        tools=offered,
+        tools=_offered(fitted.frame, dialect),
+        world_info_state=_world_state(assembler),
     )
+
+
+def _assembled(src: Source, given: bool, assembler: Assembler) -> list[Diagnostic]:
+    """The assembly finished: the built-in agent system prompt names only tools the request
+    offers; and the warnings: the assembler's, then
+    :func:`~compiler.context.run_warnings.run_warnings` (``given``: a run context was)."""
+    offered = {t["name"] for c in assembler.components for t in c.tools or ()}
+    for comp in assembler.components:
+        if comp.kind == ComponentKind.SYSTEM_INSTRUCTION and (
+            comp.inline_content == DEFAULT_AGENT_SYSTEM_PROMPT
+        ):
+            comp.inline_content = system_prompt_for(offered)
+    texts = [p.content for p in ordered_prompts(src.preset)] if src.preset else None
+    task = any(c.resource == "agent.task" and c.inline_content for c in assembler.components)
+    lacking = run_warnings(
+        src.name, assembler.context, assembler.journal, given, texts, task_sent=task
+    )
+    return [*assembler.warnings, *lacking]
+
+
+def _world_state(assembler: Assembler) -> dict[str, Any] | None:
+    """The timed-effects state after the compile's world info scan; the run's own when no
+    world info was placed (nothing was scanned)."""
+    run = assembler.world_run
+    return run.state if run is not None else assembler.context.timed_world_info
 
 
 def _failed(exc: APCError, dialect: Dialect, journal: Journal) -> None:
@@ -445,6 +455,8 @@ def check_source_budget(
     counter = _counter(opts, opts.encoding or dialect.encoding(model), counters)
     floor = floor_tokens(full.frame, dialect=dialect, counter=counter, model=model)
     total = _total_budget(opts, full.ledger.profile_budget, dialect, model, settings)
-    # the full compile ran at an unbounded budget on purpose: that is not the caller's
-    warnings = [w for w in full.warnings if w.code != "context.budget_over_window"]
+    # the full compile ran at an unbounded budget on purpose: that is not the caller's; and
+    # a budget check needs no run context (then it counts the source alone)
+    own = ("context.budget_over_window", "context.no_run_context")
+    warnings = [w for w in full.warnings if w.code not in own]
     return Feasibility(floor, total.total, total.window, total.reserve, model, warnings)

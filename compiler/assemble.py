@@ -22,7 +22,8 @@ from compiler.context.run import ChatMessageIn, RunContext
 from compiler.context.tool_calls import tool_call
 from compiler.context.tools import BUILTIN_TOOLS
 from compiler.context.workspace import Workspace
-from compiler.context.world_place import unplaced, with_example_entries, world_position
+from compiler.context.world_place import unplaced, with_example_entries
+from compiler.context.world_run import WorldRun, scan_chat, world_text
 from compiler.errors import ContextError, Diagnostic, PolicyError
 from compiler.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolSpec
 from compiler.journal import Journal
@@ -53,7 +54,12 @@ class Assembler:
     """Expands templates against one run context; components accumulate in order."""
 
     def __init__(
-        self, context: RunContext, journal: Journal, *, profile: ResolvedAgentProfile
+        self,
+        context: RunContext,
+        journal: Journal,
+        *,
+        profile: ResolvedAgentProfile,
+        count: Callable[[str], int] | None = None,
     ) -> None:
         self.context = context
         self.journal = journal
@@ -71,8 +77,14 @@ class Assembler:
         #: the compile's model and prompt budget, for {{model}} and {{maxPrompt}}
         self.model: str | None = None
         self.max_prompt: int | None = None
+        self.count_tokens = count  #: the compile's token count, for the world info budget
+        self.world_run: WorldRun | None = None
+        #: in-chat prompts the world info scan reads too (SillyTavern's extension prompts
+        #: set with ``scan``; a preset compile sets them before the world info is read)
+        self.scan_prompts: list[str] = []
         #: the SillyTavern macros already reported as left literal
         self._literal_macros: set[str] = set()
+        self._serial = 0  #: components made so far: ids stay unique when empty ones are left out
         self.resources = VisibleResourcePolicy(
             include=tuple(profile.context.include),
             exclude=tuple(profile.context.exclude),
@@ -204,19 +216,21 @@ class Assembler:
     @functools.cached_property
     def world_entries(self) -> list[dict[str, Any]]:
         """The world info the visible chat (as the regex scripts left it) activates
-        (:meth:`RunContext.activated_world`), then the scripts run on the entries."""
-        chat = self.regex_scripts.chat(self.visible_chat()[0])
-        values = self.macro_values  # {{char}}/{{user}} in keys are filled before matching
-
-        def rewrite(key: str) -> str:
-            return substitute(key, values)
-
-        speakers = {"user": values.get("user"), "assistant": values.get("char")}
-        texts = [(m.name or speakers.get(m.role), m.content or "") for m in chat]
-        entries = self.regex_scripts.world(
-            self.context.activated_world(texts, self.warnings, rewrite)
+        (:mod:`compiler.context.world_run`), then the scripts run on the entries."""
+        ctx, chat = self.context, self.regex_scripts.chat(self.visible_chat()[0])
+        run = scan_chat(
+            ctx,
+            chat,
+            self.macro_values,
+            self.macro_env,
+            self.count_tokens,
+            self.max_prompt,
+            cap=self.profile.context.world_info_budget_tokens,
+            injected=self.scan_prompts,
         )
-        self.warnings += unplaced(entries)
+        self.world_run = run
+        entries = self.regex_scripts.world(run.entries)
+        self.warnings += run.warnings + unplaced(entries)
         return entries
 
     @property
@@ -286,7 +300,8 @@ class Assembler:
 
     # -- internals ---------------------------------------------------------------------
     def _next_id(self, name: str) -> str:
-        return f"{len(self.components):03d}:{name}"
+        self._serial += 1
+        return f"{self._serial - 1:03d}:{name}"
 
     def _add(self, comp: Component) -> None:
         empty = not (comp.inline_content or comp.messages or comp.tools)
@@ -343,9 +358,7 @@ def _variable(value: str | int | float | bool) -> str:
     """A run's SillyTavern variable as {{getvar}} prints it (JavaScript's way)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def _where(file: str, line: int, column: int) -> str:
@@ -517,9 +530,7 @@ def _skill(a: Assembler, call: MacroCall) -> dict[str, Any]:
 
 
 def _world(a: Assembler, call: MacroCall) -> dict[str, Any]:
-    position = call.args.get("position")
-    entries = [e for e in a.world_entries if position is None or world_position(e) == position]
-    text = "\n".join(str(e.get("content", "")) for e in entries if e.get("content"))
+    text = world_text(a.world_entries, call.args.get("position"))
     return _creator_text(a, text, "world.activated")
 
 

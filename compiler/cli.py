@@ -25,24 +25,28 @@ COMMAND_MODULES = (
     "compiler.commands.plan",
     "compiler.commands.profile",
     "compiler.commands.schema",
+    "compiler.commands.serve",
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argparse tree of every command."""
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The argparse tree: only the command ``argv`` names (so ``apc check`` never imports
+    the pipeline ``apc compile`` needs), else every command (``apc --help``, a typo)."""
     parser = argparse.ArgumentParser(
         prog="apc", description="Compile agent prompt presets into provider requests."
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
+    named = f"compiler.commands.{argv[0]}" if argv else ""
+    for name in (named,) if named in COMMAND_MODULES else COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``apc``; return the exit code."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: 0 for --help, 2 for usage errors

@@ -244,6 +244,7 @@ def _registry() -> dict[str, type[APCError] | None]:
             context.invalid_skill_name context.skill_not_found context.workspace_not_found
             context.too_deep agent.plan_action_invalid template.unreadable workspace.file_not_found
             workspace.file_unreadable workspace.file_too_large agent.plan_node_unknown
+            context.lorebook_is_card context.too_many_lorebooks
             bench.no_turns bench.too_many_turns""",
         ProfileError: """profile.unknown_field profile.missing_field profile.invalid_value
             agent.creator_limit agent.plan_mode_unsupported agent.plan_node_duplicate_id
@@ -278,13 +279,18 @@ def _registry() -> dict[str, type[APCError] | None]:
             lower.invalid_prefill lower.too_many_cache_breakpoints""",
         InternalError: "internal.count_mismatch",
         APCError: """io.write_failed io.output_not_regular profile.write_failed
-            bench.plot_unavailable""",
+            bench.plot_unavailable
+            serve.bad_request serve.unauthorized serve.not_found serve.method_not_allowed
+            serve.body_too_large serve.context_too_large serve.invalid_request
+            serve.internal_error serve.compile_timeout serve.busy serve.unavailable""",
         None: """template.legacy_agent_macro template.unknown_st_macro context.lone_surrogate
-            context.budget_over_window
-            agent.prompt_entry_inserted agent.task_ignored
+            context.budget_over_window context.no_run_context context.empty_chat
+            context.no_character template.unknown_prompt_id template.unknown_marker
+            agent.injection_macro agent.prompt_entry_inserted agent.task_ignored
             world.regex_timeout world.position_unsupported
             context.note_unplaced world.author_note_absent
-            world.regex_too_complex world.scan_budget agent.profile_tool_alias
+            world.regex_too_complex world.scan_budget world.budget_reached
+            agent.profile_tool_alias
             regex.card_scripts_not_allowed regex.placement_not_applicable regex.invalid_script
             regex.invalid_pattern regex.unsupported_syntax regex.too_complex regex.timeout
             regex.output_too_large regex.too_many_scripts

@@ -8,38 +8,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from enum import StrEnum
-from typing import Any, Literal, NotRequired
+from typing import Any, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 from pydantic.alias_generators import to_camel
 from typing_extensions import TypedDict
 
-Role = Literal["system", "user", "assistant", "tool", "developer"]
-"""A message's role."""
-PromptRole = Literal["system", "user", "assistant"]
-"""The roles SillyTavern sends prompt text in: a preset entry, an in-chat injection, a world
-info entry placed at a depth."""
-Strategy = Literal["truncate", "summarize", "drop_optional", "fail"]
-
-
-class ComponentKind(StrEnum):
-    """The thirteen component kinds of the specification (seed section 3)."""
-
-    SYSTEM_INSTRUCTION = "SystemInstruction"
-    CHAT_HISTORY = "ChatHistory"
-    WORLD_INFO = "WorldInfo"
-    CHARACTER_CARD = "CharacterCard"
-    USER_PROFILE = "UserProfile"
-    PRESET_GUIDE = "PresetGuide"
-    WORKSPACE_TREE = "WorkspaceTree"
-    WORKSPACE_FILE = "WorkspaceFile"
-    TOOL_DEFINITIONS = "ToolDefinitions"
-    TOOL_RESULTS = "ToolResults"
-    PLAN = "Plan"
-    DIFF_SUMMARY = "DiffSummary"
-    SKILL = "Skill"
-
+# re-exported: every stage has always imported these from here
+from compiler.kinds import ComponentKind as ComponentKind
+from compiler.kinds import PromptRole as PromptRole
+from compiler.kinds import Role as Role
+from compiler.kinds import Strategy as Strategy
 
 #: Kinds that expand to whole messages at their position instead of inline text.
 MESSAGE_KINDS = frozenset({ComponentKind.CHAT_HISTORY, ComponentKind.TOOL_RESULTS})
@@ -53,6 +32,9 @@ MESSAGE_NAME = "messageName"
 SQUASH_SYSTEM = "squashSystem"
 #: Component metadata: the component's message is never squashed (``new_chat_prompt``)
 NO_SQUASH = "noSquash"
+#: ContextFrame metadata: a roleplay prompt (a SillyTavern preset): the fit stage cuts text
+#: between words with a bare ``…``, never a ``[... N tokens cut ...]`` marker
+ROLEPLAY = "roleplay"
 
 
 class ToolCall(TypedDict):
@@ -72,6 +54,7 @@ class Message(TypedDict):
     toolCalls: NotRequired[list[ToolCall]]
     toolCallId: NotRequired[str]
     origin: NotRequired[str]  # "injection" (preset text) or "unmaterialized"; never lowered
+    at: NotRequired[str]  # where an unmaterialized macro is (its entry); never lowered
 
 
 class ToolSpec(TypedDict):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, get_args
 
 from compiler.errors import Diagnostic, Span, TemplateError, did_you_mean
-from compiler.frame import ComponentKind, Strategy
+from compiler.kinds import ComponentKind, Strategy
 from compiler.syntax.ast import Arg, ArgValue, Macro, Template, Text
 
 ParamType = Literal["string", "int", "bool", "choice"]

@@ -68,7 +68,7 @@ def check_markers(frame: ContextFrame) -> None:
             flush()
             for message in comp.messages or ():
                 if message.get("origin") == "unmaterialized":
-                    raise _fail(str(message.get("content") or ""), comp.source)
+                    raise _fail(str(message.get("content") or ""), message.get("at", comp.source))
         elif comp.inline_content:
             if group and (group[-1].group, group[-1].role) != (comp.group, comp.role):
                 flush()

@@ -21,13 +21,13 @@ from compiler.api import (
     Context,
     Feasibility,
     Source,
-    SourceKind,
     check_source_budget,
     compile_source,
     deep_inputs_coded,
     open_source,
     string_source,
 )
+from compiler.checking import SourceKind
 from compiler.context.inputs import collect_warnings, is_file
 from compiler.errors import ContextError, Diagnostic
 from compiler.fit import SummaryCache

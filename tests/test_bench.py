@@ -326,7 +326,7 @@ def test_real_preset_card_and_lorebook(corpus: Path, tmp_path: Path) -> None:
     chat = [{"role": "assistant", "content": "Welcome to the glade, traveller."}]
     for topic in ("Eldoria", "the Shadowfang", "the glade"):
         chat.append({"role": "user", "content": f"Tell me about {topic}. " * 6})
-        chat.append({"role": "assistant", "content": f"{topic} is old and wide. " * 12})
+        chat.append({"role": "assistant", "content": f"{topic} is old and wide. " * 50})
     run = {
         "chat": chat,
         "character": str(corpus / "cards" / "Seraphina-v2v3.png"),

@@ -87,8 +87,9 @@ def test_budget_drops_oldest_history_and_never_exceeds() -> None:
     assert kept == full.request["messages"][-len(kept) :]  # the newest survive, in order
     assert 0 < len(kept) < 50
     assert total >= 0.95 * budget
-    skipped = [e for e in cut.events if e.type == "context_component_skipped"]
-    assert skipped and skipped[0].payload["reason"] == "budget"
+    cuts = [e for e in cut.events if e.type == "context_component_cut"]
+    assert cuts and cuts[0].payload["reason"] == "budget"
+    assert not [e for e in cut.events if e.type == "context_component_skipped"]
 
 
 def test_tool_call_and_results_are_cut_together() -> None:

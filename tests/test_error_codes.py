@@ -29,6 +29,7 @@ FAMILIES = (
     "internal",
     "diagnostics",
     "bench",
+    "serve",
 )
 CODE_RE = re.compile(rf"^(?:{'|'.join(FAMILIES)})\.[a-z_]+$")
 

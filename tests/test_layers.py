@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     # syntax: text -> AST; knows nothing but text
     ("syntax", frozenset({"syntax"}), frozenset({"leaf"})),
     # the data the stages pass (ContextFrame), and the dialect interface fit counts with
-    ("frame", frozenset({"frame", "dialect"}), frozenset({"leaf"})),
+    ("frame", frozenset({"frame", "kinds", "dialect"}), frozenset({"leaf"})),
     # libraries: readers of run inputs (in the frame's vocabulary: roles); policies; profiles
     # (which read inputs and apply policies)
     ("context", frozenset({"context"}), frozenset({"frame"})),
@@ -62,11 +62,17 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     # api: the public entry points chain the stages (compiler/__init__.py is unit "compiler")
     (
         "api",
-        frozenset({"api", "session", "options", "compiler", "replay"}),
+        frozenset({"api", "checking", "session", "options", "compiler", "replay"}),
         frozenset({"tavern", "fit", "lower"}),
     ),
+    # serve: the HTTP compile service over the api (apc serve; FastAPI, an optional extra)
+    ("serve", frozenset({"serve"}), frozenset({"api"})),
     # commands: the CLI over the api, and diagnostics rendering
-    ("commands", frozenset({"commands", "render", "cli", "__main__"}), frozenset({"api"})),
+    (
+        "commands",
+        frozenset({"commands", "render", "cli", "__main__"}),
+        frozenset({"api", "serve"}),
+    ),
 )
 
 STAGE_OF = {unit: stage for stage, units, _ in LAYERS for unit in units}

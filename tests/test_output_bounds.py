@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import compiler
-from compiler.api import check, check_string
 from compiler.atomic import atomic_write_text
+from compiler.checking import check, check_string
 from compiler.cli import main
 from compiler.errors import (
     APCError,

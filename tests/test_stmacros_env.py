@@ -196,6 +196,8 @@ def test_a_literal_macro_is_a_compile_warning_once(tmp_path: Path) -> None:
     found = [w for w in result.warnings if w.code == "template.unknown_st_macro"]
     assert [w.severity for w in found] == ["warning", "warning"]
     assert "{{input}}" in found[0].message and "{{lastMessageId}}" in found[1].message
+    # each at the entry it is in (issue 12, item 17)
+    assert {w.file for w in found} == {f"{tmp_path / 'p.json'}#prompts[0].content"}
     with pytest.raises(compiler.StrictError):
         path = tmp_path / "p.json"
         compiler.compile(path, context={"chat": CHAT}, mode="legacy", strict=True)
@@ -208,6 +210,7 @@ def test_a_literal_macro_is_a_check_warning(
     path.write_text(json.dumps(preset('{{random::a}} {{time}} {{banned "x"}} {{user}}')))
     assert main(["check", str(path)]) == 0
     err = capsys.readouterr().err
-    assert f"{path}#prompts[0].content: warning[template.unknown_st_macro]" in err
-    assert "{{banned" in err and "{{time}}" not in err and "{{random" not in err
+    (head,) = [line for line in err.splitlines() if "warning[" in line]  # at the macro
+    assert head.startswith(f"{path}#prompts[0].content:1:24: warning[template.unknown_st_macro]")
+    assert "{{banned" in head and "{{time}}" not in head and "{{random" not in head
     assert main(["check", "--strict", str(path)]) == 1

@@ -39,3 +39,38 @@ def write_output(text: str, out: str | None) -> None:
 def usage_error(message: str) -> int:
     sys.stderr.write(f"apc: error: {message}\n")
     return 2
+
+
+def add_output_tokens(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--max-output-tokens N`` (``--max-completion-tokens`` is its alias)."""
+    p.add_argument(
+        "--max-output-tokens",
+        "--max-completion-tokens",
+        dest="max_output_tokens",
+        type=int,
+        metavar="N",
+        help="the response's token limit (max_completion_tokens, max_output_tokens, "
+        "max_tokens or generationConfig.maxOutputTokens, by provider)",
+    )
+
+
+def add_strict(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="treat warnings (e.g. context.budget_over_window) as errors: exit 1, no output",
+    )
+
+
+def number_problem(args: argparse.Namespace) -> str | None:
+    """Why a number option cannot work (a usage error, exit 2), or None: the same checks
+    for ``check``, ``compile`` and ``explain``."""
+    if args.budget is not None and args.budget < 0:
+        return "--budget must be at least 0"
+    if args.max_output_tokens is not None and args.max_output_tokens < 1:
+        return "--max-output-tokens must be at least 1"
+    if args.reserve is not None and args.reserve < 0:
+        return "--reserve must be at least 0"
+    if getattr(args, "cache_stable", None) is not None and args.cache_stable < 1:
+        return "--cache-stable STEP must be at least 1"
+    return None

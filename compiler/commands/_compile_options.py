@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from compiler.api import CompileResult
+from compiler.commands._common import add_output_tokens, add_strict, number_problem
 from compiler.context.inputs import is_file, lexists
 from compiler.options import CACHE_STABLE_STEP, CompileOptions
 from compiler.profile import add_profile_arguments, layers_from_args
@@ -69,27 +70,6 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
     add_profile_arguments(p)
 
 
-def add_output_tokens(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """``--max-output-tokens N`` (``--max-completion-tokens`` is its alias)."""
-    p.add_argument(
-        "--max-output-tokens",
-        "--max-completion-tokens",
-        dest="max_output_tokens",
-        type=int,
-        metavar="N",
-        help="the response's token limit (max_completion_tokens, max_output_tokens, "
-        "max_tokens or generationConfig.maxOutputTokens, by provider)",
-    )
-
-
-def add_strict(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--strict",
-        action="store_true",
-        help="treat warnings (e.g. context.budget_over_window) as errors: exit 1, no output",
-    )
-
-
 def usage_problem(args: argparse.Namespace) -> str | None:
     """Why the options cannot work (a usage error, exit 2), or None."""
     if getattr(args, "plan_node", None) and not getattr(args, "plan", None):
@@ -98,20 +78,6 @@ def usage_problem(args: argparse.Namespace) -> str | None:
         if name and not is_file(name):
             return f"not a file: {name[:200]}" if lexists(name) else f"no such file: {name[:200]}"
     return number_problem(args)
-
-
-def number_problem(args: argparse.Namespace) -> str | None:
-    """Why a number option cannot work (a usage error, exit 2), or None: the same checks
-    for ``check``, ``compile`` and ``explain``."""
-    if args.budget is not None and args.budget < 0:
-        return "--budget must be at least 0"
-    if args.max_output_tokens is not None and args.max_output_tokens < 1:
-        return "--max-output-tokens must be at least 1"
-    if args.reserve is not None and args.reserve < 0:
-        return "--reserve must be at least 0"
-    if getattr(args, "cache_stable", None) is not None and args.cache_stable < 1:
-        return "--cache-stable STEP must be at least 1"
-    return None
 
 
 def options_from_args(args: argparse.Namespace) -> CompileOptions:

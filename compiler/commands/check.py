@@ -1,4 +1,5 @@
-"""``apc check FILE...``: report every error (and warning) of each template.
+"""``apc check FILE...``: report every error (and warning) of each template or preset, and
+one summary line on success.
 
 Internal: the interface is the ``apc`` command line.
 """
@@ -7,22 +8,24 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from pathlib import Path
 from typing import Any
 
-from compiler.api import check
-from compiler.commands._common import add_format, usage_error
-from compiler.commands._compile_options import add_output_tokens, add_strict, number_problem
+from compiler.checking import check
+from compiler.commands._common import (
+    add_format,
+    add_output_tokens,
+    add_strict,
+    number_problem,
+    usage_error,
+)
 from compiler.context.inputs import is_file
 from compiler.errors import APCError, Diagnostic
-from compiler.fit.budgets import budget_warnings, total_budget
-from compiler.lower import get_dialect
-from compiler.options import CompileOptions
-from compiler.profile.embedded import schema_from_preset
 from compiler.render import print_diagnostics
-from compiler.session import check_budget
-from compiler.tavern.assemble import check_preset, load_preset_source
-from compiler.tavern.preset import TavernPreset
+
+# A template's check loads only the parser and the macro catalogue; the budget checks below
+# import the pipeline when they run.
 
 
 def register(sub: Any) -> None:
@@ -30,6 +33,12 @@ def register(sub: Any) -> None:
     p.add_argument("files", nargs="+", metavar="FILE")
     g = p.add_argument_group(
         "budget set-up (any of these also checks that the required parts fit the window)"
+    )
+    p.add_argument(
+        "--mode",
+        choices=("agent", "legacy"),
+        help="check a preset as compiled in this mode (default: agent when the preset has an "
+        "agent schema, as apc compile chooses)",
     )
     g.add_argument("--context", metavar="RUN.json", help="the run context")
     g.add_argument("--provider", default="openai", help="the provider (its windows apply)")
@@ -53,19 +62,11 @@ def run(args: argparse.Namespace) -> int:
     diagnostics: list[Diagnostic] = []
     failed = False
     for name in args.files:
-        try:
-            preset = load_preset_source(Path(name))
-            if preset is not None:
-                found = [*check_preset(preset), *_schema_problems(preset)]
-                failed = failed or any(d.severity == "error" for d in found)
-                diagnostics.extend(found)
-                continue
-            bound = check(Path(name))
+        try:  # a .json file is a preset (broken JSON is an error, not template text)
+            diagnostics.extend(check(Path(name), mode=args.mode).warnings)
         except APCError as exc:
             diagnostics.extend(exc.diagnostics)
             failed = True
-            continue
-        diagnostics.extend(bound.warnings)
     if args.budget is not None:
         diagnostics.extend(_over_window(args))
     if not failed and _budget_requested(args):
@@ -77,11 +78,29 @@ def run(args: argparse.Namespace) -> int:
         diagnostics = [dataclasses.replace(d, severity="error") for d in diagnostics]
         failed = True
     print_diagnostics(diagnostics, fmt=args.format)
+    if not failed and args.format == "text":
+        sys.stdout.write(summary(len(args.files), diagnostics) + "\n")
     return 1 if failed else 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def summary(files: int, diagnostics: list[Diagnostic]) -> str:
+    """The line a successful check ends with: ``ok: 2 files, 0 errors, 3 warnings``."""
+    errors = sum(d.severity == "error" for d in diagnostics)
+    return (
+        f"ok: {_count(files, 'file')}, {_count(errors, 'error')}, "
+        f"{_count(len(diagnostics) - errors, 'warning')}"
+    )
 
 
 def _over_window(args: argparse.Namespace) -> list[Diagnostic]:
     """``context.budget_over_window`` when --budget (plus the reserve) exceeds the window."""
+    from compiler.fit.budgets import budget_warnings, total_budget
+    from compiler.lower import get_dialect
+
     dialect = get_dialect(args.provider)
     model = args.model or dialect.default_model
     total = total_budget(
@@ -101,18 +120,11 @@ def _budget_requested(args: argparse.Namespace) -> bool:
     return any(getattr(args, name, None) is not None for name in _BUDGET_OPTIONS)
 
 
-def _schema_problems(preset: TavernPreset) -> list[Diagnostic]:
-    """The errors of a preset's agent schema (what ``apc compile`` would refuse)."""
-    layer = preset.layer_source()
-    try:
-        schema_from_preset(layer.data, layer.file)
-    except APCError as exc:
-        return exc.diagnostics
-    return []
-
-
 def _check_budget(name: str, args: argparse.Namespace) -> list[Diagnostic]:
     """``context.budget_infeasible`` when what cannot be cut (plus the reserve) does not fit."""
+    from compiler.options import CompileOptions
+    from compiler.session import check_budget
+
     try:
         found = check_budget(
             Path(name),
@@ -122,6 +134,7 @@ def _check_budget(name: str, args: argparse.Namespace) -> list[Diagnostic]:
                 budget=args.budget,
                 encoding=args.encoding,
                 provider=args.provider,
+                mode=args.mode,
                 max_output_tokens=args.max_output_tokens,
                 reserve=args.reserve,
             ),

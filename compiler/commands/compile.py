@@ -34,6 +34,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--journal", metavar="FILE", help="append journal events (JSONL)")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
+    p.add_argument(
+        "--world-state",
+        metavar="FILE",
+        help="write the world info timed-effects state after this compile (SillyTavern's "
+        "timedWorldInfo: pass it back as the run context's timedWorldInfo next turn)",
+    )
     add_format(p)
     p.set_defaults(func=run)
 
@@ -51,10 +57,13 @@ def failure_events(exc: APCError) -> list[Event]:
 
 def run(args: argparse.Namespace) -> int:
     problem = usage_problem(args)
+    if args.world_state == "-":
+        problem = problem or "--world-state needs a file: stdout holds the compiled output"
     if problem:
         return usage_error(problem)
     try:
         check_output(args.output)  # before compiling: a FIFO or symlink at OUT is refused
+        check_output(args.world_state)
         result = compile_from_args(args)
     except APCError as exc:
         if args.journal:
@@ -70,5 +79,8 @@ def run(args: argparse.Namespace) -> int:
         payload = result.ledger.model_dump(mode="json", by_alias=True)
     else:
         payload = result.request
+    if args.world_state is not None:
+        state = result.world_info_state or {"sticky": {}, "cooldown": {}}
+        write_output(dumps(state), args.world_state)
     write_output(dumps(payload), args.output)
     return 0

@@ -30,16 +30,18 @@ from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import regex
-from pydantic import BaseModel, ValidationError
 
+from compiler.context.sandbox import admit
 from compiler.errors import ContextError, Diagnostic, Span
-from compiler.validation import Codes, diagnostics_from
 
 PathLike = str | os.PathLike[str]
-M = TypeVar("M", bound=BaseModel)
+if TYPE_CHECKING:  # pydantic loads on first validation: checking a template needs none
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
 INLINE = "<inline>"
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
@@ -110,6 +112,7 @@ def open_input(path: Path) -> BinaryIO:
     def fail(code: str, message: str) -> ContextError:
         return ContextError(code=code, message=message, file=str(path))
 
+    admit(path)  # confined (apc serve): refused before it is opened
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except FileNotFoundError:
@@ -121,6 +124,11 @@ def open_input(path: Path) -> BinaryIO:
         raise fail("context.file_unreadable", f"not a valid path: {str(path)!r}") from None
     mode = os.fstat(fd).st_mode
     if stat.S_ISREG(mode):
+        try:
+            admit(path, fd)  # and the file opened, as it really is
+        except BaseException:
+            os.close(fd)
+            raise
         return os.fdopen(fd, "rb")
     os.close(fd)
     if stat.S_ISDIR(mode):
@@ -399,6 +407,10 @@ def validate(
     """``model.model_validate(data)``; the first error becomes a ContextError with ``code``
     (``context.unknown_field`` for an unknown field, with a did-you-mean), converted by the
     one converter, :func:`compiler.validation.diagnostics_from`."""
+    from pydantic import ValidationError
+
+    from compiler.validation import Codes, diagnostics_from
+
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -5,7 +5,6 @@ Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -33,9 +32,10 @@ from compiler.context.inputs import (
     surrogate_warning,
     validate,
 )
+from compiler.context.sandbox import admit
 from compiler.context.workspace import Workspace
-from compiler.context.world import Lorebook, WorldEntry, read_lorebook
-from compiler.context.world_activation import activate
+from compiler.context.world_books import BookSource, Lorebooks, load_books
+from compiler.context.world_run import scan_run
 from compiler.errors import ContextError, Diagnostic, is_too_deep, too_deep
 
 SKILL_NAME_RE = re.compile(r"[a-z0-9_-]{1,128}")
@@ -121,12 +121,19 @@ class Persona(_Model):
     role: Literal[0, 1, 2] = 0
 
 
+class NoteSettings(BaseModel):
+    """SillyTavern's global Author's Note settings (``extension_settings.note``)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    #: the world info scan reads the Author's Note and the Character's Note too
+    allow_wi_scan: bool = Field(default=False, alias="allowWIScan")
+
+
 class WorldInfoSettings(BaseModel):
     """SillyTavern's global world info settings, by SillyTavern's own names, defaulting to its
     shipped ``settings.json`` (scan depth 2, whole words and recursion on, case-insensitive,
-    names scanned, budget 25 %). Activation honours depth, case, whole words, recursion,
-    max recursion steps and include names; the budget, min activations and the character
-    strategy are accepted but not applied yet (README, "The run context")."""
+    names scanned, budget 25 %); all are applied (:mod:`compiler.context.world_scan`)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -140,6 +147,11 @@ class WorldInfoSettings(BaseModel):
     #: tokens; 0: no cap
     world_info_budget_cap: int = Field(default=0, ge=0)
     world_info_min_activations: int = Field(default=0, ge=0)
+    #: the deepest a min-activations scan goes; 0: the chat's length
+    world_info_min_activations_depth_max: int = Field(default=0, ge=0)
+    world_info_use_group_scoring: bool = False
+    #: warn (world.budget_reached) when the budget stops the scan
+    world_info_overflow_alert: bool = False
     #: scan passes in all, the first included; 0: unlimited
     world_info_max_recursion_steps: int = Field(default=0, ge=0)
     #: evenly 0, character_first 1, global_first 2
@@ -173,8 +185,18 @@ class RunContext(_Model):
     #: SillyTavern's chat metadata (its names): the Author's Note; a chat file's header
     #: ``chat_metadata`` is read too, these keys win
     chat_metadata: ChatMetadata = Field(default_factory=ChatMetadata)
+    #: SillyTavern's Author's Note settings (``allowWIScan``)
+    note_settings: NoteSettings = Field(default_factory=NoteSettings)
     #: SillyTavern's global world info settings (its names; its shipped defaults)
     world_info_settings: WorldInfoSettings = Field(default_factory=WorldInfoSettings)
+    #: more lorebooks: global, the character's, the chat's, the persona's
+    #: (:mod:`compiler.context.world_books`)
+    lorebooks: Lorebooks = Field(default_factory=Lorebooks)
+    #: scan the card's embedded character_book as the character's lorebook
+    use_character_book: bool = True
+    #: SillyTavern's ``chat_metadata.timedWorldInfo`` (sticky / cooldown state) of the chat
+    #: (None: the one in ``chatMetadata`` or the chat file's header, if any)
+    timed_world_info: dict[str, Any] | None = None
     #: admit workspace files with more than one hard link (off: they can reach outside)
     allow_workspace_hardlinks: bool = False
     #: the clock of SillyTavern's {{time}}, {{date}}, ... (ISO 8601; default: the current time)
@@ -213,10 +235,9 @@ class RunContext(_Model):
     _card: CharacterCard | None = None
     _character_path: Path | None = None
     _card_json: Parsed | None = None
-    _lorebook: Lorebook | None = None
-    _lorebook_file: str = INLINE
     _user_lines: int | None = None
     _user_lines_at: list[int] | None = None
+    _books: list[BookSource] | None = None
 
     @property
     def messages(self) -> list[ChatMessageIn]:
@@ -268,6 +289,9 @@ class RunContext(_Model):
                 self.chat_metadata = ChatMetadata.model_validate(
                     {**read.metadata.model_dump(), **given}
                 )
+        if self.timed_world_info is None:  # else SillyTavern's own place: the chat metadata
+            kept = (self.chat_metadata.model_extra or {}).get("timedWorldInfo")
+            self.timed_world_info = kept if isinstance(kept, dict) else None
         if isinstance(self.character, str):
             self._character_path = resolve(self.character, self._base_dir)
             raw, label = read_card_json(self._character_path)  # read once, parsed once
@@ -284,9 +308,34 @@ class RunContext(_Model):
                 raise too_deep(f"the card {label}") from None
         elif isinstance(self.character, dict):  # a broken inline card is an error too
             self._card = read_card(self.character, origin=self._file, json_path="character")
-        if isinstance(self.world_info, str):
-            self._lorebook_file = str(resolve(self.world_info, self._base_dir))
-            self._lorebook = read_lorebook(Path(self._lorebook_file))
+        self._books = self._load_books()
+
+    def _load_books(self) -> list[BookSource]:
+        card = self._card
+        book = card.character_book if card is not None and self.use_character_book else None
+        embedded = None
+        if card is not None and book is not None:
+            where = str(self._character_path) if self._character_path else self._file
+            embedded = (book.name or f"{card.name}'s Lorebook", book, where)
+        return load_books(
+            base_dir=self._base_dir,
+            origin=self._file,
+            world_info=self.world_info if isinstance(self.world_info, str) else None,
+            lorebooks=self.lorebooks,
+            character_book=embedded,
+        )
+
+    @property
+    def lorebooks_loaded(self) -> list[BookSource]:
+        """The run's lorebooks, each once, in ownership order (read on first use)."""
+        if self._books is None:
+            self._books = self._load_books()
+        return self._books
+
+    @property
+    def character_path(self) -> Path | None:
+        """The card file, when the character was given as a path."""
+        return self._character_path
 
     def activated_world(
         self,
@@ -295,38 +344,15 @@ class RunContext(_Model):
         rewrite_key: Callable[[str], str] | None = None,
     ) -> list[dict[str, Any]]:
         """The world info entries: as the run gives them (already activated), or those the
-        run's lorebook activates against ``visible_chat`` (oldest first), the messages the
-        profile shows: a hidden message never activates an entry. A message given as
-        ``(name, text)`` is scanned as ``Name: text`` when ``world_info_include_names`` is on
-        (and the name is known). Skipped regex keys are reported in ``warnings``;
-        ``rewrite_key`` fills macros in keys before matching."""
-        if self._lorebook is None:
-            return self.world_info if isinstance(self.world_info, list) else []
-        book = self._lorebook
-        wi = self.world_info_settings
-        depth = book.scan_depth if book.scan_depth is not None else wi.world_info_depth
-        texts = [
-            m
-            if isinstance(m, str)
-            else f"{m[0]}: {m[1]}"
-            if wi.world_info_include_names and m[0]
-            else m[1]
-            for m in visible_chat
-        ]
-        found: list[Diagnostic] = []
-        entries = activate(
-            book,
-            texts,
-            depth,
-            case_sensitive=wi.world_info_case_sensitive,
-            match_whole_words=wi.world_info_match_whole_words,
-            recursive=wi.world_info_recursive,
-            max_recursion_steps=wi.world_info_max_recursion_steps,
-            warnings=found,
-            rewrite_key=rewrite_key,
-        )
-        warnings += [dataclasses.replace(w, file=self._lorebook_file) for w in found]
-        return [_entry_out(e) for e in entries]
+        run's lorebooks activate against ``visible_chat`` (oldest first), the messages the
+        profile shows (a hidden message never activates an entry), with no budget. A
+        message given as ``(name, text)`` is scanned as ``Name: text`` when
+        ``world_info_include_names`` is on. Skipped regex keys are reported in
+        ``warnings``; ``rewrite_key`` fills macros in keys before matching
+        (:func:`compiler.context.world_run.scan_run` is the whole scan)."""
+        run = scan_run(self, visible_chat, rewrite_key=rewrite_key)
+        warnings += run.warnings
+        return run.entries
 
     def skill_text(self, name: str) -> str:
         """A skill's text: from the inline map, or ``<skills dir>/<name>/SKILL.md``."""
@@ -340,6 +366,7 @@ class RunContext(_Model):
             if name in self.skills:
                 return self.skills[name]
         else:
+            admit(resolve(self.skills, self._base_dir))  # confined: before it is looked at
             root = real_dir(resolve(self.skills, self._base_dir))
             if root is None:
                 raise ContextError(
@@ -397,6 +424,7 @@ class RunContext(_Model):
             return Workspace(files={}, visible=visible)
         if isinstance(self.workspace, InlineWorkspace):
             return Workspace(files=self.workspace.files, visible=visible)
+        admit(self._base_dir / self.workspace)  # confined (apc serve): before it is looked at
         directory = real_dir(self._base_dir / self.workspace)
         if directory is None:
             raise ContextError(
@@ -413,9 +441,14 @@ class RunContext(_Model):
 
 
 def load_context(
-    value: RunContext | dict[str, Any] | str | Path | None, base_dir: Path | None = None
+    value: RunContext | dict[str, Any] | str | Path | None,
+    base_dir: Path | None = None,
+    *,
+    from_json: bool = False,
 ) -> RunContext:
-    """A RunContext from an object, a dict (paths relative to ``base_dir``) or a JSON file."""
+    """A RunContext from an object, a dict (paths relative to ``base_dir``) or a JSON file.
+    ``from_json``: the dict came from :func:`compiler.context.inputs.parse_json`, which
+    already repaired and refused what :func:`sanitize` would (a server's request body)."""
     if value is None:
         return RunContext()
     if isinstance(value, RunContext):
@@ -425,6 +458,8 @@ def load_context(
         path = Path(value)
         data = load_json_file(path, what="run context")
         file, base_dir = str(path), path.resolve().parent
+    elif from_json:
+        data = value
     else:  # a caller's objects: lone surrogates can only come in this way, or from JSON
         data, repaired = sanitize(value)
         if repaired:
@@ -458,15 +493,3 @@ def _message_in(m: ChatMessage) -> ChatMessageIn:
         tool_call_id=m.tool_call_id,
         send_date=m.send_date,
     )
-
-
-def _entry_out(e: WorldEntry) -> dict[str, Any]:
-    return {
-        "uid": e.uid,
-        "comment": e.comment,
-        "content": e.content,
-        "position": e.position,
-        "order": e.order,
-        "depth": e.depth,
-        "role": e.role or "system",
-    }

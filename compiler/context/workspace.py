@@ -33,6 +33,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from compiler.context.sandbox import admit, confined
 from compiler.errors import ContextError, PolicyError
 
 WORKSPACE_ROOTS = ("output", "scratch", "plan", "summaries", "persist")
@@ -150,6 +151,7 @@ class Workspace:
             raise _unreadable(real, exc.strerror or str(exc)) from None
         try:
             self._check_file(path, real, os.fstat(fd))  # before it becomes a file object
+            admit(self.directory / real, fd)  # confined (apc serve): under the roots
         except BaseException:
             os.close(fd)
             raise
@@ -199,7 +201,7 @@ class Workspace:
             return False
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
             return False
-        if info.st_nlink > 1 and not self.allow_hardlinks:
+        if info.st_nlink > 1 and (not self.allow_hardlinks or confined()):
             return False
         return self._visible(rel)
 

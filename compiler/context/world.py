@@ -9,10 +9,12 @@ Two input forms are read into one :class:`Lorebook`:
   ascending, then the others as written), which is the order SillyTavern scans them in;
 - a V2/V3 ``character_book`` ``{"entries": [{keys, secondary_keys, insertion_order,
   enabled, position: "before_char"|"after_char", extensions: {...}}]}``, converted as
-  SillyTavern's importer does (``extensions.position``/``depth``/``selectiveLogic``/... win
-  over the spec fields).
+  SillyTavern's "Import Card Lore" does (:mod:`compiler.context.world_book`).
 
-Which entries a chat activates is :func:`compiler.context.world_activation.activate`.
+Content that starts with ``@@activate`` / ``@@dont_activate`` lines has them cut into
+:attr:`WorldEntry.decorators`, as SillyTavern does before scanning. Which entries a chat
+activates is :mod:`compiler.context.world_scan`; where the lorebooks come from is
+:mod:`compiler.context.world_books`.
 """
 
 from __future__ import annotations
@@ -28,11 +30,21 @@ from pydantic.alias_generators import to_camel
 from compiler.context.inputs import (
     INLINE,
     PathLike,
+    decode_text,
     expect_object,
     join_path,
-    load_json_file,
+    parse_json,
+    read_bytes,
     type_name,
     validate,
+)
+from compiler.context.world_book import (
+    CARD_MAGIC,
+    MAX_BOOK_ENTRIES,
+    card_not_lorebook,
+    convert_character_book,
+    js_key_order,
+    looks_like_card,
 )
 from compiler.errors import ContextError
 from compiler.frame import PromptRole
@@ -65,6 +77,17 @@ class SelectiveLogic(IntEnum):
     AND_ALL = 3
 
 
+class CharacterFilter(BaseModel):
+    """SillyTavern's ``characterFilter``: the entry is only for (or, with ``isExclude``, not
+    for) these character file names and tags."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    names: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    is_exclude: bool = False
+
+
 class WorldEntry(BaseModel):
     """One lorebook entry, normalised from either input form (camelCase on the wire)."""
 
@@ -89,10 +112,22 @@ class WorldEntry(BaseModel):
     scan_depth: int | None = Field(default=None, ge=0)
     exclude_recursion: bool = False
     prevent_recursion: bool = False
-    delay_until_recursion: bool = False
+    #: 0: no delay; N: the entry waits for recursion level N (``true`` in a file is 1)
+    delay_until_recursion: int = Field(default=0, ge=0)
     probability: float = 100
     use_probability: bool = False
     group: str = ""
+    group_override: bool = False
+    group_weight: float = 100
+    use_group_scoring: bool | None = None
+    sticky: int | None = None
+    cooldown: int | None = None
+    delay: int | None = None
+    character_filter: CharacterFilter | None = None
+    #: the name of the lorebook the entry comes from (SillyTavern's ``world``)
+    world: str = ""
+    #: ``@@activate`` / ``@@dont_activate`` lines cut from the start of ``content``
+    decorators: list[str] = Field(default_factory=list)
     extensions: dict[str, Any] = Field(default_factory=dict)
     extra: dict[str, Any] = Field(default_factory=dict)
 
@@ -140,62 +175,17 @@ class _FileEntry(BaseModel):
     scanDepth: int | None = Field(default=None, ge=0)
     excludeRecursion: bool = False
     preventRecursion: bool = False
-    delayUntilRecursion: bool = False
+    delayUntilRecursion: bool | int = False
     probability: float = 100
     useProbability: bool = False
     group: str = ""
-
-
-class _BookEntry(BaseModel):
-    """An entry of a V2/V3 ``character_book``."""
-
-    model_config = ConfigDict(extra="allow")
-
-    id: int | str | None = None
-    keys: list[str] = Field(default_factory=list)
-    secondary_keys: list[str] = Field(default_factory=list)
-    comment: str = ""
-    name: str = ""
-    content: str = ""
-    constant: bool = False
-    selective: bool = False
-    insertion_order: int = 100
-    enabled: bool = True
-    position: _Pos = "before_char"
-    case_sensitive: bool | None = None
-    priority: int | None = None
-    extensions: dict[str, Any] = Field(default_factory=dict)
-
-
-class _BookExtensions(BaseModel):
-    """The SillyTavern fields it stores under a character book entry's ``extensions``."""
-
-    model_config = ConfigDict(extra="allow")
-
-    position: _Pos | None = None
-    depth: int | None = None
-    selectiveLogic: SelectiveLogic | None = None
-    role: int | str | None = None
-    case_sensitive: bool | None = None
-    match_whole_words: bool | None = None
-    scan_depth: int | None = Field(default=None, ge=0)
-    exclude_recursion: bool | None = None
-    prevent_recursion: bool | None = None
-    delay_until_recursion: bool | None = None
-    probability: float | None = None
-    useProbability: bool | None = None
-    group: str | None = None
-
-
-class _BookHeader(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    name: str = ""
-    description: str = ""
-    scan_depth: int | None = Field(default=None, ge=0)
-    token_budget: int | None = Field(default=None, ge=0)
-    recursive_scanning: bool | None = None
-    extensions: dict[str, Any] = Field(default_factory=dict)
+    groupOverride: bool = False
+    groupWeight: float = 100
+    useGroupScoring: bool | None = None
+    sticky: int | None = None
+    cooldown: int | None = None
+    delay: int | None = None
+    characterFilter: CharacterFilter | None = None
 
 
 def _no_nulls(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -219,20 +209,46 @@ def _role(raw: int | str | None) -> PromptRole | None:
     return low if low in ("system", "user", "assistant") else None  # type: ignore[return-value]
 
 
-def _js_key_order(keys: list[str]) -> list[str]:
-    """Object keys in the order JavaScript iterates them: array indices first, ascending."""
-    index_like = sorted((k for k in keys if k.isdigit() and (k == "0" or k[0] != "0")), key=int)
-    seen = set(index_like)
-    return index_like + [k for k in keys if k not in seen]
+_KNOWN_DECORATORS = ("@@activate", "@@dont_activate")
+
+
+def parse_decorators(content: str) -> tuple[list[str], str]:
+    """The known decorators on the first lines of ``content`` and the content without them,
+    as SillyTavern's ``parseDecorators`` (world-info.js) cuts them: ``@@@x`` escapes an
+    unknown decorator; content that is all decorator lines is kept as written."""
+    if not content.startswith("@@"):
+        return [], content
+    lines = content.split("\n")
+    decorators: list[str] = []
+    fallbacked = False
+    for i, line in enumerate(lines):
+        if not line.startswith("@@"):
+            return decorators, "\n".join(lines[i:])
+        if line.startswith("@@@") and not fallbacked:
+            continue
+        name = line[1:] if line.startswith("@@@") else line
+        if name.startswith(_KNOWN_DECORATORS):
+            decorators.append(name)
+            fallbacked = False
+        else:
+            fallbacked = True
+    return decorators, content
+
+
+def _timer(value: int | None) -> int | None:
+    return value if value is not None and value > 0 else None
 
 
 def _from_file_entry(raw: _FileEntry, key: str) -> WorldEntry:
+    decorators, content = parse_decorators(raw.content)
+    delay_level = raw.delayUntilRecursion
     return WorldEntry(
         uid=raw.uid if raw.uid is not None else key,
         keys=raw.key,
         secondary_keys=raw.keysecondary,
         comment=raw.comment,
-        content=raw.content,
+        content=content,
+        decorators=decorators,
         constant=raw.constant,
         selective=raw.selective,
         selective_logic=raw.selectiveLogic,
@@ -247,53 +263,56 @@ def _from_file_entry(raw: _FileEntry, key: str) -> WorldEntry:
         scan_depth=raw.scanDepth,
         exclude_recursion=raw.excludeRecursion,
         prevent_recursion=raw.preventRecursion,
-        delay_until_recursion=raw.delayUntilRecursion,
+        delay_until_recursion=max(0, int(delay_level)),
         probability=raw.probability,
         use_probability=raw.useProbability,
         group=raw.group,
+        group_override=raw.groupOverride,
+        group_weight=raw.groupWeight,
+        use_group_scoring=raw.useGroupScoring,
+        sticky=_timer(raw.sticky),
+        cooldown=_timer(raw.cooldown),
+        delay=_timer(raw.delay),
+        character_filter=raw.characterFilter,
         extra=dict(raw.model_extra or {}),
     )
 
 
-def _from_book_entry(raw: _BookEntry, ext: _BookExtensions, index: int) -> WorldEntry:
-    pos: _Pos = ext.position if ext.position is not None else raw.position
-    return WorldEntry(
-        uid=raw.id if raw.id is not None else index,
-        keys=raw.keys,
-        secondary_keys=raw.secondary_keys,
-        comment=raw.comment or raw.name,
-        content=raw.content,
-        constant=raw.constant,
-        selective=raw.selective,
-        selective_logic=ext.selectiveLogic or SelectiveLogic.AND_ANY,
-        order=raw.insertion_order,
-        position=_position(pos),
-        position_raw=pos,
-        disabled=not raw.enabled,
-        depth=ext.depth if ext.depth is not None else 4,
-        role=_role(ext.role),
-        case_sensitive=(
-            ext.case_sensitive if ext.case_sensitive is not None else raw.case_sensitive
-        ),
-        match_whole_words=ext.match_whole_words,
-        scan_depth=ext.scan_depth,
-        exclude_recursion=bool(ext.exclude_recursion),
-        prevent_recursion=bool(ext.prevent_recursion),
-        delay_until_recursion=bool(ext.delay_until_recursion),
-        probability=ext.probability if ext.probability is not None else 100,
-        use_probability=bool(ext.useProbability),
-        group=ext.group or "",
-        extensions=raw.extensions,
-        extra=dict(raw.model_extra or {}),
-    )
+def _file_entries(
+    items: list[tuple[str, str, Any]], *, file: str, code: str, what: str
+) -> list[WorldEntry]:
+    """``(uid key, JSON path, raw entry)`` triples as entries (errors name the path)."""
+    entries: list[WorldEntry] = []
+    for key, where, item in items:
+        item = expect_object(item, code=code, file=file, path=where, what=what)
+        raw = validate(
+            _FileEntry, _no_nulls(item), code=code, file=file, prefix=where, what="world entry"
+        )
+        entries.append(_from_file_entry(raw, key))
+    return entries
+
+
+def _check_count(n: int, *, file: str, path: str, code: str) -> None:
+    if n > MAX_BOOK_ENTRIES:
+        raise ContextError(
+            code=code,
+            message=f"a lorebook has {n} entries; at most {MAX_BOOK_ENTRIES} are read",
+            file=file,
+            path=join_path(path, "entries"),
+            hint="split the lorebook, or remove entries it does not need",
+        )
 
 
 def parse_lorebook(
     data: Any, *, file: str, path: str = "", code: str = "context.invalid_world"
 ) -> Lorebook:
-    """A lorebook from parsed JSON; errors carry ``code``, ``file`` and the JSON path."""
+    """A lorebook from parsed JSON; errors carry ``code``, ``file`` and the JSON path.
+
+    A character card (or a card file's JSON) is ``context.lorebook_is_card``."""
     obj = expect_object(data, code=code, file=file, path=path, what="a lorebook")
     if "entries" not in obj:
+        if looks_like_card(obj):
+            raise card_not_lorebook(file)
         raise ContextError(
             code=code,
             message="a lorebook needs 'entries' (an object keyed by uid, or an array)",
@@ -301,50 +320,21 @@ def parse_lorebook(
             path=path or None,
         )
     raw_entries = obj["entries"]
-    entries: list[WorldEntry] = []
     if isinstance(raw_entries, dict):
-        for key in _js_key_order(list(raw_entries)):
-            where = join_path(path, "entries", key)
-            item = expect_object(
-                raw_entries[key], code=code, file=file, path=where, what="a world info entry"
-            )
-            raw = validate(
-                _FileEntry, _no_nulls(item), code=code, file=file, prefix=where, what="world entry"
-            )
-            entries.append(_from_file_entry(raw, key))
+        _check_count(len(raw_entries), file=file, path=path, code=code)
+        items = [
+            (k, join_path(path, "entries", k), raw_entries[k])
+            for k in js_key_order(list(raw_entries))
+        ]
+        entries = _file_entries(items, file=file, code=code, what="a world info entry")
         rest = {k: v for k, v in obj.items() if k != "entries"}
         name = rest.pop("name", "")
         return Lorebook(name=name if isinstance(name, str) else "", entries=entries, extra=rest)
     if isinstance(raw_entries, list):
-        for i, item in enumerate(raw_entries):
-            where = join_path(path, "entries", i)
-            item = expect_object(item, code=code, file=file, path=where, what="a lorebook entry")
-            raw_b = validate(
-                _BookEntry, _no_nulls(item), code=code, file=file, prefix=where, what="book entry"
-            )
-            ext = validate(
-                _BookExtensions,
-                _no_nulls(raw_b.extensions),
-                code=code,
-                file=file,
-                prefix=join_path(where, "extensions"),
-                what="book entry extensions",
-            )
-            entries.append(_from_book_entry(raw_b, ext, i))
-        header_raw = _no_nulls({k: v for k, v in obj.items() if k != "entries"})
-        header = validate(
-            _BookHeader, header_raw, code=code, file=file, prefix=path, what="character book"
-        )
-        return Lorebook(
-            name=header.name,
-            description=header.description,
-            scan_depth=header.scan_depth,
-            token_budget=header.token_budget,
-            recursive_scanning=header.recursive_scanning,
-            entries=entries,
-            extensions=header.extensions,
-            extra=dict(header.model_extra or {}),
-        )
+        _check_count(len(raw_entries), file=file, path=path, code=code)
+        header, converted = convert_character_book(obj, file=file, path=path, code=code)
+        entries = _file_entries(converted, file=file, code=code, what="a lorebook entry")
+        return Lorebook(**header, entries=entries)
     raise ContextError(
         code=code,
         message=f"'entries' must be an object or an array, found {type_name(raw_entries)}",
@@ -361,9 +351,14 @@ def read_lorebook(
 ) -> Lorebook:
     """Read a SillyTavern world file or a character book (a path, or parsed JSON).
 
-    ``origin`` and ``json_path`` say where inline data came from, for error messages.
+    ``origin`` and ``json_path`` say where inline data came from, for error messages. A
+    card (PNG, CHARX or card JSON) is ``context.lorebook_is_card``.
     """
     if isinstance(source, Mapping):
         return parse_lorebook(dict(source), file=origin or INLINE, path=json_path)
     path = Path(source)
-    return parse_lorebook(load_json_file(path), file=str(path), path=json_path)
+    data = read_bytes(path, what="lorebook")
+    if data.startswith(CARD_MAGIC):
+        raise card_not_lorebook(str(path))
+    text = decode_text(data, str(path))
+    return parse_lorebook(parse_json(text, str(path)), file=str(path), path=json_path)

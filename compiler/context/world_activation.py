@@ -1,48 +1,34 @@
-"""World info activation: which lorebook entries a chat activates, and in what order.
+"""World info key matching: SillyTavern's scan buffer and ``matchKeys``.
 
-Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.load_context`.
-The lorebook is read by :mod:`compiler.context.world`.
+Internal: the scan itself (which entries activate, in what order) is
+:mod:`compiler.context.world_scan`.
 
-:func:`activate` implements this subset of SillyTavern's ``checkWorldInfo``:
-
-- disabled entries never activate; constant entries always do;
-- other entries need a primary key found in the scan buffer: the last ``scan_depth``
-  messages (the entry's own ``scanDepth`` wins), each stripped, newest first, joined by
-  ``\\n``. Keys go through ``rewrite_key`` when given (a caller fills SillyTavern macros
-  such as ``{{char}}`` with it: :func:`compiler.stmacros.substitute`), then are stripped; an
-  empty key never matches;
-- matching is a plain substring test, case-insensitive unless the entry (or the call) says
+- The buffer an entry scans is :meth:`Scanner.haystack` (``WorldInfoBuffer.get``). Keys go
+  through ``rewrite_key`` when given (a caller fills SillyTavern macros such as ``{{char}}``
+  with it: :func:`compiler.stmacros.substitute`), then are trimmed; an empty key never
+  matches.
+- A plain key is a substring test, case-insensitive unless the entry (or the scan) says
   ``caseSensitive``; ``matchWholeWords`` makes a one-word key match only between non-word
-  characters (a key of several words stays a substring test); a key written
-  ``/pattern/flags`` is a regular expression (flags ``i``, ``m``, ``s``; ``g``, ``u``, ``y``
-  ignored) tested against the same, possibly lower-cased, buffer as in SillyTavern; a
-  pattern that does not compile is matched as plain text, as SillyTavern does with an
-  invalid one;
-- regex keys come from shared lorebooks, so they run with the ``regex`` package's timeout:
+  characters (JavaScript's ASCII ``\\W``: a non-ASCII letter is a boundary); a key of
+  several words stays a substring test. A key written ``/pattern/flags`` (flags of
+  ``gimsuy``) is a JavaScript regular expression, translated by
+  :mod:`compiler.context.js_regex` (ASCII ``\\w``/``\\b``, ``$`` at the end only, ``y``
+  matching at the buffer's start only, ...), tested against the buffer as it is, whatever
+  the case and whole-word settings (SillyTavern 1.12.6's ``matchKeys``); a pattern
+  JavaScript rejects (or with syntax not reproduced) is matched as plain text, as
+  SillyTavern does with an invalid one.
+- Regex keys come from shared lorebooks, so they run with the ``regex`` package's timeout:
   a search longer than :data:`REGEX_KEY_TIMEOUT` (50 ms) does not match and is reported as
-  a ``world.regex_timeout`` warning (then the key is not tried again in that activation),
-  and all regex keys of one :func:`activate` share :data:`REGEX_SCAN_BUDGET` (0.5 s), after
-  which the remaining regex keys do not match (one more warning). So a catastrophic
-  pattern such as ``/(a|aa)+$/`` costs at most 50 ms, and a book full of them 0.5 s. A key
-  whose counted repeats would make a huge compiled pattern (``/a{1000000000}/``; over
-  :data:`REGEX_MAX_SIZE`) is not compiled: ``world.regex_too_complex``, no match;
-- a selective entry with secondary keys also needs its ``selectiveLogic`` to hold:
-  AND_ANY (0) some secondary key matches, NOT_ALL (1) not every one matches, NOT_ANY (2)
-  none matches, AND_ALL (3) every one matches;
-- with ``recursive=True`` (SillyTavern's shipped setting; the run context passes
-  ``worldInfoSettings``), the content of activated entries (except ``preventRecursion``
-  ones) is scanned again until nothing new activates; ``excludeRecursion`` entries only
-  activate from the messages, ``delayUntilRecursion`` entries only from recursion.
-
-Not implemented (everything activates deterministically, the fit stage owns budgets):
-probability rolls (``probability``/``useProbability`` are kept but not rolled), inclusion
-groups and group scoring, sticky/cooldown/delay timers, character and tag filters,
-minimum activations, vector matching, the world info token budget, and
-``use_regex`` (SillyTavern ignores it too; only ``/.../`` keys are regular expressions).
-
-The result is sorted the way SillyTavern joins entries into the prompt: ascending ``order``
-(a higher order sits closer to the end, nearer the chat), ties in reverse lorebook order
-(SillyTavern sorts by descending order, stably, then prepends each entry).
+  a ``world.regex_timeout`` warning (then the key is not tried again in that scan), and all
+  regex keys of one scan share :data:`REGEX_SCAN_BUDGET` (0.5 s), after which the remaining
+  regex keys do not match (one more warning). So a catastrophic pattern such as
+  ``/(a|aa)+$/`` costs at most 50 ms, and a book full of them 0.5 s. A key whose counted
+  repeats would make a huge compiled pattern (``/a{1000000000}/``; over
+  :data:`REGEX_MAX_SIZE`) is not compiled: ``world.regex_too_complex``, no match. Plain
+  keys together search at most :data:`SCAN_BYTES_BUDGET` characters (``world.scan_budget``).
+- A selective entry with secondary keys also needs its ``selectiveLogic`` to hold
+  (:meth:`Scanner.keys_match`): AND_ANY (0) some secondary key matches, NOT_ALL (1) not
+  every one matches, NOT_ANY (2) none matches, AND_ALL (3) every one matches.
 """
 
 from __future__ import annotations
@@ -54,7 +40,8 @@ from functools import lru_cache
 
 import regex
 
-from compiler.context.world import Lorebook, SelectiveLogic, WorldEntry
+from compiler.context.js_regex import JSRegexError, translate
+from compiler.context.world import SelectiveLogic, WorldEntry
 from compiler.errors import Diagnostic
 
 REGEX_KEY_TIMEOUT = 0.05
@@ -76,23 +63,20 @@ entries do not activate (``world.scan_budget``, one warning)."""
 
 _REGEX_KEY = re.compile(r"^/([\w\W]+?)/([gimsuy]*)$")
 _UNESCAPED_SLASH = re.compile(r"(^|[^\\])/")
-_FLAGS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL}
 _COUNT = re.compile(r"\{(\d*)(?:,(\d*))?\}")
 _BRACED_ESCAPES = frozenset("pPNx")  # \p{L}, \N{name}, \x{263a}: braces that are no count
 
 
-def _regex_form(key: str) -> tuple[str, int] | None:
-    """``/pattern/flags`` as (pattern, regex flags), or None for a plain key."""
+def _regex_form(key: str) -> tuple[str, str] | None:
+    """``/pattern/flags`` as (pattern, flags), or None for a plain key (SillyTavern's
+    ``parseRegexFromString``)."""
     match = _REGEX_KEY.match(key)
     if match is None:
         return None
     pattern, flags = match.groups()
     if _UNESCAPED_SLASH.search(pattern):
         return None
-    bits = 0
-    for flag in flags:
-        bits |= _FLAGS.get(flag, 0)
-    return pattern.replace("\\/", "/", 1), bits
+    return pattern.replace("\\/", "/", 1), flags
 
 
 def _pattern_size(pattern: str) -> int:
@@ -148,6 +132,13 @@ def _pattern_size(pattern: str) -> int:
     return sum(frame[0] for frame in frames)
 
 
+@lru_cache(maxsize=4096)
+def _whole_word(needle: str) -> re.Pattern[str]:
+    """A one-word key between non-word characters (JavaScript's ``\\W`` is ASCII, and its
+    ``$`` is the end of the text only)."""
+    return re.compile(rf"(?:^|\W)({re.escape(needle)})(?:\Z|\W)", re.ASCII)
+
+
 class _TooComplex:
     """A regex key left uncompiled: its size is over :data:`REGEX_MAX_SIZE`."""
 
@@ -156,21 +147,34 @@ _TOO_COMPLEX = _TooComplex()
 
 
 @lru_cache(maxsize=64)
-def _compile_key(pattern: str, flags: int) -> regex.Pattern[str] | _TooComplex | None:
-    """The compiled pattern; None if it does not compile (it is then plain text, as in
-    SillyTavern); too complex if over :data:`REGEX_MAX_SIZE`."""
+def _compile_key(pattern: str, flags: str) -> regex.Pattern[str] | _TooComplex | None:
+    """The JavaScript pattern translated and compiled (:mod:`compiler.context.js_regex`:
+    ASCII ``\\w``/``\\b``/``\\d``, ``$`` at the end only, ...); None if JavaScript would
+    reject it or it uses syntax not reproduced (it is then plain text, as SillyTavern does
+    with an invalid one); too complex if over :data:`REGEX_MAX_SIZE`."""
     if len(pattern) > REGEX_MAX_LENGTH or _pattern_size(pattern) > max(
         REGEX_MAX_SIZE, len(pattern)
     ):
         return _TOO_COMPLEX
     try:
-        return regex.compile(pattern, flags, cache_pattern=False)
-    except (regex.error, ValueError, OverflowError, MemoryError, RecursionError):
+        js = translate(pattern, flags)
+        return regex.compile(js.pattern, js.flags, cache_pattern=False)
+    except (JSRegexError, regex.error, ValueError, OverflowError, MemoryError, RecursionError):
         return None
 
 
-class _Scanner:
-    """The scan buffer of one activation, with per-entry depth and case settings."""
+MAX_SCAN_DEPTH = 1000
+"""The deepest scan, in messages (SillyTavern's ``MAX_SCAN_DEPTH``)."""
+_MATCHER = "\x01"
+_JOINER = "\n" + _MATCHER
+
+
+class Scanner:
+    """The scan buffer of one scan (SillyTavern's ``WorldInfoBuffer``), with per-entry depth
+    and case settings: ``\x01`` + the newest N messages (trimmed) joined with
+    ``\n\x01``, then the recursion text with the same joiner (not in a min-activations
+    pass); N is the entry's ``scanDepth``, else the global depth plus the min-activations
+    skew, capped at :data:`MAX_SCAN_DEPTH`; N <= 0 scans nothing."""
 
     def __init__(
         self,
@@ -179,58 +183,92 @@ class _Scanner:
         case_sensitive: bool,
         whole_words: bool,
         rewrite_key: Callable[[str], str] | None,
+        injected: Sequence[str] = (),
     ) -> None:
-        self.newest_first = [m.strip() for m in reversed(messages)]
+        self.newest_first = [m.strip() for m in reversed(messages[-MAX_SCAN_DEPTH:])]
+        #: in-chat extension prompts SillyTavern scans too (``WorldInfoBuffer.addInject``)
+        self.injected = [t for t in injected if t]
         self.scan_depth = scan_depth
+        self.skew = 0
         self.case_sensitive = case_sensitive
         self.whole_words = whole_words
         self.rewrite_key = rewrite_key
         self.recurse: list[str] = []
         self.warnings: list[Diagnostic] = []
-        self._cache: dict[tuple[int, bool, int], str] = {}
+        self._cache: dict[tuple[int, bool, int, bool], str] = {}
+        self._keys: dict[str, str] = {}
         self._regex_left = REGEX_SCAN_BUDGET
         self._skipped: set[str] = set()  # regex keys that timed out or are too complex
         self._budget_spent = False
         self._scanned = 0  # characters of scan buffer searched by plain keys
         self._scan_spent = False
 
-    def haystack(self, entry: WorldEntry) -> str:
-        depth = entry.scan_depth if entry.scan_depth is not None else self.scan_depth
-        case = self._case(entry)
-        cache_key = (depth, case, len(self.recurse))
+    @property
+    def depth(self) -> int:
+        """The global depth with the min-activations skew (``getDepth``)."""
+        return self.scan_depth + self.skew
+
+    def haystack(self, entry: WorldEntry, *, lower: bool = False, min_pass: bool = False) -> str:
+        """The text ``entry`` scans (lower-cased when ``lower``)."""
+        depth = entry.scan_depth if entry.scan_depth is not None else self.depth
+        depth = min(depth, MAX_SCAN_DEPTH)
+        recursion = len(self.recurse) if not min_pass else 0
+        cache_key = (depth, lower, recursion, min_pass)
         if cache_key not in self._cache:
-            text = "\n".join(self.newest_first[:depth])
-            if self.recurse:
-                text += "\n" + "\n".join(self.recurse)
-            self._cache[cache_key] = text if case else text.lower()
+            if depth <= 0:
+                text = ""
+            else:
+                text = _MATCHER + _JOINER.join(self.newest_first[:depth])
+                if self.injected:
+                    text += _JOINER + _JOINER.join(self.injected)
+                if recursion:
+                    text += _JOINER + _JOINER.join(self.recurse)
+            self._cache[cache_key] = text.lower() if lower else text
         return self._cache[cache_key]
+
+    def _rewrite(self, key: str) -> str:
+        """The key with its macros filled and trimmed (once per key and scan)."""
+        done = self._keys.get(key)
+        if done is None:
+            done = self._keys[key] = (
+                self.rewrite_key(key) if self.rewrite_key is not None else key
+            ).strip()
+        return done
 
     def _case(self, entry: WorldEntry) -> bool:
         return entry.case_sensitive if entry.case_sensitive is not None else self.case_sensitive
 
-    def matches(self, entry: WorldEntry, key: str) -> bool:
-        if self.rewrite_key is not None:
-            key = self.rewrite_key(key)
-        key = key.strip()
-        if not key:
-            return False
-        haystack = self.haystack(entry)
+    def matches(
+        self, entry: WorldEntry, key: str, *, min_pass: bool = False, raw: bool = False
+    ) -> bool:
+        """Whether ``key`` is in the text ``entry`` scans (``matchKeys``): a ``/regex/``
+        key on the text as it is, a plain key by the entry's case and whole-word settings.
+        The key's macros are filled and it is trimmed (an empty key never matches), unless
+        ``raw`` (group scoring uses the keys as written, as SillyTavern's ``getScore``)."""
+        if not raw:
+            key = self._rewrite(key)
+            if not key:
+                return False
         form = _regex_form(key)
         if form is not None:
-            found = self._search(entry, key, form, haystack)
+            found = self._search(entry, key, form, self.haystack(entry, min_pass=min_pass))
             if found is not None:
                 return found
+        case = self._case(entry)
+        haystack = self.haystack(entry, lower=not case, min_pass=min_pass)
         self._scanned += len(haystack)
         if self._scanned > SCAN_BYTES_BUDGET:
             return self._out_of_scan_budget(entry, key)
-        needle = key if self._case(entry) else key.lower()
+        needle = key if case else key.lower()
         whole = entry.match_whole_words if entry.match_whole_words is not None else self.whole_words
-        if whole and len(needle.split()) == 1:
-            return re.search(rf"(?:^|\W)({re.escape(needle)})(?:$|\W)", haystack) is not None
-        return needle in haystack
+        if needle not in haystack:
+            return False
+        if whole and len(re.split(r"\s+", needle)) == 1:
+            return _whole_word(needle).search(haystack) is not None
+        return True
 
     def _search(
-        self, entry: WorldEntry, key: str, form: tuple[str, int], haystack: str
+        self, entry: WorldEntry, key: str, form: tuple[str, str], haystack: str
     ) -> bool | None:
         """A regex key's match, within its timeout and what is left of the scan budget;
         None when the pattern does not compile (the key is then plain text)."""
@@ -302,6 +340,7 @@ class _Scanner:
     ) -> None:
         shown = key if len(key) <= 80 else key[:77] + "..."
         name = f" ({entry.comment})" if entry.comment else ""
+        name += f" in lorebook {entry.world!r}" if entry.world else ""
         self.warnings.append(
             Diagnostic(
                 code=code,
@@ -313,69 +352,42 @@ class _Scanner:
             )
         )
 
-    def activates(self, entry: WorldEntry) -> bool:
-        if entry.constant:
-            return True
-        if not any(self.matches(entry, key) for key in entry.keys):
+    def keys_match(self, entry: WorldEntry, *, min_pass: bool = False) -> bool:
+        """A primary key matches and the secondary keys satisfy the entry's logic (checked
+        only when the entry is selective and has secondary keys), stopping at the first
+        key that decides, as SillyTavern's ``checkWorldInfo``."""
+        if not any(self.matches(entry, key, min_pass=min_pass) for key in entry.keys):
             return False
         if not (entry.selective and entry.secondary_keys):
             return True
-        hits = [self.matches(entry, key) for key in entry.secondary_keys]
         logic = entry.selective_logic
-        if logic == SelectiveLogic.AND_ANY:
-            return any(hits)
-        if logic == SelectiveLogic.NOT_ALL:
-            return not all(hits)
+        hits: list[bool] = []
+        for key in entry.secondary_keys:
+            hit = self.matches(entry, key, min_pass=min_pass)
+            if (logic == SelectiveLogic.AND_ANY and hit) or (
+                logic == SelectiveLogic.NOT_ALL and not hit
+            ):
+                return True
+            hits.append(hit)
         if logic == SelectiveLogic.NOT_ANY:
             return not any(hits)
-        return all(hits)
+        return logic == SelectiveLogic.AND_ALL and all(hits)
 
-
-def activate(
-    lorebook: Lorebook,
-    messages: Sequence[str],
-    scan_depth: int = 4,
-    *,
-    case_sensitive: bool = False,
-    match_whole_words: bool = False,
-    recursive: bool = False,
-    max_recursion_steps: int = 0,
-    rewrite_key: Callable[[str], str] | None = None,
-    warnings: list[Diagnostic] | None = None,
-) -> list[WorldEntry]:
-    """The entries ``messages`` (oldest first) activate, in prompt order (module docstring).
-
-    ``warnings``, when given, receives the ``world.regex_timeout`` and
-    ``world.regex_too_complex`` warnings of regex keys that were skipped (they did not match).
-    ``max_recursion_steps`` (> 0) caps the scan passes, the first one included, as
-    SillyTavern's ``world_info_max_recursion_steps`` does; 0 is no cap.
-    """
-    if scan_depth < 0:
-        raise ValueError("scan_depth must be >= 0")
-    scanner = _Scanner(messages, scan_depth, case_sensitive, match_whole_words, rewrite_key)
-    index = {id(entry): i for i, entry in enumerate(lorebook.entries)}
-    active: list[WorldEntry] = []
-    taken: set[int] = set()
-    first = True
-    passes = 0
-    while True:
-        passes += 1
-        new = [
-            entry
-            for entry in lorebook.entries
-            if id(entry) not in taken
-            and not entry.disabled
-            and not (first and entry.delay_until_recursion and not entry.constant)
-            and not (not first and entry.exclude_recursion)
-            and scanner.activates(entry)
-        ]
-        active.extend(new)
-        taken.update(id(entry) for entry in new)
-        first = False
-        if not (recursive and new) or 0 < max_recursion_steps <= passes:
-            break
-        text = "\n".join(e.content for e in new if not e.prevent_recursion)
-        scanner.recurse.append(text)
-    if warnings is not None:
-        warnings.extend(scanner.warnings)
-    return sorted(active, key=lambda e: (e.order, -index[id(e)]))
+    def score(self, entry: WorldEntry, *, min_pass: bool = False) -> int:
+        """How many of the entry's keys match (SillyTavern's ``getScore``, for group
+        scoring): primary hits, plus secondary hits under AND_ANY, or under AND_ALL when all
+        hit; 0 without primary keys. Keys are used as written, as there."""
+        if not entry.keys:
+            return 0
+        primary = sum(self.matches(entry, k, min_pass=min_pass, raw=True) for k in entry.keys)
+        if not entry.secondary_keys:
+            return primary
+        secondary = sum(
+            self.matches(entry, k, min_pass=min_pass, raw=True) for k in entry.secondary_keys
+        )
+        logic = entry.selective_logic
+        if logic == SelectiveLogic.AND_ANY:
+            return primary + secondary
+        if logic == SelectiveLogic.AND_ALL and secondary == len(entry.secondary_keys):
+            return primary + secondary
+        return primary

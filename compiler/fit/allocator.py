@@ -70,7 +70,7 @@ from compiler.fit.summarize import Summarizer, SummaryCache, SummaryChain
 from compiler.fit.text import TextFitter
 from compiler.fit.windows import SUMMARY_MODE_TOKENS as SUMMARY_MODE_TOKENS
 from compiler.fit.windows import WindowFitter
-from compiler.frame import ComponentKind, ContextFrame
+from compiler.frame import ROLEPLAY, ComponentKind, ContextFrame
 from compiler.journal import Journal
 from compiler.tokens import TokenCounter
 
@@ -271,7 +271,7 @@ class _Allocator:
                 messages_kept=0 if item.comp.messages is not None else None,
                 skipped={"detail": why},
             )
-            self.record.skipped(item)
+            self.record.budget_event(item)
             return
         item.outcome = Outcome(out=item.comp, offered=offered, used=offered)
         self.charge(item, framing + offered)
@@ -295,7 +295,7 @@ class _Allocator:
             limit, bound = limit - over, True  # the cut's own seams: cut a little more
         if item.comp.required and item.outcome.out is None and self._whole_fits(item):
             return  # the estimate over-counted seams: the exact count says it fits whole
-        self.record.skipped(item)  # one journal event, for the fit that stands
+        self.record.budget_event(item)  # one journal event, for the fit that stands
         if item.comp.required and item.outcome.out is None:
             self.fail(item, f"{item.comp.id} is required and nothing of it fits", limit)
         if item.outcome.cut and bound:
@@ -385,7 +385,7 @@ def fit(
         user=summarizer,
         cache=summary_cache if summary_cache is not None else SummaryCache(),
     )
-    text = TextFitter(counter, chain, summaries or {})
+    text = TextFitter(counter, chain, summaries or {}, plain=bool(frame.metadata.get(ROLEPLAY)))
     allocator = _Allocator(
         frame,
         dialect=dialect,

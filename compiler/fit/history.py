@@ -9,8 +9,11 @@ the kept messages (and the one that did not fit) are counted: a 10,000-message c
 budget is never tokenized whole.
 
 In place of what was cut, a system message says how many messages were left out and, when
-the request offers the ``chat.search`` tool, that it can read them; then a summary (see
-:mod:`compiler.fit.summarize`) when the budget leaves room for one.
+the request offers the ``chat.search`` tool, that it can read them (no other tool is ever
+named); then a summary (see :mod:`compiler.fit.summarize`) when the budget leaves room for
+one of at least :data:`~compiler.fit.summarize.MIN_SUMMARY_TOKENS`. In a roleplay prompt (a
+preset compile, ``plain``) the note stands only with a summary or when it names the search
+tool: a bare count of what was cut is left out and its room goes to messages.
 
 Cache-stable mode (``step`` > 0): the number of messages cut is rounded up to a multiple of
 ``step`` (then to the next unit boundary), so the cut point, and with it the summary and
@@ -22,15 +25,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from compiler.dialect import Dialect
 from compiler.fit.summarize import SummaryChain, SummaryRequest
+from compiler.fit.truncate import fit_sentences
 from compiler.frame import Message, Role
 from compiler.tokens import TokenCounter
 
 SUMMARY_ROLE: Role = "system"
 MAX_RESERVE = 1024  # at most this many tokens are set aside for a history summary
-MIN_SUMMARY = 8  # below this much room for a body the summary is the note alone
 
 
 def note(cut: int, search_tool: str | None = None) -> str:
@@ -128,6 +132,7 @@ def fit_history(
     component_id: str,
     precomputed: str | None,
     search_tool: str | None = None,
+    plain: bool = False,
 ) -> HistoryFit:
     """Fit one history into ``limit`` tokens (everything it keeps, summary included), its
     messages into ``message_limit`` (the history budget) and its summary into
@@ -139,7 +144,7 @@ def fit_history(
     if walk.next == 0:
         return HistoryFit(list(messages), walk.used, 0, 0, None, True)
     # something has to go: set room aside for the summary, round the cut, no orphan first
-    maker = _SummaryMaker(dialect, counter, chain, component_id, precomputed, search_tool)
+    maker = _SummaryMaker(dialect, counter, chain, component_id, precomputed, search_tool, plain)
     reserve = maker.reserve(n, limit, cap, summary_limit) if summarize else 0
     # the summary counts against the summary budget, so only a total limit loses the room
     walk_cap = min_present(cap, None if limit is None else limit - reserve)
@@ -178,17 +183,20 @@ def _summarize_cut(
     cap: int | None,
     limit: int | None,
     step: int,
-) -> tuple[Message, int, str] | None:
+) -> _Made | None:
     """The summary of what ``walk`` leaves out, within ``target``. Without cache-stable
-    steps, the room a short summary leaves goes back to the walk (more messages, then a
-    summary of the smaller cut), a few times at most."""
+    steps, the room a short summary leaves goes back to the walk (more messages, then the
+    same summary with the note of the smaller cut: nobody is asked again), a few times at
+    most."""
     made = None
+    body: tuple[str, str] | None = None  # after the first: the summary made, re-fitted
     for _ in range(4):
-        made = maker.make(walk.messages[: walk.start], target)
+        made = maker.make(walk.messages[: walk.start], target, body)
         if made is None or step > 0 or limit is None:
             break
+        body = made.body or ("", "note")  # a note alone: nobody is asked again
         before = walk.start
-        walk.extend(min_present(cap, limit - made[1]))
+        walk.extend(min_present(cap, limit - made.cost))
         walk.drop_leading_tool()
         if walk.start == before:
             break
@@ -208,6 +216,7 @@ class _SummaryMaker:
     component_id: str
     precomputed: str | None
     search_tool: str | None
+    plain: bool = False  # a roleplay prompt: no bare note (see the module docstring)
 
     def reserve(self, n: int, limit: int | None, cap: int | None, summary_limit: int | None) -> int:
         """The room set aside for a summary: a tenth of the limit, at least room for the note
@@ -219,37 +228,51 @@ class _SummaryMaker:
         wanted = max(base // 10, floor if floor <= base // 4 else 0)
         return min_present(summary_limit, min(MAX_RESERVE, wanted)) or 0
 
-    def make(self, cut: Sequence[Message], target: int | None) -> tuple[Message, int, str] | None:
-        """The system message standing for ``cut``, its cost and its summarizer, within
-        ``target`` tokens (None: no limit)."""
+    def make(
+        self, cut: Sequence[Message], target: int | None, body: tuple[str, str] | None = None
+    ) -> _Made | None:
+        """The system message standing for ``cut``, its cost, its summarizer and its summary
+        body, within ``target`` tokens (None: no limit); None when nothing (useful) fits.
+        ``body`` (text, summarizer): a summary already made, re-fitted by whole sentences
+        instead of asking again."""
         if not cut:
             return None
         counter = self.counter
         frame_cost = self.dialect.message_tokens({"role": SUMMARY_ROLE, "content": ""}, counter)
         head = note(len(cut), self.search_tool)
         room = None if target is None else target - frame_cost - counter.count(head) - 1
-        if room is not None and room < 0:
-            if target is not None and target - frame_cost >= counter.count(head):
-                content, which = head, "note"
-            else:
-                return None
-        else:
-            body_target = 4 * MAX_RESERVE if room is None else room
-            made = (
-                self.chain.summarize(
-                    SummaryRequest(self.component_id, "ChatHistory", body_target, messages=cut),
-                    self.precomputed,
-                )
-                if body_target >= MIN_SUMMARY
-                else None
+        made = None
+        if body is not None:
+            text = body[0] if room is None else fit_sentences(body[0], room, counter)
+            made = (text, body[1]) if text else None
+        elif room is None or room > 0:  # the chain asks nobody for less than a sentence
+            request = SummaryRequest(
+                self.component_id,
+                "ChatHistory",
+                4 * MAX_RESERVE if room is None else room,
+                messages=cut,
             )
-            content, which = (f"{head}\n{made[0]}", made[1]) if made else (head, "note")
-            while target is not None and frame_cost + counter.count(content) > target:
-                content = content[: max(len(head), len(content) - 16)]  # rare: seam merges
-                if content == head:
-                    break
+            made = self.chain.summarize(request, self.precomputed)
+        text, which = made if made is not None else ("", "note")
+        content = f"{head}\n{text}" if text else head
+        while target is not None and text and frame_cost + counter.count(content) > target:
+            # rare: the seam between note and summary merges differently; whole sentences
+            text = fit_sentences(text, counter.count(text) - 1, counter)
+            content, which = (f"{head}\n{text}", which) if text else (head, "note")
+        if which == "note" and self.plain and self.search_tool is None:
+            return None  # a bare count of what was cut is no use in a roleplay prompt
         message: Message = {"role": SUMMARY_ROLE, "content": content}
         cost = self.dialect.message_tokens(message, counter)
         if target is not None and cost > target:
             return None
-        return message, cost, which
+        return _Made(message, cost, which, (text, which) if text else None)
+
+
+class _Made(NamedTuple):
+    """A summary message: the message, its cost, its summarizer (``note``: none) and its
+    body (text, summarizer) when it has one."""
+
+    message: Message
+    cost: int
+    which: str
+    body: tuple[str, str] | None

@@ -38,7 +38,8 @@ class Outcome:
     action: Action = "kept"
     reason: str | None = None
     messages_kept: int | None = None
-    #: the extra payload of its ``context_component_skipped`` event; None: it was kept as
+    #: the extra payload of its budget event (``context_component_skipped`` when nothing is
+    #: left, else ``context_component_cut``); None: it was kept as
     #: offered (no event)
     skipped: Mapping[str, Any] | None = None
 

@@ -10,7 +10,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-Action = Literal["kept", "truncated", "summarized", "dropped", "skipped"]
+Action = Literal["kept", "truncated", "summarized", "dropped", "skipped", "failed", "not_reached"]
+"""A component's fate. Only in the ledger of a failed fit: ``failed``, the component whose
+budget could not be met, and ``not_reached``, one whose turn never came."""
 
 
 class _Model(BaseModel):

@@ -1,5 +1,6 @@
-"""Recording a fit: the ``context_component_skipped`` events of the grant run that stands,
-the budget ledger, and the error (with the ledger) when a budget cannot be met.
+"""Recording a fit: the budget events of the grant run that stands (``context_component_cut``,
+``context_component_skipped``), the budget ledger, and the error (with the ledger) when a
+budget cannot be met.
 
 Internal: part of the allocator.
 """
@@ -11,7 +12,7 @@ from typing import Any
 from compiler.dialect import Dialect
 from compiler.errors import BudgetError
 from compiler.fit.budgets import CATEGORIES, TotalBudget
-from compiler.fit.items import Item
+from compiler.fit.items import Item, Outcome
 from compiler.fit.ledger import BudgetLedger, CategoryTotal, LedgerEntry
 from compiler.journal import Journal
 from compiler.tokens import TokenCounter
@@ -38,35 +39,40 @@ class Recorder:
         self.total = total
         self.budgets = budgets
         self.step = step
-        self.skips: list[dict[str, Any]] = []  # the skip events of the current grant run
+        #: the budget events of the current grant run: (type, payload)
+        self.events: list[tuple[str, dict[str, Any]]] = []
 
     # -- the journal -------------------------------------------------------------------
     def reset(self) -> None:
         """A new grant run: the events of the last one are void."""
-        self.skips = []
+        self.events = []
 
-    def skipped(self, item: Item) -> None:
-        """The journal's ``context_component_skipped`` (reason budget) for a cut or drop,
-        held until the grant run stands."""
+    def budget_event(self, item: Item) -> None:
+        """The journal's event (reason ``budget``) for a component the budget changed, held
+        until the grant run stands: ``context_component_skipped`` when nothing of it is left,
+        ``context_component_cut`` when it is sent shorter (truncated or summarized)."""
         fate = item.outcome
         if fate.skipped is None:
             return
-        self.skips.append(
-            {
-                "component": item.comp.id,
-                "kind": item.comp.kind.value,
-                "reason": "budget",
-                "action": fate.action,
-                **fate.skipped,
-            }
+        self.events.append(
+            (
+                "context_component_skipped" if fate.out is None else "context_component_cut",
+                {
+                    "component": item.comp.id,
+                    "kind": item.comp.kind.value,
+                    "reason": "budget",
+                    "action": fate.action,
+                    **fate.skipped,
+                },
+            )
         )
 
     def flush(self) -> None:
         """Into the journal: the events of the grant run that stands (runs that were over the
         budget leave none)."""
-        for payload in self.skips:
-            self.journal.emit("context_component_skipped", **payload)
-        self.skips = []
+        for type_, payload in self.events:
+            self.journal.emit(type_, **payload)
+        self.events = []
 
     def failure(
         self, items: list[Item], item: Item | None, message: str, limit: int | None
@@ -74,6 +80,9 @@ class Recorder:
         """``context.budget_exceeded`` with the ledger so far; the events of the run and the
         failure go into the journal."""
         ledger = self.ledger(items)
+        for e in ledger.entries:
+            if item is not None and e.id == item.comp.id:
+                e.action, e.reason = "failed", message
         self.flush()
         self.journal.emit(
             "context_assembly_failed",
@@ -127,6 +136,20 @@ def entry(item: Item) -> LedgerEntry:
     """One component's ledger entry."""
     comp, fate = item.comp, item.outcome
     offered_msgs = len(comp.messages) if comp.messages is not None else None
+    if fate == Outcome():  # never fitted: the fit failed before its turn
+        return LedgerEntry(
+            id=comp.id,
+            kind=comp.kind.value,
+            source=comp.source,
+            category=item.category,
+            priority=comp.priority,
+            required=comp.required,
+            action="not_reached",
+            strategy=item.strategy,
+            reason="not reached: the fit failed before this component's turn",
+            messages_offered=offered_msgs,
+            messages_kept=0 if offered_msgs is not None else None,
+        )
     return LedgerEntry(
         id=comp.id,
         kind=comp.kind.value,

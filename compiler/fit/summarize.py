@@ -12,7 +12,14 @@ Order of preference for a component's summary (:class:`SummaryChain`):
    reads an evenly spaced sample of at most ``picks`` messages or sentences, never the whole
    of a long cut history).
 
-Whatever a summarizer returns is cut to the target (token-exact, head kept).
+Whatever a summarizer returns is fitted to the target by whole sentences
+(:func:`~compiler.fit.truncate.fit_sentences`): never a fragment cut mid-word, never a
+``[... N tokens cut ...]`` marker. No summarizer is asked for fewer than
+:data:`MIN_SUMMARY_TOKENS` tokens (about one sentence of 20 words): below that, there is no
+summary and the room goes to what it would have stood for. The caller's callable is asked
+at most once per compile for one piece of content (the chat history: once; a tool result:
+once): a fit that runs again (the allocator's exact-count loop, a history walk giving the
+room a short summary left back to messages) reuses its answer, fitted to the new target.
 
 Caches never key on object identity, and none is process-wide: summaries live in a
 :class:`SummaryCache` the caller owns (a :class:`compiler.Session` holds one; or
@@ -33,7 +40,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from compiler.fit.truncate import truncate_text
+from compiler.fit.truncate import fit_sentences, snap_back
 from compiler.frame import Message
 from compiler.tokens import TokenCounter
 
@@ -58,10 +65,18 @@ class Summarizer(Protocol):
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 
 
+#: The least a summarizer is asked for: about one sentence (20 words of English prose take
+#: 25-30 tokens); a smaller room holds no useful summary and goes to what it would replace.
+MIN_SUMMARY_TOKENS = 32
+
+
 def _first_sentence(text: str, limit: int = 200) -> str:
+    """The first sentence of ``text``, at most ``limit`` characters (cut between words)."""
     text = " ".join(text.split())
     head = _SENTENCE.split(text, maxsplit=1)[0] if text else ""
-    return head if len(head) <= limit else head[: limit - 3].rstrip() + "..."
+    if len(head) <= limit:
+        return head
+    return head[: snap_back(head, limit - 1)].rstrip() + "…"
 
 
 def _spread(n: int, k: int) -> list[int]:
@@ -102,15 +117,12 @@ class ExtractiveSummarizer:
         return [_first_sentence(pieces[i]) for i in _spread(len(pieces), self.picks)]
 
     def __call__(self, request: SummaryRequest) -> str | None:
-        lines = self.lines(request)
+        """Whole lines, in order, while they fit (never a line cut short)."""
         kept: list[str] = []
         used = 0
-        for line in lines:
+        for line in self.lines(request):
             cost = self.counter.count(line) + 1
             if used + cost > request.target_tokens:
-                room = request.target_tokens - used - 1
-                if room >= 4:  # fill what is left with the head of the next line
-                    kept.append(truncate_text(line, room, self.counter))
                 break
             kept.append(line)
             used += cost
@@ -158,39 +170,56 @@ class SummaryCache:
 
 @dataclass
 class SummaryChain:
-    """Precomputed, then the user's callable, then extractive; cached; fitted to the target."""
+    """Precomputed, then the user's callable, then extractive; cached; fitted to the target
+    by whole sentences. One chain serves one compile."""
 
     counter: TokenCounter
     user: Summarizer | None = None
     #: every summary of this chain (the caller's cache, or one for this chain alone)
     cache: SummaryCache = field(default_factory=SummaryCache)
+    #: the callable's answers in this compile, by what was summarized (see :meth:`_ask`)
+    answers: dict[str, str | None] = field(default_factory=dict)
 
     def summarize(
         self, request: SummaryRequest, precomputed: str | None = None
     ) -> tuple[str, str] | None:
-        """(text, which summarizer) within ``request.target_tokens``, or None."""
-        if request.target_tokens <= 0:
+        """(text, which summarizer) within ``request.target_tokens``, or None. A summarizer
+        is never asked for fewer than :data:`MIN_SUMMARY_TOKENS`; a precomputed summary, or
+        an answer the callable gave earlier in this compile, is fitted to any target."""
+        target = request.target_tokens
+        if target <= 0:
             return None
         if precomputed and precomputed.strip():
-            text = truncate_text(precomputed.strip(), request.target_tokens, self.counter)
+            text = fit_sentences(precomputed, target, self.counter)
             return (text, "precomputed") if text else None
-        target = request.target_tokens
-        enc = self.counter.encoding_name
         if self.user is not None:
-            user = self.user
-            tag = getattr(user, "cache_key", None)
-            name = tag if isinstance(tag, str) else ""
-            key = (f"user:{name}:{enc}", content_key(request), target)
-            out = self.cache.get_or_make(key, lambda: user(request))
-            if out and out.strip():
-                text = truncate_text(out.strip(), target, self.counter)
-                if text:
-                    return text, "callable"
+            out = self._ask(self.user, request)
+            text = fit_sentences(out, target, self.counter) if out else ""
+            if text:
+                return text, "callable"
+        if target < MIN_SUMMARY_TOKENS:
+            return None
+        enc = self.counter.encoding_name
         extractive = ExtractiveSummarizer(self.counter)
         key = (f"extractive:{enc}", extractive.key(request), target)
         out = self.cache.get_or_make(key, lambda: extractive(request))
-        if out:
-            text = truncate_text(out, target, self.counter)
-            if text:
-                return text, "extractive"
-        return None
+        text = fit_sentences(out, target, self.counter) if out else ""
+        return (text, "extractive") if text else None
+
+    def _ask(self, user: Summarizer, request: SummaryRequest) -> str | None:
+        """The callable's answer, asked once per compile (and never for fewer than
+        :data:`MIN_SUMMARY_TOKENS`): for a history, once per component (the cut moves a
+        little between fits; the first answer stands for it); for a text, once per content.
+        Across compiles, :attr:`cache` answers the same request."""
+        memo = request.component_id if request.messages else content_key(request)
+        if memo in self.answers:
+            return self.answers[memo]
+        if request.target_tokens < MIN_SUMMARY_TOKENS:
+            return None
+        tag = getattr(user, "cache_key", None)
+        name = tag if isinstance(tag, str) else ""
+        enc = self.counter.encoding_name
+        key = (f"user:{name}:{enc}", content_key(request), request.target_tokens)
+        out = self.cache.get_or_make(key, lambda: user(request))
+        self.answers[memo] = out
+        return out

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from compiler.fit.history import MIN_SUMMARY, min_present
+from compiler.fit.history import min_present
 from compiler.fit.items import Item, Outcome
 from compiler.fit.ledger import Action
-from compiler.fit.summarize import SummaryChain, SummaryRequest
+from compiler.fit.summarize import MIN_SUMMARY_TOKENS, SummaryChain, SummaryRequest
 from compiler.fit.truncate import Keep, truncate_text
 from compiler.frame import Component, ComponentKind
 from compiler.tokens import TokenCounter
@@ -30,11 +30,22 @@ class TextFitter:
     """Summaries and cuts of single texts."""
 
     def __init__(
-        self, counter: TokenCounter, chain: SummaryChain, summaries: Mapping[str, str]
+        self,
+        counter: TokenCounter,
+        chain: SummaryChain,
+        summaries: Mapping[str, str],
+        *,
+        plain: bool = False,
     ) -> None:
         self.counter = counter
         self.chain = chain
         self.summaries = summaries
+        #: a roleplay prompt (a preset compile): cuts fall between words, marked ``…``
+        self.plain = plain
+
+    def truncate(self, text: str, target: int, mode: Keep) -> str:
+        """:func:`truncate_text`, plain in a roleplay prompt."""
+        return truncate_text(text, target, self.counter, mode, plain=self.plain)
 
     def precomputed(self, comp: Component) -> str | None:
         """The component's precomputed summary, if it has one."""
@@ -49,7 +60,7 @@ class TextFitter:
         """A marked summary of ``text`` within ``target`` tokens, or None."""
         head = f"[summary of {offered} tokens]"
         room = target - self.counter.count(head) - 1
-        if room < MIN_SUMMARY:
+        if room < MIN_SUMMARY_TOKENS:
             return None
         made = self.chain.summarize(
             SummaryRequest(comp.id, comp.kind.value, room, text=text), self.precomputed(comp)
@@ -66,7 +77,7 @@ class TextFitter:
         if room < MIN_KEEP:
             return summary
         for slack in (0, 2, 4):
-            excerpt = truncate_text(text, room - slack, self.counter, mode)
+            excerpt = self.truncate(text, room - slack, mode)
             out = f"{summary}\n{excerpt}" if excerpt else summary
             if self.counter.count(out) <= limit:
                 return out
@@ -94,7 +105,7 @@ class TextFitter:
                 content = self.with_excerpt(content, text, limit, mode)
                 action, reason = "summarized", f"{offered} tokens over {limit}"
         if content is None:
-            content = truncate_text(text, limit, self.counter, mode) if limit >= MIN_KEEP else ""
+            content = self.truncate(text, limit, mode) if limit >= MIN_KEEP else ""
             action = "truncated"
             reason = f"{offered} tokens over {limit}; kept {mode.replace('_', '+')}"
             if item.strategy == "summarize":

@@ -20,7 +20,6 @@ from compiler.fit.history import fit_history, min_present
 from compiler.fit.items import Item, Outcome
 from compiler.fit.ledger import Action
 from compiler.fit.text import TextFitter
-from compiler.fit.truncate import truncate_text
 from compiler.frame import Component, Message
 
 #: ``<<agent.tool_results mode="summary">>``: each result is at most this many tokens.
@@ -107,6 +106,7 @@ class WindowFitter:
             component_id=comp.id,
             precomputed=self.text.precomputed(comp),
             search_tool=self.search_tool,
+            plain=self.text.plain,
         )
         offered = fitted.used if fitted.counted_all else None
         kept = len(msgs) - fitted.cut
@@ -210,7 +210,7 @@ class WindowFitter:
                     summary_left = None if summary_left is None else summary_left - n
                     out.summarized += 1
             if new is None:
-                new = truncate_text(text, share, self.counter, "head_tail")
+                new = self.text.truncate(text, share, "head_tail")
                 out.truncated += 1
             out.messages[i] = {**kept[i], "content": new}
         return out
@@ -226,7 +226,7 @@ class WindowFitter:
             if size > SUMMARY_MODE_TOKENS:
                 new = self.text.summarize_text(comp, text, size, SUMMARY_MODE_TOKENS)
                 if new is None:
-                    new = truncate_text(text, SUMMARY_MODE_TOKENS, self.counter, "head_tail")
+                    new = self.text.truncate(text, SUMMARY_MODE_TOKENS, "head_tail")
                 summary_tokens += self.counter.count(new)
                 m = {**m, "content": new}
             out.append(m)

@@ -6,11 +6,12 @@ Internal: the API is :mod:`compiler.profile`.
 from __future__ import annotations
 
 import copy
+from collections.abc import Collection
 from typing import Any
 
 from compiler.context.workspace import WORKSPACE_ROOTS
 
-__all__ = ["DEFAULT_AGENT_SYSTEM_PROMPT", "DEFAULT_WRITER", "default_writer"]
+__all__ = ["DEFAULT_AGENT_SYSTEM_PROMPT", "DEFAULT_WRITER", "default_writer", "system_prompt_for"]
 
 DEFAULT_WRITER: dict[str, Any] = {
     "id": "default-writer",
@@ -95,3 +96,11 @@ with what you have or say clearly what you could not do.
 finish with an empty or placeholder message body.
 """
 """The agent system prompt used when ``instructions.agentSystemPrompt`` is null."""
+
+
+def system_prompt_for(offered: Collection[str]) -> str:
+    """The built-in agent system prompt naming only tools the request offers (dotted names):
+    without ``workspace.finish``, its last instruction says to stop instead of calling it."""
+    if "workspace.finish" in offered:
+        return DEFAULT_AGENT_SYSTEM_PROMPT
+    return DEFAULT_AGENT_SYSTEM_PROMPT.replace("call workspace.finish", "stop")

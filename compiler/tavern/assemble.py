@@ -39,13 +39,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from compiler.assemble import Assembler, PresetMode
-from compiler.errors import Diagnostic, Span, TemplateError
+from compiler.errors import APCError, Diagnostic, Span, TemplateError
 from compiler.frame import (
+    ROLEPLAY,
     SQUASH_SYSTEM,
     Component,
     ComponentKind,
@@ -54,8 +53,8 @@ from compiler.frame import (
 )
 from compiler.macros import BoundTemplate, MacroCall, bind
 from compiler.markers import ALLOWANCE, allowance, openers
-from compiler.profile import ResolvedAgentProfile
-from compiler.stmacros import comment_spans, inert, literal_macros
+from compiler.profile import ResolvedAgentProfile, resolve_profile
+from compiler.stmacros import comment_spans, inert
 from compiler.syntax import parse
 from compiler.syntax.ast import Template, Text
 from compiler.tavern.framing import (
@@ -71,13 +70,18 @@ from compiler.tavern.injections import (
     Source,
     apply_injections,
 )
-from compiler.tavern.notes import Notes, add_beside_main, chat_notes, persona_in_prompt
+from compiler.tavern.notes import (
+    Notes,
+    add_beside_main,
+    chat_notes,
+    persona_in_prompt,
+    scan_prompts,
+)
 from compiler.tavern.preset import (
     AGENT_MARKERS,
     PresetPrompt,
     TavernPreset,
     ordered_prompts,
-    read_preset,
 )
 from compiler.tavern.world import depth_prompts
 
@@ -101,58 +105,15 @@ OVERRIDES: dict[str, str] = {"main": "system_prompt", "jailbreak": "post_history
 _ORIGINAL = re.compile(r"\{\{original\}\}", re.IGNORECASE)
 
 
-def load_preset_source(source: str | Path) -> TavernPreset | None:
-    """The preset when ``source`` names a ``.json`` file (broken JSON is an error, not text)."""
-    text = str(source)
-    if "\n" in text or not text.lower().endswith(".json"):
-        return None
+def schema_mode(preset: TavernPreset) -> PresetMode:
+    """The mode a compile without ``mode`` chooses from the preset alone (no card): its
+    :func:`default_mode` under the profile it resolves to, ``legacy`` when its agent schema
+    does not resolve (that error is reported on its own)."""
     try:
-        if not Path(source).is_file():
-            return None
-    except (OSError, ValueError):
-        return None
-    return read_preset(Path(source))
-
-
-def check_preset(preset: TavernPreset) -> list[Diagnostic]:
-    """Every error and warning of every prompt's text (enabled or not), in prompts[] order."""
-    out: list[Diagnostic] = []
-    for prompt in preset.prompts:
-        if prompt.is_marker or not prompt.content:
-            continue
-        try:
-            bound = bind(_parse_entry(prompt.content, preset.where(prompt)))
-        except TemplateError as exc:
-            out.extend(exc.diagnostics)
-            continue
-        out.extend(bound.warnings)
-        out.extend(_literal_macros(bound))
-    return out
-
-
-def _literal_macros(bound: BoundTemplate) -> list[Diagnostic]:
-    """``template.unknown_st_macro`` for each SillyTavern macro of the entry's text that a
-    compile would send as written (``{{agent.*}}`` has its own warning)."""
-    out: list[Diagnostic] = []
-    seen: set[str] = set()
-    for item in bound.items:
-        if not isinstance(item, Text):
-            continue
-        for raw in literal_macros(item.value):
-            if raw in seen or raw[2:].lstrip().lower().startswith("agent."):
-                continue
-            seen.add(raw)
-            out.append(
-                Diagnostic(
-                    code="template.unknown_st_macro",
-                    severity="warning",
-                    message=f"SillyTavern macro {raw[:80]!r} is not supported: it is sent as "
-                    "written",
-                    file=item.span.file,
-                    hint="remove it (the README lists the SillyTavern macros filled in)",
-                )
-            )
-    return out
+        resolved = resolve_profile(preset=preset.layer_source())
+    except APCError:
+        return "legacy"
+    return default_mode(resolved, preset)
 
 
 def default_mode(resolved: ResolvedAgentProfile, preset: TavernPreset) -> PresetMode:
@@ -176,6 +137,8 @@ class _Entry:
 def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetMode) -> None:
     """Append the preset's components to ``assembler`` (see the module docstring)."""
     assembler.mode = mode
+    assembler.frame_metadata[ROLEPLAY] = True  # cuts without token markers (compiler.fit)
+    assembler.scan_prompts = scan_prompts(assembler)
     if preset.extra.get("squash_system_messages") is True:
         assembler.frame_metadata[SQUASH_SYSTEM] = True
     prompts = ordered_prompts(preset)
@@ -189,6 +152,7 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     entries: list[_Entry] = []
     injections: list[PresetPrompt] = []
     unmaterialized: list[str] = []
+    located: dict[str, str] = {}  # an unmaterialized injection's text -> where its macro is
     for prompt in prompts:
         if prompt.in_chat and prompt.injection_depth > MAX_INJECTION_DEPTH:
             assembler.warnings.append(_too_deep(prompt))
@@ -197,10 +161,11 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
             plain = _plain_text(preset, prompt, mode, errors)
             if plain is not None:
                 text, raw, allowed = plain
-                content, from_values = assembler.filled(text)
+                content, from_values = _filled_at(assembler, text, preset.where(prompt))
                 injections.append(prompt.model_copy(update={"content": content}))
                 if raw or openers(content) > allowed + from_values:  # or one ST assembled
                     unmaterialized.append(content)
+                    located.setdefault(content, raw or preset.where(prompt))
             continue
         if prompt.identifier == "agentTask":
             entries.append(_Entry(prompt, None))
@@ -222,7 +187,7 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     for entry in entries:
         if entry.prompt.identifier == "main":
             add_beside_main(assembler, notes, before=True)
-        _add_entry(assembler, preset, entry, (injections, extensions), unmaterialized)
+        _add_entry(assembler, preset, entry, (injections, extensions), (unmaterialized, located))
         if entry.prompt.identifier == "main":
             add_beside_main(assembler, notes, before=False)
     if mode == "agent" and not any(
@@ -324,13 +289,13 @@ def _bind_entry(
         text = ""
     name = preset.where(prompt)
     try:
-        return bind(_parse_entry(text, name))
+        return bind(parse_entry(text, name))
     except TemplateError as exc:
         errors.extend(exc.diagnostics)
         return None
 
 
-def _parse_entry(text: str, name: str) -> Template:
+def parse_entry(text: str, name: str) -> Template:
     """An entry's text parsed as SillyTavern reads it: ``{{// comments}}`` are gone before
     anything else, so a macro inside one is neither expanded nor checked."""
     return parse(text, name, skip=comment_spans(text))
@@ -338,9 +303,10 @@ def _parse_entry(text: str, name: str) -> Template:
 
 def _plain_text(
     preset: TavernPreset, prompt: PresetPrompt, mode: PresetMode, errors: list[Diagnostic]
-) -> tuple[str, bool, int] | None:
-    """An in-chat injection's text, whether a macro in it stayed unmaterialized, and how
-    many ``<<agent.`` openers its author escaped (:mod:`compiler.markers`).
+) -> tuple[str, str | None, int] | None:
+    """An in-chat injection's text, where the first macro in it that stayed unmaterialized
+    is (``FILE#prompts[3].content:LINE:COL``; None: none stayed), and how many ``<<agent.``
+    openers its author escaped (:mod:`compiler.markers`).
 
     A macro cannot expand inside a single injected message: legacy mode drops it; agent mode
     keeps it as written, and :func:`compiler.markers.check_markers` refuses the request.
@@ -350,7 +316,7 @@ def _plain_text(
     if bound is None:
         return None
     parts: list[str] = []
-    raw = False
+    raw: str | None = None
     allowed = 0
     for item in bound.items:
         if isinstance(item, Text):
@@ -358,21 +324,36 @@ def _plain_text(
             allowed += item.literal_opens
         elif mode == "agent":
             parts.append(bound.template.source[item.span.start : item.span.end])
-            raw = True
+            raw = raw or f"{item.span.file}:{item.span.line}:{item.span.column}"
     return "".join(parts), raw, allowed
 
 
-def _substituted(bound: BoundTemplate, filled: Callable[[str], tuple[str, int]]) -> BoundTemplate:
+def _substituted(bound: BoundTemplate, assembler: Assembler) -> BoundTemplate:
     """``bound`` with SillyTavern macros filled in its text; its literal openers are the
-    escapes it held plus those the filled-in values brought (:mod:`compiler.markers`)."""
+    escapes it held plus those the filled-in values brought (:mod:`compiler.markers`). A
+    macro left literal is reported where it is (``FILE#prompts[3].content``)."""
     items: list[Text | MacroCall] = []
     for item in bound.items:
         if isinstance(item, Text):
-            text, from_values = filled(item.value)
+            text, from_values = _filled_at(assembler, item.value, item.span.file)
             items.append(Text(text, item.span, item.literal_opens + from_values))
         else:
             items.append(item)
     return dataclasses.replace(bound, items=tuple(items))
+
+
+def _filled_at(assembler: Assembler, text: str, file: str) -> tuple[str, int]:
+    """:meth:`Assembler.filled`, its ``template.unknown_st_macro`` warnings located at
+    ``file``."""
+    before = len(assembler.warnings)
+    out = assembler.filled(text)
+    assembler.warnings[before:] = [
+        dataclasses.replace(w, file=file)
+        if w.code == "template.unknown_st_macro" and w.file is None and w.span is None
+        else w
+        for w in assembler.warnings[before:]
+    ]
+    return out
 
 
 def _add_entry(
@@ -380,7 +361,7 @@ def _add_entry(
     preset: TavernPreset,
     entry: _Entry,
     injections: tuple[list[PresetPrompt], list[ExtensionPrompt]],
-    unmaterialized: list[str],
+    unmaterialized: tuple[list[str], dict[str, str]],
 ) -> None:
     prompt = entry.prompt
     if entry.bound is None:  # agentTask: the run's task, as data
@@ -395,7 +376,7 @@ def _add_entry(
     card = assembler.context.card
     field = OVERRIDES.get(prompt.identifier)
     override = str(getattr(card, field)) if card is not None and field else ""
-    bound = _substituted(entry.bound, assembler.filled)
+    bound = _substituted(entry.bound, assembler)
     card_file = ""
     if override and not prompt.forbid_overrides and card is not None and field:
         if assembler.visible(CARD_RESOURCE):
@@ -513,15 +494,20 @@ def _too_deep(prompt: PresetPrompt) -> Diagnostic:
 def _inject(
     comp: Component,
     injections: tuple[list[PresetPrompt], list[ExtensionPrompt]],
-    unmaterialized: list[str],
+    unmaterialized: tuple[list[str], dict[str, str]],
 ) -> None:
     """Insert the in-chat injections and extension prompts; each injected message says where
-    it came from, and a message holding a macro that could not be materialized is marked so."""
-    pending = set(unmaterialized)
+    it came from, and a message holding a macro that could not be materialized is marked so,
+    with where the macro is (``at``: its entry, else what the extension prompt is)."""
+    pending, located = set(unmaterialized[0]), unmaterialized[1]
 
     def make(role: Any, text: str, src: list[Source]) -> Message:
-        raw = any(p.content in pending for p in src)
-        return {"role": role, "content": text, "origin": "unmaterialized" if raw else "injection"}
+        raw = next((p for p in src if p.content in pending), None)
+        if raw is None:
+            return {"role": role, "content": text, "origin": "injection"}
+        name = raw.identifier if isinstance(raw, PresetPrompt) else raw.key
+        at = located.get(raw.content, f"in-chat prompt {name}")
+        return {"role": role, "content": text, "origin": "unmaterialized", "at": at}
 
     comp.messages = apply_injections(
         list(comp.messages or []),

@@ -271,3 +271,34 @@ def add_beside_main(assembler: Assembler, notes: Notes, *, before: bool) -> None
         resource=None,
         metadata={"origin": "note", "entry": AUTHOR_NOTE, ALLOWANCE: allowed},
     )
+
+
+def scan_prompts(assembler: Assembler) -> list[str]:
+    """The in-chat prompts SillyTavern's world info scan reads besides the chat
+    (checkWorldInfo adds every extension prompt set with ``scan``): the persona description
+    at depth, always; with ``noteSettings.allowWIScan``, the Author's Note when this request
+    inserts it and the card's Character's Note (public/script.js). Raw: the scan fills
+    their macros."""
+    ctx, out = assembler.context, []
+    persona = ctx.persona
+    if (
+        persona is not None
+        and persona.position == 4
+        and persona.description
+        and assembler.visible(PERSONA_RESOURCE)
+    ):
+        out.append(persona.description)
+    if not ctx.note_settings.allow_wi_scan:
+        return out
+    meta = ctx.chat_metadata
+    if note_inserted(meta, ctx.user_messages):
+        out.append(meta.note_prompt)
+    card = ctx.card
+    spec = card.extensions.get("depth_prompt") if card is not None else None
+    if (
+        isinstance(spec, dict)
+        and isinstance(spec.get("prompt"), str)
+        and assembler.visible(CARD_RESOURCE)
+    ):
+        out.append(spec["prompt"].strip().replace("\r", ""))
+    return [text for text in out if text]

@@ -10,7 +10,7 @@ import pytest
 
 from compiler.context.cards import read_card
 from compiler.context.world import Lorebook, SelectiveLogic, read_lorebook
-from compiler.context.world_activation import activate
+from compiler.context.world_scan import activate
 from compiler.errors import ContextError
 from compiler.stmacros import card_values, substitute
 
@@ -124,8 +124,9 @@ def test_case_sensitivity_whole_words_and_regex_keys() -> None:
     assert uids(lore, ["rome has a drake"]) == [2]
     assert uids(lore, ["Rome. concatenate"]) == [0]
     assert uids(lore, ["my cat."]) == [1]
-    # As in SillyTavern, a regex key sees the lower-cased buffer unless case-sensitive.
-    assert uids(lore, ["Upper"]) == []
+    # As in SillyTavern 1.12.6 (matchKeys), a regex key sees the text as it is.
+    assert uids(lore, ["Upper"]) == [3]
+    assert uids(lore, ["upper"]) == []
     assert uids(lore, ["an /unterminated(/ key"]) == [4]
 
 
@@ -174,11 +175,13 @@ def test_character_book_form() -> None:
     )
     a, b, c = lore.entries
     assert (lore.name, lore.scan_depth) == ("B", 3)
-    assert (a.uid, a.order, a.position, a.position_raw) == (0, 5, "after", "after_char")
+    assert (a.uid, a.order, a.position, a.position_raw) == (0, 5, "after", 1)
     assert b.disabled
     assert (c.uid, c.position, c.position_raw, c.depth, c.role) == (9, "at_depth", 4, 2, "user")
     assert c.selective_logic is SelectiveLogic.AND_ALL
-    assert c.extensions["depth"] == 2
+    assert c.extra["extensions"]["depth"] == 2
+    # SillyTavern's convertCharacterBook: useProbability on, role system, no position = after
+    assert a.use_probability and a.role == "system"
 
 
 def test_unknown_position_is_other_with_raw_kept() -> None:

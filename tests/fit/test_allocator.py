@@ -150,8 +150,11 @@ def test_a_history_budget_alone_still_notes_what_was_cut() -> None:
     assert out is not None and "older messages are not shown" in (out[0]["content"] or "")
     assert "chat.search" not in (out[0]["content"] or "")
     assert result.ledger.categories["summary"].used == entry.summary_tokens
-    (event,) = [e for e in journal.events if e.type == "context_component_skipped"]
+    # a history sent shorter is cut, not skipped (issue 12, item 19)
+    assert not [e for e in journal.events if e.type == "context_component_skipped"]
+    (event,) = [e for e in journal.events if e.type == "context_component_cut"]
     assert event.payload["reason"] == "budget" and event.payload["messagesDropped"] > 0
+    assert event.payload["action"] == "truncated"  # a note: no room for a useful summary
 
 
 def test_tool_results_summarize_then_truncate() -> None:

@@ -487,3 +487,34 @@ def test_a_template_compile_has_no_authors_note(tmp_path: Path) -> None:
     )
     assert [w.code for w in result.warnings] == ["world.position_unsupported"]
     assert "preset" in result.warnings[0].message
+
+
+WI_IDS = ["main", "worldInfoBefore", "personaDescription", "chatHistory", "jailbreak"]
+LORE = {"entries": {"0": {"uid": 0, "key": ["lighthouse"], "content": "LORE: the lamp."}}}
+
+
+def lore_run(tmp_path: Path, **ctx: Any) -> str:
+    preset = write_preset(tmp_path, ids=WI_IDS)
+    result = run(tmp_path, preset=preset, lorebooks={"global": LORE}, **ctx)
+    return json.dumps(result.request["messages"])
+
+
+def test_the_persona_at_depth_is_scanned_for_world_info(tmp_path: Path) -> None:
+    persona = {"name": "Kazuma", "description": "Keeps the lighthouse.", "position": 4}
+    assert "LORE: the lamp." in lore_run(tmp_path, persona=persona)
+    persona["position"] = 0  # in the prompt: not an extension prompt, not scanned
+    assert "LORE: the lamp." not in lore_run(tmp_path, persona=persona)
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_notes_are_scanned_only_with_allow_wi_scan(tmp_path: Path, allow: bool) -> None:
+    settings = {"allowWIScan": allow}
+    by_note = lore_run(
+        tmp_path, chatMetadata={"note_prompt": "Mind the lighthouse."}, noteSettings=settings
+    )
+    assert ("LORE: the lamp." in by_note) is allow
+    card = {**CARD, "extensions": {"depth_prompt": {"prompt": "The {{char}} lighthouse."}}}
+    by_card = lore_run(tmp_path, character=card, noteSettings=settings)
+    assert ("LORE: the lamp." in by_card) is allow
+    skipped = {"note_prompt": "Mind the lighthouse.", "note_interval": 2}  # 3 user messages
+    assert "LORE: the lamp." not in lore_run(tmp_path, chatMetadata=skipped, noteSettings=settings)

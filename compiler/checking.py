@@ -1,0 +1,105 @@
+"""Checking a template or preset without compiling it: ``compiler.check`` and
+``compiler.check_string``.
+
+Internal: the functions are public as ``compiler.check`` and friends. A template's check loads
+only the parser and the macro catalogue (no pydantic, no pipeline), so ``apc check`` starts
+fast; a preset's loads what checking a preset needs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from compiler.context.inputs import decode_text, parse_json, read_bytes, sanitize, surrogate_warning
+from compiler.errors import Diagnostic, TemplateError
+from compiler.macros import BoundTemplate, bind
+from compiler.syntax import parse
+from compiler.syntax.parser import MAX_TEMPLATE_CHARS
+
+if TYPE_CHECKING:
+    from compiler.assemble import PresetMode
+    from compiler.tavern.preset import TavernPreset
+
+MAX_TEMPLATE_FILE_BYTES = 4 * MAX_TEMPLATE_CHARS
+"""The largest template file read (UTF-8 takes at most 4 bytes a character)."""
+
+SourceKind = Literal["template", "preset"]
+
+UNREADABLE = "template.unreadable"
+
+
+@dataclass(frozen=True)
+class PresetCheck:
+    """A SillyTavern preset :func:`check` found no error in: the mode it was checked in and
+    its warnings (each with its place: ``FILE#prompts[3].content:1:5``,
+    ``FILE#prompt_order[0].order[2]``, ...)."""
+
+    source: str
+    mode: PresetMode
+    warnings: tuple[Diagnostic, ...] = ()
+
+
+def check(
+    path: str | os.PathLike[str], *, mode: PresetMode | None = None
+) -> BoundTemplate | PresetCheck:
+    """Check the template or SillyTavern preset (``.json``) file at ``path`` without
+    compiling it; raises TemplateError with every error (a preset's: with its warnings).
+
+    A template is parsed and bound (its warnings are the BoundTemplate's); a preset is
+    checked as ``apc check`` checks it, in ``mode`` (None: the mode a compile would choose
+    from the preset's agent schema), see :mod:`compiler.tavern.check`.
+    """
+    file = Path(path)
+    if file.suffix.lower() == ".json":
+        from compiler.tavern.preset import read_preset
+
+        return _check_preset(read_preset(file), mode)
+    data = read_bytes(file, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
+    return check_template(decode_text(data, str(path), code=UNREADABLE), str(path))
+
+
+def _check_preset(preset: TavernPreset, mode: PresetMode | None) -> PresetCheck:
+    if mode not in (None, "agent", "legacy"):
+        raise ValueError(f"mode must be 'agent' or 'legacy', not {mode!r}")
+    from compiler.tavern.assemble import schema_mode
+    from compiler.tavern.check import check_preset
+
+    mode = mode or schema_mode(preset)
+    found = check_preset(preset, mode)
+    if any(d.severity == "error" for d in found):
+        raise TemplateError(found)
+    return PresetCheck(preset.source, mode, tuple(found))
+
+
+def check_string(
+    text: str,
+    *,
+    name: str | None = None,
+    kind: SourceKind = "template",
+    mode: PresetMode | None = None,
+) -> BoundTemplate | PresetCheck:
+    """Check template text (``kind="template"``: parse and bind) or a preset's JSON text
+    (``kind="preset"``, as :func:`check` checks a preset file); raises TemplateError with
+    every error."""
+    if kind == "preset":
+        from compiler.tavern.preset import read_preset
+
+        label = name or "<preset>"
+        return _check_preset(read_preset(parse_json(text, label), origin=label), mode)
+    if kind != "template":
+        raise ValueError(f"kind must be 'template' or 'preset', not {kind!r}")
+    return check_template(text, name or "<string>")
+
+
+def check_template(text: str, name: str) -> BoundTemplate:
+    """Parse and bind template ``text``; raises TemplateError with every error of it."""
+    text, repaired = sanitize(text)  # only a str from Python can hold lone surrogates
+    bound = bind(parse(text, name))
+    if repaired:
+        warning = surrogate_warning(repaired, name)
+        bound = dataclasses.replace(bound, warnings=(warning, *bound.warnings))
+    return bound

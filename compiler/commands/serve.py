@@ -1,0 +1,94 @@
+"""``apc serve``: the local compile service (needs the ``serve`` extra: FastAPI, uvicorn).
+
+Internal: the interface is the ``apc`` command line and the HTTP API.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from compiler.commands._common import usage_error
+from compiler.commands.schema import SCHEMAS
+from compiler.context.inputs import real_dir
+from compiler.errors import APCError
+from compiler.serve import limits
+
+INSTALL_HINT = "pip install 'agent-prompt-compiler[serve]'"
+TOKEN_VARIABLE = "APC_SERVE_TOKEN"
+EXTRA_MODULES = frozenset({"fastapi", "starlette", "uvicorn"})
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("serve", help="run the local compile service (HTTP, JSON)")
+    p.add_argument("--host", default=limits.DEFAULT_HOST, help="address (default: loopback)")
+    p.add_argument("--port", type=int, default=limits.DEFAULT_PORT, help="port (default 8765)")
+    p.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a directory requests may name files under (repeatable; none: inline only)",
+    )
+    p.add_argument("--data-root", metavar="DIR", help="data root holding the profile registry")
+    p.add_argument(
+        "--token",
+        default=os.environ.get(TOKEN_VARIABLE) or None,
+        help=f"bearer token every route but /healthz requires (default: ${TOKEN_VARIABLE}, "
+        "which other users cannot read from the process list)",
+    )
+    g = p.add_argument_group("bounds")
+    g.add_argument("--max-body-bytes", type=int, default=limits.MAX_BODY_BYTES)
+    g.add_argument("--max-context-bytes", type=int, default=limits.MAX_CONTEXT_BYTES)
+    g.add_argument(
+        "--timeout", type=float, default=limits.COMPILE_TIMEOUT, help="seconds per compile"
+    )
+    g.add_argument("--max-sessions", type=int, default=limits.MAX_SESSIONS)
+    g.add_argument("--workers", type=int, default=limits.WORKERS, help="compile threads")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    if isinstance(config, str):
+        return usage_error(config)
+    try:
+        runner = importlib.import_module("compiler.serve.runner")
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in EXTRA_MODULES:
+            raise
+        raise APCError(
+            code="serve.unavailable",
+            message=f"apc serve needs the serve extra (FastAPI and uvicorn): no {exc.name}",
+            hint=INSTALL_HINT,
+        ) from None
+    code: int = runner.serve(config, SCHEMAS)
+    sys.stderr.flush()
+    return code
+
+
+def config_from_args(args: argparse.Namespace) -> limits.ServeConfig | str:
+    """The configuration the options say, or why it is refused (a usage error)."""
+    roots: list[Path] = []
+    for given in [*args.root, *([args.data_root] if args.data_root else [])]:
+        found = real_dir(given)
+        if found is None:
+            return f"not a directory: {given[:200]}"
+        roots.append(found)
+    config = limits.ServeConfig(
+        host=args.host,
+        port=args.port,
+        roots=tuple(roots[: len(args.root)]),
+        data_root=roots[-1] if args.data_root else None,
+        token=args.token,
+        max_body_bytes=args.max_body_bytes,
+        max_context_bytes=args.max_context_bytes,
+        compile_timeout=args.timeout,
+        max_sessions=args.max_sessions,
+        workers=args.workers,
+    )
+    return config.problem() or config

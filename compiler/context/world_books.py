@@ -1,0 +1,194 @@
+"""The lorebooks of a run: global ones, the character's, the chat's and the persona's, loaded
+once each and merged into SillyTavern's candidate order.
+
+Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.load_context`.
+
+Run-context fields (README, "The run context"):
+
+- ``worldInfo`` (a path) is a global lorebook, as if selected in SillyTavern's global World
+  Info list; ``lorebooks.global`` adds more (SillyTavern's ``world_info.globalSelect``);
+- the character's: the card's embedded ``character_book`` (as after SillyTavern's "Import
+  Card Lore", converted by :mod:`compiler.context.world_book` and named as SillyTavern names
+  it: the book's ``name``, else ``"<card name>'s Lorebook"``) unless ``useCharacterBook`` is
+  false, then ``lorebooks.character`` (the ``extraBooks`` of ``world_info.charLore``);
+- ``lorebooks.chat`` (``chat_metadata.world_info``) and ``lorebooks.persona`` (the persona's
+  lorebook, from SillyTavern after 1.12.6).
+
+Each item is a path (a world file or a character book JSON, relative to the run context) or
+an inline lorebook object. A book's name (SillyTavern's world name, the ``world`` of its
+entries' timed effects) is its file name without ``.json``; an inline book's is its
+``name`` field, else ``"<kind> lorebook <n>"``. A book is loaded once: one with the name,
+the file or the entries of a book already loaded is skipped, looking at the global books
+first, then the chat's, the character's and the persona's (SillyTavern skips a character
+or chat world that is also global, and a character world that is the chat's); the
+embedded book is also skipped when a given file has its name (the user passed the world it
+was imported as).
+
+Order (``getSortedEntries``): the chat's entries, then the persona's, then by
+``world_info_character_strategy``: 0 evenly (global and character entries together), 1
+character first, 2 global first; each group by descending ``order``, stable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from compiler.context.inputs import join_path, resolve
+from compiler.context.world import Lorebook, WorldEntry, read_lorebook
+from compiler.errors import ContextError
+
+BookKind = Literal["global", "character", "chat", "persona"]
+BookRef = str | dict[str, Any]
+
+MAX_LOREBOOKS = 64
+"""The most lorebooks a run may name (``context.too_many_lorebooks`` above it)."""
+MAX_WORLD_ENTRIES = 50_000
+"""The most entries all of a run's lorebooks may hold together."""
+
+
+class Lorebooks(BaseModel):
+    """The run context's ``lorebooks``: each a path or an inline lorebook, or a list."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+    global_: list[BookRef] = Field(default_factory=list, alias="global")
+    character: list[BookRef] = Field(default_factory=list)
+    chat: list[BookRef] = Field(default_factory=list)
+    persona: list[BookRef] = Field(default_factory=list)
+
+    @field_validator("global_", "character", "chat", "persona", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str | dict) else value
+
+
+@dataclass(frozen=True)
+class BookSource:
+    """One loaded lorebook: whose it is, its name (SillyTavern's world name), where it was
+    read (for diagnostics) and the book."""
+
+    kind: BookKind
+    name: str
+    file: str
+    book: Lorebook
+
+
+def _digest(book: Lorebook) -> str:
+    return hashlib.sha256(book.model_dump_json().encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class _Loader:
+    """Reads the books in ownership order, each once."""
+
+    def __init__(self, base_dir: Path, origin: str) -> None:
+        self.base_dir = base_dir
+        self.origin = origin
+        self.books: list[BookSource] = []
+        self.seen: set[str] = set()
+
+    def add(self, kind: BookKind, ref: BookRef, where: str) -> None:
+        if len(self.books) >= MAX_LOREBOOKS:
+            raise ContextError(
+                code="context.too_many_lorebooks",
+                message=f"the run names more than {MAX_LOREBOOKS} lorebooks",
+                file=self.origin,
+                path=where,
+            )
+        if isinstance(ref, str):
+            path = resolve(ref, self.base_dir)
+            try:
+                real = "file:" + os.path.realpath(path)
+            except (OSError, ValueError):  # read_lorebook says what is wrong with it
+                real = "file:" + str(path)
+            if real in self.seen:
+                return
+            book = read_lorebook(path)
+            self.keep(kind, book, _stem(path), str(path), real)
+        else:
+            book = read_lorebook(ref, origin=self.origin, json_path=where)
+            self.keep(kind, book, book.name or f"{kind} lorebook {len(self.books)}", where)
+
+    def keep(self, kind: BookKind, book: Lorebook, name: str, file: str, *ids: str) -> None:
+        marks = {"name:" + name, "book:" + _digest(book), *ids}
+        if marks & self.seen:
+            return
+        self.seen |= marks
+        self.books.append(BookSource(kind, name, file, book))
+
+
+def _stem(path: Path) -> str:
+    return path.name[:-5] if path.name.lower().endswith(".json") else path.name
+
+
+def load_books(
+    *,
+    base_dir: Path,
+    origin: str,
+    world_info: str | None,
+    lorebooks: Lorebooks,
+    character_book: tuple[str, Lorebook, str] | None,
+) -> list[BookSource]:
+    """The run's lorebooks in ownership order (module docstring). ``character_book`` is the
+    card's embedded book, its world name and where it was read, or None."""
+    loader = _Loader(base_dir, origin)
+    refs: list[tuple[BookKind, BookRef, str]] = []
+    if world_info is not None:
+        refs.append(("global", world_info, "worldInfo"))
+    kinds: tuple[tuple[BookKind, list[BookRef]], ...] = (
+        ("global", lorebooks.global_),
+        ("chat", lorebooks.chat),
+        ("character", lorebooks.character),
+        ("persona", lorebooks.persona),
+    )
+    for kind, items in kinds:
+        refs += [(kind, ref, join_path("lorebooks", kind, i)) for i, ref in enumerate(items)]
+    stems = {_stem(resolve(ref, base_dir)) for _, ref, _ in refs if isinstance(ref, str)}
+    embedded = next((i for i, r in enumerate(refs) if r[0] in ("character", "persona")), len(refs))
+    for i in range(len(refs) + 1):
+        if i == embedded and character_book is not None and character_book[0] not in stems:
+            name, book, file = character_book
+            loader.keep("character", book, name, file)
+        if i < len(refs):
+            loader.add(*refs[i])
+    total = sum(len(b.book.entries) for b in loader.books)
+    if total > MAX_WORLD_ENTRIES:
+        raise ContextError(
+            code="context.too_many_lorebooks",
+            message=f"the run's lorebooks hold {total} entries; at most {MAX_WORLD_ENTRIES}",
+            file=origin,
+            hint="give fewer or smaller lorebooks",
+        )
+    return loader.books
+
+
+def _by_order(entries: list[WorldEntry]) -> list[WorldEntry]:
+    return sorted(entries, key=lambda e: -e.order)
+
+
+def sorted_entries(books: Sequence[BookSource], strategy: int) -> list[WorldEntry]:
+    """All entries in SillyTavern's candidate order, each knowing its book (``world``)."""
+    lore: dict[BookKind, list[WorldEntry]] = {
+        "global": [],
+        "character": [],
+        "chat": [],
+        "persona": [],
+    }
+    for source in books:
+        lore[source.kind] += [
+            e.model_copy(update={"world": source.name}) for e in source.book.entries
+        ]
+    glob, char = lore["global"], lore["character"]
+    if strategy == 1:
+        merged = _by_order(char) + _by_order(glob)
+    elif strategy == 2:
+        merged = _by_order(glob) + _by_order(char)
+    else:
+        merged = _by_order(glob + char)
+    return _by_order(lore["chat"]) + _by_order(lore["persona"]) + merged

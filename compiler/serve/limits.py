@@ -1,0 +1,88 @@
+"""The service's configuration: where it listens, what it may read, and its bounds.
+
+Internal: set by ``apc serve``'s options (README, "apc serve").
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+MAX_BODY_BYTES = 32 * 1024 * 1024
+"""The largest request body (``serve.body_too_large``, 413, above it)."""
+MAX_CONTEXT_BYTES = 24 * 1024 * 1024
+"""The largest inline run context, as compact JSON (``serve.context_too_large``, 413)."""
+COMPILE_TIMEOUT = 10.0
+"""Seconds a request may wait for and run its compile (``serve.compile_timeout``, 503)."""
+MAX_SESSIONS = 64
+"""Compile sessions kept (least recently used dropped first)."""
+WORKERS = 4
+"""Threads that compile; requests beyond them wait their turn (within the timeout)."""
+MAX_PENDING = 256
+"""Requests compiling or waiting at once; beyond it ``serve.busy`` (503) at once."""
+MAX_HELD_BODIES = 16
+"""The bodies of the requests in flight, together, are at most this many times the body
+limit (``serve.busy``, 503, past it)."""
+DRAIN_SECONDS = 5.0
+"""On SIGTERM: seconds in-flight requests get to finish before the process exits."""
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """Everything ``apc serve`` was told. ``roots`` are the directories requests may name
+    files under (none: inline inputs only); ``data_root`` holds the profile registry."""
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    roots: tuple[Path, ...] = ()
+    data_root: Path | None = None
+    token: str | None = field(default=None, repr=False)
+    max_body_bytes: int = MAX_BODY_BYTES
+    max_context_bytes: int = MAX_CONTEXT_BYTES
+    compile_timeout: float = COMPILE_TIMEOUT
+    max_sessions: int = MAX_SESSIONS
+    workers: int = WORKERS
+    max_pending: int = MAX_PENDING
+    drain_seconds: float = DRAIN_SECONDS
+
+    @property
+    def max_held_bytes(self) -> int:
+        """The bytes of bodies all requests in flight may hold together."""
+        return MAX_HELD_BODIES * self.max_body_bytes
+
+    @property
+    def read_roots(self) -> tuple[Path, ...]:
+        """The directories compiles may read under: the roots, and the profile registry."""
+        return self.roots + ((self.data_root,) if self.data_root is not None else ())
+
+    def problem(self) -> str | None:
+        """Why this configuration is refused (a usage error), or None."""
+        if not is_loopback(self.host) and not self.token:
+            return f"--host {self.host} is not a loopback address: it requires --token"
+        if self.token is not None and len(self.token) < 16:
+            return "--token must be at least 16 characters"
+        for name, value in (
+            ("--max-body-bytes", self.max_body_bytes),
+            ("--max-sessions", self.max_sessions),
+            ("--workers", self.workers),
+        ):
+            if value < 1:
+                return f"{name} must be at least 1"
+        if not 0 < self.compile_timeout <= 3600:
+            return "--timeout must be between 0 and 3600 seconds"
+        if not 1 <= self.port <= 65535:
+            return "--port must be between 1 and 65535"
+        return None
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only listens on this machine (``localhost``, 127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

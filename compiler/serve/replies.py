@@ -1,0 +1,115 @@
+"""Response bodies: results as JSON, and errors as ``{diagnostics: [...]}`` with a status.
+
+Internal: used by :mod:`compiler.serve.app`.
+
+The status of an error follows its class (README, "apc serve"): a policy refusal
+(``workspace.path_denied``, ``policy.*``) is 403; any other input error the CLI reports
+(template, context, profile, budget, tokenizer, lowering, strict) is 422; the service's own
+codes carry theirs (:data:`SERVE_STATUS`); ``internal.*`` is 500.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.responses import Response
+
+from compiler.api import CompileResult
+from compiler.errors import APCError, Diagnostic, InternalError, PolicyError
+
+MAX_DIAGNOSTICS = 200
+"""Diagnostics in one response at most (the rest are counted in a last ``note``)."""
+
+SERVE_STATUS = {
+    "serve.bad_request": 400,
+    "serve.unauthorized": 401,
+    "serve.not_found": 404,
+    "serve.method_not_allowed": 405,
+    "serve.body_too_large": 413,
+    "serve.context_too_large": 413,
+    "serve.invalid_request": 422,
+    "serve.internal_error": 500,
+    "serve.compile_timeout": 503,
+    "serve.busy": 503,
+}
+
+
+def status_of(exc: APCError) -> int:
+    """The HTTP status of an error."""
+    if exc.code in SERVE_STATUS:
+        return SERVE_STATUS[exc.code]
+    if isinstance(exc, InternalError):
+        return 500
+    if isinstance(exc, PolicyError):
+        return 403
+    return 422
+
+
+def diagnostic_out(d: Diagnostic) -> dict[str, Any]:
+    """``{code, message, severity, location, hint}`` (location null when nothing points)."""
+    span = d.span
+    where = {
+        "file": span.file if span else d.file,
+        "line": span.line if span else None,
+        "column": span.column if span else None,
+        "endLine": span.end_line if span else None,
+        "endColumn": span.end_column if span else None,
+        "path": d.path,
+    }
+    return {
+        "code": d.code,
+        "message": d.message,
+        "severity": d.severity,
+        "location": where if any(v is not None for v in where.values()) else None,
+        "hint": d.hint,
+    }
+
+
+def diagnostics_out(found: list[Diagnostic]) -> list[dict[str, Any]]:
+    """At most :data:`MAX_DIAGNOSTICS` of ``found``, then a note of how many were left out."""
+    out = [diagnostic_out(d) for d in found[:MAX_DIAGNOSTICS]]
+    if len(found) > MAX_DIAGNOSTICS:
+        left = len(found) - MAX_DIAGNOSTICS
+        out.append(
+            {
+                "code": "diagnostics.omitted",
+                "message": f"and {left} more diagnostics",
+                "severity": found[-1].severity,
+                "location": None,
+                "hint": None,
+            }
+        )
+    return out
+
+
+def json_response(
+    payload: Any, status: int = 200, headers: Mapping[str, str] | None = None
+) -> Response:
+    """``payload`` as compact UTF-8 JSON (NaN refused: it would not be JSON)."""
+    body = json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return Response(body.encode("utf-8"), status, headers, media_type="application/json")
+
+
+def error_response(exc: APCError, headers: Mapping[str, str] | None = None) -> Response:
+    """The error's diagnostics, with its status."""
+    return json_response({"diagnostics": diagnostics_out(exc.diagnostics)}, status_of(exc), headers)
+
+
+def compile_payload(result: CompileResult) -> dict[str, Any]:
+    """``{request, ledger, warnings, events}``: the request is ``apc compile``'s, as is."""
+    return {
+        "request": result.request,
+        "ledger": result.ledger.model_dump(mode="json", by_alias=True),
+        "warnings": diagnostics_out(result.warnings),
+        "events": [e.model_dump(mode="json", by_alias=True) for e in result.events],
+    }
+
+
+def explain_payload(result: CompileResult) -> dict[str, Any]:
+    """``{ledger, warnings}`` (``apc explain --format json`` prints the ledger)."""
+    return {
+        "ledger": result.ledger.model_dump(mode="json", by_alias=True),
+        "warnings": diagnostics_out(result.warnings),
+    }

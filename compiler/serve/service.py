@@ -1,0 +1,222 @@
+"""What the routes do, without HTTP: compile, explain and check a request's source.
+
+Internal: :mod:`compiler.serve.app` runs these in its worker threads.
+
+Every file a request names (``source``, a RUN.json ``context``, and the paths inside a run
+context) is read under :func:`compiler.context.sandbox.confine` of the server's roots, so the
+one sandbox check (:func:`compiler.context.sandbox.admit`) refuses what lies outside them.
+A relative path resolves under the first root; an inline run context's paths too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from compiler.api import CompileResult, deep_inputs_coded
+from compiler.assemble import PresetMode
+from compiler.checking import MAX_TEMPLATE_FILE_BYTES, SourceKind, check_string
+from compiler.context.inputs import (
+    MAX_INPUT_BYTES,
+    collect_warnings,
+    decode_text,
+    read_bytes,
+)
+from compiler.context.run import RunContext, load_context
+from compiler.context.sandbox import admit, confine
+from compiler.errors import APCError, Diagnostic, StrictError
+from compiler.fit.budgets import budget_warnings, total_budget
+from compiler.lower import get_dialect
+from compiler.options import CompileOptions
+from compiler.profile import ProfileLayers
+from compiler.serve.limits import ServeConfig
+from compiler.serve.models import CheckIn, OptionsIn, SourceIn
+from compiler.serve.sessions import SessionCache, session_key
+from compiler.session import Session
+
+_BUDGET_OPTIONS = ("model", "encoding", "budget", "max_output_tokens", "reserve")
+
+
+def options_of(given: OptionsIn, data_root: Path | None) -> CompileOptions:
+    """The :class:`CompileOptions` a request's options say (as ``apc compile``'s do)."""
+    p = given.profile
+    layers = ProfileLayers(
+        profile_id=p.id if p else None,
+        preset=p.preset if p else None,
+        character=p.character if p else None,
+        user=p.user if p else None,
+        run=p.run if p else None,
+        data_root=data_root,
+    )
+    return CompileOptions(
+        provider=given.provider,
+        model=given.model,
+        budget=given.budget,
+        encoding=given.encoding,
+        max_output_tokens=given.max_output_tokens,
+        temperature=given.temperature,
+        top_p=given.top_p,
+        frequency_penalty=given.frequency_penalty,
+        presence_penalty=given.presence_penalty,
+        seed=given.seed,
+        stop=tuple(given.stop),
+        reserve=given.reserve,
+        profile=layers,
+        mode=given.mode,
+        cache_stable=given.cache_stable,
+        strict=given.strict,
+    )
+
+
+class Service:
+    """The compile service: the server's configuration and its sessions."""
+
+    def __init__(self, config: ServeConfig) -> None:
+        self.config = config
+        self.sessions = SessionCache(config.max_sessions)
+
+    def path(self, given: str) -> Path:
+        """A path a request names: under the first root when relative (checked when read)."""
+        path = Path(given)
+        if not path.is_absolute():
+            if not self.config.roots:
+                admit(given)  # confined without roots: refused, whatever the path
+            path = self.config.roots[0] / path
+        return path
+
+    def source(self, body: SourceIn) -> tuple[SourceKind, str, str]:
+        """The request's source as (kind, text, name): inline, or read from its path."""
+        if body.template is not None:
+            return "template", body.template, body.name or "<template>"
+        if body.preset is not None:
+            text = json.dumps(body.preset, ensure_ascii=False)
+            return "preset", text, body.name or "<preset>"
+        assert body.source is not None  # the model requires one of the three
+        path = self.path(body.source)  # named as read (the CLI names its argument)
+        if path.suffix.lower() == ".json":
+            data = read_bytes(path, limit=MAX_INPUT_BYTES, what="preset")
+            return "preset", decode_text(data, str(path)), str(path)
+        data = read_bytes(path, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
+        return "template", decode_text(data, str(path), code="template.unreadable"), str(path)
+
+    def session(self, body: SourceIn) -> Session:
+        """The session of this caller, source content and options (made on first use)."""
+        kind, text, name = self.source(body)
+        key = session_key(body.caller, kind, name, text, body.options.model_dump(mode="json"))
+        options = options_of(body.options, self.config.data_root)
+        return self.sessions.get(
+            key, lambda: Session.from_string(text, kind=kind, name=name, options=options)
+        )
+
+    def context(self, given: dict[str, Any] | str | None, sent: int | None = None) -> RunContext:
+        """The run context: inline (paths under the first root) or a RUN.json under a root.
+        ``sent`` is the size of the body it came in: an inline context, as compact JSON, is
+        no larger, so it is measured only when the body is over the context limit."""
+        if isinstance(given, str):
+            return load_context(self.path(given))
+        if given is not None and (sent is None or sent > self.config.max_context_bytes):
+            size = len(json.dumps(given, ensure_ascii=False, separators=(",", ":")).encode())
+            if size > self.config.max_context_bytes:
+                raise APCError(
+                    code="serve.context_too_large",
+                    message=f"the run context is {size} bytes, over the server's limit of "
+                    f"{self.config.max_context_bytes}",
+                    hint="send fewer messages (the compile keeps what fits the budget) or "
+                    "start the server with a larger --max-context-bytes",
+                )
+        base = self.config.roots[0] if self.config.roots else None
+        # the body was read by parse_json: its surrogates repaired, its numbers checked
+        return load_context(given, base_dir=base, from_json=isinstance(given, dict))
+
+    def compile(
+        self, body: SourceIn, sent: int | None = None, read: Sequence[Diagnostic] = ()
+    ) -> CompileResult:
+        """Compile the request (``apc compile`` of the same inputs); ``sent`` is the body's
+        size, ``read`` the warnings of reading it."""
+        with confine(self.config.read_roots), deep_inputs_coded():
+            session = self.session(body)
+            with collect_warnings() as found:
+                context = self.context(body.context, sent)
+            found[:0] = read
+            if found and body.options.strict:
+                raise StrictError(found)
+            result = session.compile(context)
+        result.warnings[:0] = found
+        return result
+
+    def check(
+        self, body: CheckIn, read: Sequence[Diagnostic] = ()
+    ) -> tuple[bool, list[Diagnostic]]:
+        """The diagnostics of the request's source (``apc check``), and whether none is an
+        error; budget options or a context also check the budget set-up."""
+        with confine(self.config.read_roots), deep_inputs_coded():
+            kind, text, name = self.source(body)
+            diagnostics, failed = _check_source(kind, text, name, body.options.mode)
+            diagnostics[:0] = read
+            if body.options.budget is not None:
+                diagnostics += _over_window(body.options)
+            if not failed and _budget_requested(body):
+                found = self._check_budget(body, name)
+                diagnostics += found
+                failed = any(d.severity == "error" for d in found)
+        if body.options.strict and any(d.severity == "warning" for d in diagnostics):
+            diagnostics = [_as_error(d) for d in diagnostics]
+            failed = True
+        return not failed, diagnostics
+
+    def _check_budget(self, body: CheckIn, name: str) -> list[Diagnostic]:
+        try:
+            found = self.session(body).check_budget(self.context(body.context))
+        except APCError as exc:
+            return exc.diagnostics
+        if found.problem is None:
+            return found.warnings
+        return [
+            *found.warnings,
+            Diagnostic(
+                code="context.budget_infeasible",
+                message=found.problem,
+                file=name,
+                hint="raise the budget or the model's window, lower the reserve, or let more "
+                "components be cut (required=false, strategy=truncate|summarize)",
+            ),
+        ]
+
+
+def _check_source(
+    kind: SourceKind, text: str, name: str, mode: PresetMode | None
+) -> tuple[list[Diagnostic], bool]:
+    """The source's own diagnostics (``apc check FILE``, :func:`compiler.check_string`), and
+    whether one is an error."""
+    try:
+        return list(check_string(text, name=name, kind=kind, mode=mode).warnings), False
+    except APCError as exc:
+        return exc.diagnostics, True
+
+
+def _over_window(given: OptionsIn) -> list[Diagnostic]:
+    """``context.budget_over_window`` when the budget (plus the reserve) exceeds the window."""
+    dialect = get_dialect(given.provider)
+    model = given.model or dialect.default_model
+    total = total_budget(
+        budget=given.budget,
+        profile_total=None,
+        window=dialect.window(model),
+        reserve=given.reserve,
+        max_output_tokens=given.max_output_tokens or dialect.default_output_tokens(model),
+    )
+    return budget_warnings(total, model)
+
+
+def _budget_requested(body: CheckIn) -> bool:
+    given = body.options
+    return body.context is not None or any(
+        getattr(given, name) is not None for name in _BUDGET_OPTIONS
+    )
+
+
+def _as_error(d: Diagnostic) -> Diagnostic:
+    return dataclasses.replace(d, severity="error")

@@ -1,0 +1,53 @@
+"""World info against SillyTavern 1.12.6's own requests (tests/fixtures/st_oracle_wi):
+the same preset, card, lorebook, persona and chat compile to the messages SillyTavern sent
+(issue 12, items 6-8)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import compiler
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "st_oracle_wi"
+CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
+PRESET = CORPUS / "presets" / "st-default-2024.json"
+needs_corpus = pytest.mark.skipif(
+    not PRESET.is_file(), reason="../shared/corpus is absent (st-default-2024.json)"
+)
+
+
+def golden(case: str) -> list[dict[str, Any]]:
+    body = json.loads((FIXTURES / f"{case}.golden.json").read_text("utf-8"))
+    return [{"role": m["role"], "content": m["content"]} for m in body["messages"]]
+
+
+def ours(preset: Path, run: dict[str, Any], base: Path) -> list[dict[str, Any]]:
+    ctx = compiler.load_context(run, base)
+    result = compiler.compile(preset, context=ctx, mode="legacy", model="gpt-4o")
+    return [{"role": m["role"], "content": m["content"]} for m in result.request["messages"]]
+
+
+@needs_corpus
+def test_every_entry_rule_as_sillytavern() -> None:
+    run = json.loads((FIXTURES / "wi_synth_rules.run.json").read_text("utf-8"))
+    assert ours(PRESET, run, FIXTURES) == golden("wi_synth_rules")
+
+
+@needs_corpus
+def test_the_budget_stops_where_sillytavern_stops(tmp_path: Path) -> None:
+    if not (CORPUS / "cards" / "Seraphina-v2v3.png").is_file():
+        pytest.skip("the corpus card is absent")
+    run = json.loads((FIXTURES / "wi_budget_seraphina.run.json").read_text("utf-8"))
+    run["character"] = str(CORPUS / "cards" / "Seraphina-v2v3.png")
+    run["worldInfo"] = str(CORPUS / "worlds" / "Eldoria.json")
+    preset = json.loads(PRESET.read_text("utf-8"))
+    preset.update(openai_max_context=3300, openai_max_tokens=300)  # the capture's overrides
+    (tmp_path / "preset.json").write_text(json.dumps(preset), "utf-8")
+    got = ours(tmp_path / "preset.json", run, tmp_path)
+    assert got == golden("wi_budget_seraphina")
+    # one entry of the four activated fits 25 % of 3,000 tokens
+    assert got[1]["content"].startswith('Alex: "What are Shadowfangs?"')
