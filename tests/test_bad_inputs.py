@@ -630,3 +630,23 @@ def test_sanitize_refuses_a_key_json_cannot_hold(value: dict[Any, Any]) -> None:
     with pytest.raises(ContextError) as err:
         sanitize(value)
     assert err.value.code == "context.invalid_json"
+
+
+@pytest.mark.parametrize(
+    ("chat", "repaired"),
+    [
+        ([{"role": "user", "content": "plain"}], 0),  # the quick check
+        ([{"role": "user", "content": "bad \udc80 half"}], 1),  # a surrogate: the walk
+        ([{"role": "user", "content": "ok", "name": ("t", "u")}], 0),  # not flat: the walk
+    ],
+)
+def test_a_run_context_s_chat_is_checked_whichever_path(
+    chat: list[dict[str, Any]], repaired: int
+) -> None:
+    from compiler.context.run import _sanitized
+
+    given = {"chat": chat, "seed": 3}
+    data, count = _sanitized(given)
+    assert count == repaired and data["seed"] == 3
+    assert data["chat"] is not chat and data["chat"][0] is not chat[0]  # a copy, never theirs
+    assert "\udc80" not in json.dumps(data, ensure_ascii=False, default=str)

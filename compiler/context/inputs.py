@@ -341,6 +341,27 @@ def _plain_json(value: dict[str, Any] | list[Any]) -> Any:
         return None
 
 
+def plain_messages(items: list[Any]) -> list[dict[str, Any]] | None:
+    """A copy of ``items`` when each is a flat ``dict`` of text (or null) values under ASCII
+    text keys, with nothing :func:`sanitize` would repair or refuse; else None (then
+    :func:`sanitize` walks them). One tight loop over a chat's messages: the bulk of a run
+    context, where the JSON encoder's pass of :func:`sanitize` costs several times more."""
+    out = []
+    for item in items:
+        if type(item) is not dict:
+            return None
+        for key, value in item.items():
+            if type(key) is not str or not key.isascii():
+                return None
+            if type(value) is str:
+                if not value.isascii() and _SURROGATE.search(value):
+                    return None
+            elif value is not None:
+                return None
+        out.append(item.copy())
+    return out
+
+
 def surrogate_warning(count: int, file: str) -> Diagnostic:
     """The ``context.lone_surrogate`` warning for ``count`` repaired strings of ``file``."""
     return Diagnostic(

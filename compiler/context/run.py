@@ -24,6 +24,7 @@ from compiler.context.inputs import (
     Parsed,
     decode_text,
     load_json_file,
+    plain_messages,
     read_bytes,
     real_dir,
     report,
@@ -461,7 +462,7 @@ def load_context(
     elif from_json:
         data = value
     else:  # a caller's objects: lone surrogates can only come in this way, or from JSON
-        data, repaired = sanitize(value)
+        data, repaired = _sanitized(value)
         if repaired:
             report(surrogate_warning(repaired, file))
     if not isinstance(data, dict):
@@ -493,3 +494,14 @@ def _message_in(m: ChatMessage) -> ChatMessageIn:
         tool_call_id=m.tool_call_id,
         send_date=m.send_date,
     )
+
+
+def _sanitized(value: dict[str, Any]) -> tuple[Any, int]:
+    """:func:`sanitize` of a caller's run context, its chat checked by the cheaper
+    :func:`plain_messages` when every message is plain text."""
+    chat = value.get("chat") if isinstance(value, dict) else None
+    messages = plain_messages(chat) if isinstance(chat, list) else None
+    if messages is None:
+        return sanitize(value)
+    rest, repaired = sanitize({k: v for k, v in value.items() if k != "chat"})
+    return {**rest, "chat": messages}, repaired
