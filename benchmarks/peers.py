@@ -17,8 +17,9 @@ messages fitted into ``--budget`` o200k tokens, produced as OpenAI Chat messages
 - prompt-poet (``--poet-python``: its own venv, it pins an older tiktoken): ``tokenize()`` +
   ``truncate()``, compared through a floor measured with that same tiktoken.
 
-The contenders run interleaved in one process, the same number of times each; figures are
-medians in milliseconds. Peers get their own message objects built outside the timing.
+The contenders run interleaved in one process, the same number of times each, with the
+garbage collector off while one runs (as timeit does); figures are medians in milliseconds.
+Peers get their own message objects built outside the timing.
 Also: peak RSS of a 10,000-message compile beside the floor's (each in a fresh process),
 and the wall time of ``apc check`` and ``apc compile`` processes on the bundled example.
 """
@@ -26,6 +27,7 @@ and the wall time of ``apc check`` and ``apc compile`` processes on the bundled 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import resource
 import statistics
@@ -142,9 +144,12 @@ def median_ms(contenders: dict[str, Contender], repeat: dict[str, int]) -> dict[
             if round_ >= repeat[name]:
                 continue
             setup()
+            gc.collect()
+            gc.disable()  # as timeit does: a collection of the setup's garbage is noise
             start = time.perf_counter()
             run()
             times[name].append((time.perf_counter() - start) * 1000)
+            gc.enable()
     return {name: statistics.median(t) for name, t in times.items()}
 
 

@@ -48,8 +48,10 @@ class Session:
     the same :class:`CompileResult` as :func:`compile`; its keyword arguments override the
     session's options for that compile only. The session keeps a token counter per encoding
     (bounded) and a summary cache (``options.summary_cache`` when given), so a turn that
-    repeats the last turn's messages counts and summarizes only what is new. Safe to use
-    from several threads at once.
+    repeats the last turn's messages counts and summarizes only what is new. A compile that
+    passes its own ``summarizer`` shares that cache only when the summarizer has a
+    ``cache_key`` (else its summaries are its compile's alone). Safe to use from several
+    threads at once.
     """
 
     def __init__(
@@ -144,7 +146,14 @@ class Session:
     def _compile_options(self, overrides: OptionFields) -> CompileOptions:
         opts = self._options.with_fields(**overrides) if overrides else self._options
         if opts.summary_cache is None:
-            opts = opts.with_fields(summary_cache=self._summaries)
+            # a compile's own summarizer never reads what another one wrote (a summarizer is
+            # known by its cache_key, never by identity): without a cache_key it gets a cache
+            # of its own for this compile
+            summarizer = opts.summarizer
+            shared = summarizer is self._options.summarizer or isinstance(
+                getattr(summarizer, "cache_key", None), str
+            )
+            opts = opts.with_fields(summary_cache=self._summaries if shared else SummaryCache())
         return opts
 
 

@@ -464,7 +464,12 @@ def humanize(delta: timedelta) -> str:
     return f"{rounded(months / 12)} years"
 
 
-_MERIDIEM = re.compile(r"(\w+)\s(\d{1,2}),\s(\d{4})\s(\d{1,2}):(\d{1,2})(am|pm)", re.IGNORECASE)
+#: utils.js parseTimestamp's ``/(\w+)\s(\d{1,2}),\s(\d{4})\s(\d{1,2}):(\d{1,2})(am|pm)/i``
+#: (ASCII ``\w``, as JavaScript's); a match starts where a word does, so ``(?<!\w)`` only
+#: spares the search from retrying inside each word (quadratic on a long word)
+_MERIDIEM = re.compile(
+    r"(?<!\w)(\w+)\s(\d{1,2}),\s(\d{4})\s(\d{1,2}):(\d{1,2})(am|pm)", re.IGNORECASE | re.ASCII
+)
 _HUMANIZED = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})@(\d{1,2})h(\d{1,2})m(\d{1,2})s()")
 _HUMANIZED_MS = re.compile(
     r"(\d{4})-(\d{1,2})-(\d{1,2}) @(\d{1,2})h (\d{1,2})m (\d{1,2})s (\d{1,3})ms"

@@ -181,6 +181,11 @@ def get_encoding(name: str) -> tiktoken.Encoding:
     )
 
 
+MAX_CACHED_CHARS = 64 * 1024 * 1024
+"""The most characters of text a counter's cache holds (a long-lived session's counter
+would otherwise keep every text it ever counted, up to its entry bound)."""
+
+
 class TokenCounter:
     """Counts tokens of text for one encoding, caching by content across compiles.
 
@@ -188,6 +193,8 @@ class TokenCounter:
     provider's count-tokens endpoint through its SDK); its answers are cached per content in
     this counter, which the caller owns and reuses across turns. Cutting text to a token
     count still uses ``encoding``; the allocator's exact-count loop settles any difference.
+    The cache keeps at most ``max_entries`` texts and ``max_chars`` characters of them, then
+    starts over; a longer text is counted every time.
     """
 
     def __init__(
@@ -196,11 +203,15 @@ class TokenCounter:
         max_entries: int = 200_000,
         *,
         count_fn: Callable[[str], int] | None = None,
+        max_chars: int = MAX_CACHED_CHARS,
     ) -> None:
         self.encoding_name = encoding
         self._encoding: tiktoken.Encoding | None = None
         self._cache: dict[str, int] = {}
         self._max = max_entries
+        self._max_chars = max_chars
+        self.cached_chars = 0
+        """The characters of the texts the cache holds (it starts over past ``max_chars``)."""
         self._count_fn = count_fn
         if encoding not in ENCODINGS:
             get_encoding(encoding)  # raises the friendly error now, not mid-fit
@@ -227,9 +238,13 @@ class TokenCounter:
                 )
         else:
             n = len(self.encoding.encode_ordinary(text))
-        if len(self._cache) >= self._max:
+        if len(text) > self._max_chars:  # counted, not kept
+            return n
+        if len(self._cache) >= self._max or self.cached_chars + len(text) > self._max_chars:
             self._cache.clear()
+            self.cached_chars = 0
         self._cache[text] = n
+        self.cached_chars += len(text)
         return n
 
     def encode(self, text: str) -> list[int]:

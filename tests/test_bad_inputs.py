@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import enum
 import json
 import os
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -587,3 +589,64 @@ def test_sanitize_refuses_what_json_text_cannot_hold(value: Any) -> None:
     with pytest.raises(ContextError) as err:
         sanitize(value)
     assert err.value.code == "context.invalid_json"
+
+
+class _Level(enum.IntEnum):
+    HIGH = 2
+
+
+class _Text(str):
+    __slots__ = ()
+
+
+@pytest.mark.parametrize("extra", [{}, {"cut": "\ud800"}])  # the fast path; the careful walk
+def test_sanitize_gives_the_same_plain_json_whichever_the_path(extra: dict[str, str]) -> None:
+    """A caller's tuples, enum numbers, str and dict subclasses and non-text keys come out
+    as JSON would carry them (lists, plain values, text keys), with or without a repair."""
+    from compiler.context.inputs import sanitize
+
+    inner = {"k": [1]}
+    value = {
+        "t": ("a", "b"),
+        1: _Level.HIGH,
+        "s": _Text("x"),
+        "od": OrderedDict(k=inner),
+        None: True,
+        2.5: "f",
+    } | extra
+    out, _ = sanitize(value)
+    assert type(out["t"]) is list and out["t"] == ["a", "b"]
+    assert type(out["1"]) is int and out["1"] == 2
+    assert type(out["s"]) is str and type(out["od"]) is dict
+    assert out["null"] is True and out["2.5"] == "f"
+    out["od"]["k"]["k"].append(2)
+    assert inner == {"k": [1]}  # never the caller's own objects
+
+
+@pytest.mark.parametrize("value", [{(1, 2): "x"}, {"a": {frozenset(): 1}, "s": "\ud800"}])
+def test_sanitize_refuses_a_key_json_cannot_hold(value: dict[Any, Any]) -> None:
+    from compiler.context.inputs import sanitize
+
+    with pytest.raises(ContextError) as err:
+        sanitize(value)
+    assert err.value.code == "context.invalid_json"
+
+
+@pytest.mark.parametrize(
+    ("chat", "repaired"),
+    [
+        ([{"role": "user", "content": "plain"}], 0),  # the quick check
+        ([{"role": "user", "content": "bad \udc80 half"}], 1),  # a surrogate: the walk
+        ([{"role": "user", "content": "ok", "name": ("t", "u")}], 0),  # not flat: the walk
+    ],
+)
+def test_a_run_context_s_chat_is_checked_whichever_path(
+    chat: list[dict[str, Any]], repaired: int
+) -> None:
+    from compiler.context.run import _sanitized
+
+    given = {"chat": chat, "seed": 3}
+    data, count = _sanitized(given)
+    assert count == repaired and data["seed"] == 3
+    assert data["chat"] is not chat and data["chat"][0] is not chat[0]  # a copy, never theirs
+    assert "\udc80" not in json.dumps(data, ensure_ascii=False, default=str)

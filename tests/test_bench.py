@@ -211,6 +211,22 @@ def test_bad_inputs(
         compiler.bench(files["t"], context=files["run"], every=0)
 
 
+def test_the_budgets_compared_are_bounded(files: dict[str, Path]) -> None:
+    """Each budget is a full replay: thousands of them, or an endless iterator, are refused
+    before any compile (not after hours of them, or never)."""
+    import itertools
+
+    for budgets in (range(1, 2_000), itertools.count(1)):
+        with pytest.raises(ValueError, match="at most 64 budgets"):
+            compiler.bench(files["t"], context=files["run"], budgets=budgets, last=1)
+    report = compiler.bench(
+        files["t"], context=files["run"], budgets=[300] * 5_000 + [90], last=1, compare=False
+    )
+    assert [run.budget for run in report.runs] == [300, 90]
+    args = ["bench", str(files["t"]), "--context", str(files["run"]), "--budget"]
+    assert main([*args, *(str(b) for b in range(100, 200))]) == 2
+
+
 def test_cli_json_schema(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     args = ["bench", str(files["t"]), "--context", str(files["run"]), "--budget", "90", "300"]
     assert main([*args, "--format", "json", "--every", "2"]) == 0

@@ -139,3 +139,47 @@ def test_a_bad_send_date_is_a_context_error(tmp_path: Path) -> None:
     with pytest.raises(compiler.ContextError) as caught:
         compiler.load_context({"chat": [{"role": "user", "content": "x", "sendDate": True}]})
     assert caught.value.code == "context.invalid_context"
+
+
+@pytest.mark.parametrize(
+    ("now", "ok"),
+    [
+        ("0001-01-01T00:00:00", False),  # local time of year 1: before the calendar
+        ("0001-01-01T00:30:00+00:30", False),
+        ("9999-12-31T23:59:59-14:00", False),  # {{time_UTC+14}}: past the calendar
+        ("0002-01-01T00:00:00", True),
+        ("9998-12-31T23:59:59-14:00", True),
+    ],
+)
+def test_a_clock_at_the_calendar_s_ends_is_refused_not_overflowed(now: str, ok: bool) -> None:
+    body = "{{idle_duration}} {{time}} {{isodate}} {{time_UTC+14}} {{time_UTC-14}}"
+    preset = {"prompts": [{"identifier": "main", "content": body}]}
+    chat = [
+        {"role": "user", "content": "a", "sendDate": "2024-7-12@01h31m37s"},
+        {"role": "assistant", "content": "b"},
+        {"role": "user", "content": "c"},
+    ]
+    context = {"chat": chat, "now": now}
+    if ok:
+        compiler.compile_string(json.dumps(preset), kind="preset", context=context, mode="legacy")
+        return
+    with pytest.raises(compiler.ContextError) as err:
+        compiler.compile_string(json.dumps(preset), kind="preset", context=context, mode="legacy")
+    assert err.value.code == "context.invalid_context" and "year 2 to 9998" in err.value.message
+
+
+@pytest.mark.parametrize("value", ["a" * 200_000, "1" * 100_000 + "x", "ab " * 50_000])
+def test_a_long_send_date_is_read_in_time_in_proportion(value: str) -> None:
+    """A chat's send date is read on every compile: a long one is not searched quadratically
+    (the meridiem pattern retried inside each word)."""
+    import time
+
+    start = time.perf_counter()
+    assert send_time(value) is None
+    assert time.perf_counter() - start < 1
+
+
+def test_the_meridiem_format_reads_ascii_words_as_javascript() -> None:
+    assert send_time("sent June 19, 2023 2:20pm") == datetime(2023, 6, 19, 14, 20)
+    # JavaScript's \w is ASCII: the word before the day is "June", after the "é"
+    assert send_time("éJune 19, 2023 2:20pm") == datetime(2023, 6, 19, 14, 20)

@@ -12,6 +12,7 @@ import pytest
 
 import compiler
 from compiler.errors import ContextError, TemplateError
+from compiler.fit import SummaryRequest
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "writer"
 TEMPLATE = "You narrate. <<agent.character>>\n<<agent.chat.history>>"
@@ -108,6 +109,31 @@ def test_a_compile_overrides_options_for_itself_only() -> None:
     assert session.compile(run(200), budget=900).ledger.budget == 900
     assert session.compile(run(200)).ledger.budget == 400
     assert session.options.budget == 400
+
+
+def test_a_compile_s_own_summarizer_never_reads_another_s_summaries() -> None:
+    """Tenants sharing a session each pass their summarizer: none gets a summary another
+    one wrote for the same messages (without a cache_key a summarizer's summaries are its
+    compile's alone; with one, the session's cache keeps them apart)."""
+    session = compiler.Session.from_string("S.<<agent.chat.history>>", budget=1_500)
+    chat = [{"role": "user", "content": f"Turn {i}. " + "word " * 30} for i in range(200)]
+
+    class Keyed:
+        def __init__(self, name: str) -> None:
+            self.cache_key = name
+
+        def __call__(self, request: SummaryRequest) -> str:
+            return f"SUMMARY BY {self.cache_key}"
+
+    for tenant in ("tenant-A", "tenant-B", "tenant-A"):
+
+        def summarize(request: SummaryRequest, tenant: str = tenant) -> str:
+            return f"SUMMARY BY {tenant}"
+
+        for summarizer in (summarize, Keyed(tenant + "-keyed")):
+            result = session.compile({"chat": chat}, summarizer=summarizer)
+            text = result.request["messages"][1]["content"]
+            assert f"SUMMARY BY {getattr(summarizer, 'cache_key', tenant)}\n" in text + "\n"
 
 
 def test_sessions_share_no_cache() -> None:

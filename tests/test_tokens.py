@@ -151,3 +151,16 @@ def test_a_callers_token_counter_counts_and_is_cached_per_content() -> None:
     assert again.request == first.request and len(asked) == calls  # cached per content
     plain = compiler.compile_string("S <<agent.chat.history>>", context={"chat": chat}, budget=400)
     assert plain.request != first.request  # the counts really came from the caller
+
+
+def test_a_counter_s_cache_is_bounded_in_characters_too() -> None:
+    """A long-lived session's counter keeps no more text than its character bound, however
+    few (and large) the texts: it starts over past it, and never keeps a text over it."""
+    counter = TokenCounter("o200k_base", max_chars=10_000)
+    for i in range(50):
+        assert counter.count(f"{i} " + "word " * 500) == counter.count(f"{i} " + "word " * 500)
+        assert counter.cached_chars <= 10_000
+    assert counter.count("x " * 20_000) > 10_000 and counter.cached_chars <= 10_000
+    from compiler.tokens import MAX_CACHED_CHARS
+
+    assert TokenCounter("o200k_base")._max_chars == MAX_CACHED_CHARS  # a session's default

@@ -24,6 +24,7 @@ from compiler.errors import APCError
 from compiler.render import print_diagnostics
 from compiler.replay import bench
 from compiler.replay.plot import check_matplotlib, plot_report
+from compiler.replay.runner import MAX_BUDGETS
 
 
 def register(sub: Any) -> None:
@@ -61,6 +62,8 @@ def _problem(args: argparse.Namespace) -> str | None:
         return "apc bench needs --context RUN.json (the run whose chat is replayed)"
     if any(b < 1 for b in args.budget or ()):
         return "--budget must be at least 1"
+    if len(set(args.budget or ())) > MAX_BUDGETS:
+        return f"at most {MAX_BUDGETS} budgets (--budget) are compared in one bench"
     if args.every < 1:
         return "--every must be at least 1"
     if args.last is not None and args.last < 1:

@@ -32,7 +32,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from compiler.context.inputs import (
@@ -94,6 +102,14 @@ class ChatMetadata(BaseModel):
     #: 0 system, 1 user, 2 assistant
     note_role: Number = 0
 
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_the_default(cls, data: Any) -> Any:
+        """A ``null`` note field takes its default, as loadSettings reads it (``??``)."""
+        if not isinstance(data, dict):
+            return data
+        return {k: v for k, v in data.items() if v is not None or k not in cls.model_fields}
+
 
 class ChatMessage(BaseModel):
     """One chat message, oldest-first order is the caller's."""
@@ -120,8 +136,11 @@ class TavernChat(BaseModel):
     character_name: str | None = None
     metadata: ChatMetadata | None = None
     messages: list[ChatMessage] = Field(default_factory=list)
-    #: every ``is_user`` line, hidden ones too: the Author's Note's interval counts them
-    user_lines: int = 0
+    #: every ``is_user`` line of a ``.jsonl`` file, hidden ones too: the Author's Note's
+    #: interval counts them (None, a ``.json`` array: its user messages are counted)
+    user_lines: int | None = None
+    #: per message, the ``is_user`` lines up to its own (what a prefix of the chat counts)
+    user_lines_at: list[int] = Field(default_factory=list)
 
 
 def parse_messages(items: Any, *, file: str, path: str = "") -> list[ChatMessage]:
@@ -221,7 +240,7 @@ def _metadata(value: Any, file: str, span: Span, line: int) -> ChatMetadata | No
 def parse_jsonl(text: str, file: str) -> TavernChat:
     """A SillyTavern chat from the text of a ``.jsonl`` file."""
     chat = TavernChat()
-    start = 0
+    start = users = 0
     seen_first = False
     for line_no, line in enumerate(text.split("\n"), start=1):
         offset, start = start, start + len(line) + 1
@@ -252,8 +271,11 @@ def parse_jsonl(text: str, file: str) -> TavernChat:
                 span=span,
                 path=f"line {line_no}",
             )
-        chat.messages.extend(_tavern_message(obj, file, span, line_no))
-        chat.user_lines += bool(obj.get("is_user"))
+        made = _tavern_message(obj, file, span, line_no)
+        users += bool(obj.get("is_user"))
+        chat.messages.extend(made)
+        chat.user_lines_at.extend([users] * len(made))
+    chat.user_lines = users
     return chat
 
 

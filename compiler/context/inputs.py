@@ -260,32 +260,52 @@ def sanitize(value: Any, file: str = INLINE) -> tuple[Any, int]:
     """``value`` (parsed JSON or a caller's objects) with every lone surrogate in its strings
     (keys included) replaced by U+FFFD, and how many strings changed; a NaN or infinite
     float, or an integer over :data:`MAX_INT_DIGITS` digits, is ``context.invalid_json``
-    (the same limits as JSON text, whichever way the data comes in)."""
-    if isinstance(value, dict | list) and _plain_json(value):
-        return value, 0
+    (the same limits as JSON text, whichever way the data comes in). A caller's objects
+    come out as plain JSON data either way: lists for tuples, plain dicts with text keys
+    (``1`` -> ``"1"``, as ``json.dumps`` writes them; a key of any other type is
+    ``context.invalid_json``), never the caller's own (mutable) objects."""
+    if isinstance(value, dict | list) and (plain := _plain_json(value)) is not None:
+        return plain, 0
     count = 0
+
+    def key(node: Any) -> str:
+        if not isinstance(node, str | int | float) and node is not None:
+            raise ContextError(
+                code="context.invalid_json",
+                message=f"an object key of type {type(node).__name__} (JSON keys are text)",
+                file=file,
+            )
+        node = walk(node)  # its limits (a NaN, an integer of too many digits)
+        return node if isinstance(node, str) else json.dumps(node)
 
     def walk(node: Any) -> Any:
         nonlocal count
         if isinstance(node, str):
+            node = str.__str__(node)  # a subclass's value as plain text, as json.dumps
             if _SURROGATE.search(node):
                 count += 1
                 return _SURROGATE.sub("\ufffd", node)
             return node
         if isinstance(node, dict):
-            return {walk(k): walk(v) for k, v in node.items()}
+            return {key(k): walk(v) for k, v in node.items()}
         if isinstance(node, list | tuple):
             return [walk(item) for item in node]
-        if isinstance(node, float) and not math.isfinite(node):
-            raise ContextError(
-                code="context.invalid_json", message=f"{node} is not a JSON number", file=file
-            )
-        if isinstance(node, int) and not isinstance(node, bool) and abs(node) >= _INT_LIMIT:
-            raise ContextError(
-                code="context.invalid_json",
-                message=f"an integer of more than {MAX_INT_DIGITS} digits",
-                file=file,
-            )
+        if isinstance(node, bool):
+            return node
+        if isinstance(node, float):
+            node = float.__float__(node)
+            if not math.isfinite(node):
+                raise ContextError(
+                    code="context.invalid_json", message=f"{node} is not a JSON number", file=file
+                )
+        elif isinstance(node, int):
+            node = int.__int__(node)
+            if abs(node) >= _INT_LIMIT:
+                raise ContextError(
+                    code="context.invalid_json",
+                    message=f"an integer of more than {MAX_INT_DIGITS} digits",
+                    file=file,
+                )
         return node
 
     try:
@@ -299,20 +319,47 @@ def sanitize(value: Any, file: str = INLINE) -> tuple[Any, int]:
 _LONG_DIGITS = regex.compile(f"[0-9]{{{MAX_INT_DIGITS + 1}}}")
 
 
-def _plain_json(value: dict[str, Any] | list[Any]) -> bool:
-    """True when ``value`` is JSON data with nothing :func:`sanitize` would repair or refuse:
-    checked by the C JSON encoder and scans of its output, not walked in Python (a long digit
-    run inside a string only sends the value down the careful walk)."""
+def _plain_json(value: dict[str, Any] | list[Any]) -> Any:
+    """``value`` as plain JSON data (a copy, read back from the C JSON encoder's text) when
+    it holds nothing :func:`sanitize` would repair or refuse, else None: checked by the
+    encoder and scans of its output, not walked in Python (a long digit run inside a string
+    only sends the value down the careful walk)."""
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
-        return False
+        return None
     if not text.isascii():  # only non-ASCII text can hold a surrogate
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
-            return False
-    return _LONG_DIGITS.search(text) is None
+            return None
+    if _LONG_DIGITS.search(text) is not None:
+        return None
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return None
+
+
+def plain_messages(items: list[Any]) -> list[dict[str, Any]] | None:
+    """A copy of ``items`` when each is a flat ``dict`` of text (or null) values under ASCII
+    text keys, with nothing :func:`sanitize` would repair or refuse; else None (then
+    :func:`sanitize` walks them). One tight loop over a chat's messages: the bulk of a run
+    context, where the JSON encoder's pass of :func:`sanitize` costs several times more."""
+    out = []
+    for item in items:
+        if type(item) is not dict:
+            return None
+        for key, value in item.items():
+            if type(key) is not str or not key.isascii():
+                return None
+            if type(value) is str:
+                if not value.isascii() and _SURROGATE.search(value):
+                    return None
+            elif value is not None:
+                return None
+        out.append(item.copy())
+    return out
 
 
 def surrogate_warning(count: int, file: str) -> Diagnostic:

@@ -342,7 +342,8 @@ class _Translator:
         if c == "c":
             letter = self.src[self.i : self.i + 1]
             if letter.isascii() and (
-                letter.isalpha() or (in_class and (letter.isdigit() or letter == "_"))
+                letter.isalpha()
+                or (in_class and not self.unicode and (letter.isdigit() or letter == "_"))
             ):
                 self.i += 1
                 return ord(letter) % 32

@@ -37,10 +37,15 @@ absent group empty; past the groups JavaScript's replacer arguments follow (the 
 offset, then the whole text). Nothing else is special: ``$&``, ``$<name>`` and ``$$`` stay
 as written. Then macros are filled in the result.
 
+Every match (the first without ``g``) is found as JavaScript finds them: after an empty
+match the next search starts one character on (:func:`_js_replace`).
+
 Bounds (hostile cards): each application runs with the ``regex`` package's timeout,
 :data:`SCRIPT_TIMEOUT`, and all of a compile's share :data:`SCRIPTS_BUDGET` (both checked
-in the replacer too); patterns are refused by the lorebook keys' size limits
-(:mod:`compiler.context.world_activation`); a compile's scripts may add at most
+in the replacer too, at each ``$N`` and each trim string, and a replacement whose ``$N``
+would take it past :data:`MAX_GROWTH` is refused before it is joined); patterns are refused
+by the lorebook keys' size limits (:mod:`compiler.context.world_activation`) and
+:data:`MAX_TRANSLATED`; a compile's scripts may add at most
 :data:`MAX_GROWTH` characters. A script that runs over, or whose pattern SillyTavern would
 not compile (``regex.invalid_pattern``), that this compiler cannot reproduce
 (``regex.unsupported_syntax``) or is too large (``regex.too_complex``), is reported once
@@ -79,6 +84,10 @@ SCRIPTS_BUDGET = 1.0
 skipped (one ``regex.timeout``)."""
 MAX_GROWTH = 16 * 1024 * 1024
 """Characters a compile's scripts may add to its texts (``regex.output_too_large``)."""
+MAX_TRANSLATED = 2 * REGEX_MAX_LENGTH
+"""The longest pattern compiled once translated, in characters: JavaScript's classes and
+boundaries are spelled out (``\\b`` becomes 70 characters), and compiling takes time in
+proportion (~0.2 s for this many, outside any timeout). Longer is ``regex.too_complex``."""
 DEFAULT_DEPTH = 4  # world-info.js DEFAULT_DEPTH, an @D entry's depth when it has none
 _OPEN = "<<agent."  # compiler.markers.OPEN (a later stage)
 _MATCH_MACRO = re.compile(r"\{\{match\}\}", re.IGNORECASE)
@@ -216,12 +225,14 @@ class ScriptRunner:
         if not any(WORLD_INFO in s.placement for s in self.scripts):
             return entries
         out: list[dict[str, Any]] = []
-        for entry in entries:
-            content = entry.get("content")
-            depth = _entry_depth(entry)
-            if not isinstance(content, str) or not any(
-                s.selected(WORLD_INFO, depth, prompt=True) for s in self.scripts
-            ):
+        chosen: dict[int | None, bool] = {}
+        for i, entry in enumerate(entries):
+            if self._left <= 0:  # choosing scripts too counts towards the budget
+                self._out_of_budget(None)
+                out += entries[i:]
+                break
+            content, depth = entry.get("content"), _entry_depth(entry)
+            if not isinstance(content, str) or not self._chosen(chosen, depth):
                 out.append(entry)
                 continue
             text, from_values = self.filled(content)
@@ -229,6 +240,15 @@ class ScriptRunner:
                 text = content  # macros assembled an opener: the marker check must see them
             out.append({**entry, "content": self.apply(text, WORLD_INFO, depth=depth)})
         return out
+
+    def _chosen(self, chosen: dict[int | None, bool], depth: int | None) -> bool:
+        """Whether a script runs on world info at ``depth`` (remembered per depth in
+        ``chosen``; the time it takes counts towards the compile's budget)."""
+        if depth not in chosen:
+            start = time.perf_counter()
+            chosen[depth] = any(s.selected(WORLD_INFO, depth, prompt=True) for s in self.scripts)
+            self._left -= time.perf_counter() - start
+        return chosen[depth]
 
     def greeting(self, text: str, fill: Callable[[str], str]) -> str:
         """An empty chat's greeting: stored (``getFirstMessage``), macros filled by
@@ -262,7 +282,12 @@ class ScriptRunner:
         else:
             try:
                 js = translate(*parsed)
-                if _pattern_size(js.pattern) > max(REGEX_MAX_SIZE, len(js.pattern)):
+                if len(js.pattern) > MAX_TRANSLATED:
+                    self._fail(
+                        index, script, "regex.too_complex",
+                        f"is over {MAX_TRANSLATED} characters once translated from JavaScript",
+                    )  # fmt: skip
+                elif _pattern_size(js.pattern) > max(REGEX_MAX_SIZE, len(js.pattern)):
                     self._fail(
                         index, script, "regex.too_complex",
                         f"is larger than {REGEX_MAX_SIZE} items once its counted repeats are "
@@ -298,10 +323,14 @@ class ScriptRunner:
         start, end = window
         deadline = min(start + SCRIPT_TIMEOUT, end)
         limit = len(text) + MAX_GROWTH - self._grown
-        replace = _replacer(script, js, text, self.fill, deadline, limit)
         try:
-            left = max(deadline - time.perf_counter(), 0.001)
-            out = pattern.sub(replace, text, count=js.count, timeout=left)
+            out = _js_replace(
+                pattern,
+                lambda: _replacer(script, js, text, self.fill, deadline, limit),
+                text,
+                js.count,
+                deadline,
+            )
         except (TimeoutError, _Stop) as exc:
             where = _TARGETS.get(placement, "a world info entry")
             if str(exc) not in ("fails", "size") and deadline == end:
@@ -373,32 +402,28 @@ def _replacer(
     deadline: float,
     limit: int,
 ) -> Callable[[regex.Match[str]], str]:
-    """``runRegexScript``'s replacer function, checking the deadline and the size."""
+    """``runRegexScript``'s replacer function, checking the deadline and the size: within
+    one replacement too (each ``$N`` and each trim string), so that no single match can
+    take longer than the deadline or build a text over the limit before it is checked."""
     template = _MATCH_MACRO.sub("$0", script.replace)
     size = [len(text)]
 
-    def replace(match: regex.Match[str]) -> str:
+    def in_time() -> None:
         if time.perf_counter() > deadline:
             raise _Stop("timeout")
+
+    def replace(match: regex.Match[str]) -> str:
+        in_time()
         groups = match.groups()
+        room = [limit - size[0] + match.end() - match.start()]  # what this one may add
 
         def value(ref: re.Match[str]) -> str:
-            digits = ref.group(1).lstrip("0") or "0"
-            number = int(digits) if len(digits) < 10 else len(groups) + 9
-            if number <= len(groups):
-                found = match.group(number)
-                return _trimmed(found, script.trims, fill) if found else ""
-            extra = number - len(groups)  # replacer arguments: offset, text, groups object
-            if extra == 1:
-                offset = _utf16_length(text[: match.start()])
-                if offset and script.trims:
-                    raise _Stop("fails")  # filterString on a number: a TypeError there
-                return str(offset) if offset else ""
-            if extra == 2:
-                return _trimmed(text, script.trims, fill)
-            if extra == 3 and js.named:
-                raise _Stop("fails")  # a null-prototype object: String() throws there
-            return ""
+            in_time()
+            piece = _group_value(ref, match, groups, script, js, text, fill, in_time)
+            room[0] -= len(piece)
+            if room[0] < 0:
+                raise _Stop("size")
+            return piece
 
         out = fill(_GROUP_REF.sub(value, template))
         size[0] += len(out) - (match.end() - match.start())
@@ -409,9 +434,86 @@ def _replacer(
     return replace
 
 
-def _trimmed(text: str, trims: tuple[str, ...], fill: Callable[[str], str]) -> str:
+class _EmptyMatch(Exception):
+    """An empty match in a global replacement: from there JavaScript and ``sub`` differ."""
+
+
+def _js_replace(
+    pattern: regex.Pattern[str],
+    make_replace: Callable[[], Callable[[regex.Match[str]], str]],
+    text: str,
+    count: int,
+    deadline: float,
+) -> str:
+    """JavaScript's ``String.prototype.replace`` (every match, or the first when ``count``
+    is 1), by ``deadline``, with a fresh replacer from ``make_replace``. After an empty
+    match the next search starts one character later (``AdvanceStringIndex``), where
+    Python's ``sub`` searches the same place again for a non-empty match (``/x*?|a/g`` on
+    ``a`` leaves the ``a`` in JavaScript, ``sub`` replaces it). So ``sub`` (C speed) runs
+    until a global replacement meets an empty match; then the search is redone the
+    JavaScript way."""
+    replace = make_replace()
+
+    def non_empty(match: regex.Match[str]) -> str:
+        if count != 1 and match.start() == match.end():
+            raise _EmptyMatch
+        return replace(match)
+
+    try:
+        left = max(deadline - time.perf_counter(), 0.001)
+        return pattern.sub(non_empty, text, count=count, timeout=left)
+    except _EmptyMatch:
+        replace = make_replace()  # from the start: the replacer counts what it made
+    out: list[str] = []
+    last = pos = 0
+    while pos <= len(text):
+        left = max(deadline - time.perf_counter(), 0.001)
+        match = pattern.search(text, pos, timeout=left)
+        if match is None:
+            break
+        out.append(text[last : match.start()])
+        out.append(replace(match))
+        last = match.end()
+        pos = last + 1 if match.end() == match.start() else last
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _group_value(
+    ref: re.Match[str],
+    match: regex.Match[str],
+    groups: tuple[str | Any, ...],
+    script: RegexScript,
+    js: JSRegex,
+    text: str,
+    fill: Callable[[str], str],
+    in_time: Callable[[], None],
+) -> str:
+    """What ``$N`` of the replacement is for ``match`` (see the module docstring)."""
+    digits = ref.group(1).lstrip("0") or "0"
+    number = int(digits) if len(digits) < 10 else len(groups) + 9
+    if number <= len(groups):
+        found = match.group(number)
+        return _trimmed(found, script.trims, fill, in_time) if found else ""
+    extra = number - len(groups)  # replacer arguments: offset, text, groups object
+    if extra == 1:
+        offset = _utf16_length(text[: match.start()])
+        if offset and script.trims:
+            raise _Stop("fails")  # filterString on a number: a TypeError there
+        return str(offset) if offset else ""
+    if extra == 2:
+        return _trimmed(text, script.trims, fill, in_time)
+    if extra == 3 and js.named:
+        raise _Stop("fails")  # a null-prototype object: String() throws there
+    return ""
+
+
+def _trimmed(
+    text: str, trims: tuple[str, ...], fill: Callable[[str], str], in_time: Callable[[], None]
+) -> str:
     """SillyTavern's ``filterString``: each trim string (macros filled) removed."""
     for trim in trims:
+        in_time()
         trim = fill(trim)
         if trim:
             text = text.replace(trim, "")

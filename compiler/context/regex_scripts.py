@@ -32,7 +32,11 @@ PROMPT_PLACEMENTS = frozenset({USER_INPUT, AI_OUTPUT, WORLD_INFO})
 MAX_SCRIPTS = 1000
 """The most scripts read from one list (the run context's, or a card's); the rest are
 ``regex.too_many_scripts`` and not applied."""
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?Infinity|0[xX][0-9a-fA-F]+")
+#: JavaScript's numeric text; ``\d+(?:\.\d*)?``, not ``\d+\.?\d*``, so that a long run of
+#: digits is not split every way before a trailing letter fails it (quadratic)
+_NUMBER = re.compile(
+    r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?Infinity|0[xX][0-9a-fA-F]+"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -205,7 +209,10 @@ def _js_number(text: str) -> float:
     if not _NUMBER.fullmatch(text):
         return math.nan
     if text.lower().startswith("0x"):
-        return float(int(text, 16))
+        try:
+            return float(int(text, 16))
+        except OverflowError:  # JavaScript: Infinity past the largest double
+            return math.inf
     return float(text.replace("Infinity", "inf"))
 
 

@@ -24,6 +24,7 @@ from compiler.context.inputs import (
     Parsed,
     decode_text,
     load_json_file,
+    plain_messages,
     read_bytes,
     real_dir,
     report,
@@ -221,12 +222,22 @@ class RunContext(_Model):
         alias_generator=to_camel, populate_by_name=True, extra="forbid", json_schema_extra=None
     )
 
+    @field_validator("now")
+    @classmethod
+    def _now_in_range(cls, value: datetime | None) -> datetime | None:
+        """The clock macros move ``now`` by up to a day (local time, ``{{time_UTC+14}}``):
+        the calendar's first and last years are refused, not overflowed mid-compile."""
+        if value is not None and not 2 <= value.year <= 9998:
+            raise ValueError(f"must be a time from year 2 to 9998, not year {value.year}")
+        return value
+
     _base_dir: Path = Path(".")
     _file: str = INLINE
     _card: CharacterCard | None = None
     _character_path: Path | None = None
     _card_json: Parsed | None = None
     _user_lines: int | None = None
+    _user_lines_at: list[int] | None = None
     _books: list[BookSource] | None = None
 
     @property
@@ -238,8 +249,9 @@ class RunContext(_Model):
     def user_messages(self) -> int:
         """How many user messages the chat has: a chat file's ``is_user`` lines, hidden ones
         too (SillyTavern counts them for the Author's Note's interval), else the chat's."""
-        if self._user_lines is not None:
-            return self._user_lines
+        lines, at, n = self._user_lines, self._user_lines_at or [], len(self.messages)
+        if lines is not None:  # a .jsonl file's; a prefix of its chat (a replayed turn)
+            return (at[n - 1] if n else 0) if n < len(at) else lines  # counts up to its end
         return sum(1 for m in self.messages if m.role == "user")
 
     @property
@@ -272,7 +284,7 @@ class RunContext(_Model):
         if isinstance(self.chat, str):
             read = read_chat_file(resolve(self.chat, self._base_dir))
             self.chat = [_message_in(m) for m in read.messages]
-            self._user_lines = read.user_lines
+            self._user_lines, self._user_lines_at = read.user_lines, read.user_lines_at
             if read.metadata is not None:  # the run's own keys win over the file's
                 given = self.chat_metadata.model_dump(exclude_unset=True)
                 self.chat_metadata = ChatMetadata.model_validate(
@@ -450,7 +462,7 @@ def load_context(
     elif from_json:
         data = value
     else:  # a caller's objects: lone surrogates can only come in this way, or from JSON
-        data, repaired = sanitize(value)
+        data, repaired = _sanitized(value)
         if repaired:
             report(surrogate_warning(repaired, file))
     if not isinstance(data, dict):
@@ -482,3 +494,14 @@ def _message_in(m: ChatMessage) -> ChatMessageIn:
         tool_call_id=m.tool_call_id,
         send_date=m.send_date,
     )
+
+
+def _sanitized(value: dict[str, Any]) -> tuple[Any, int]:
+    """:func:`sanitize` of a caller's run context, its chat checked by the cheaper
+    :func:`plain_messages` when every message is plain text."""
+    chat = value.get("chat") if isinstance(value, dict) else None
+    messages = plain_messages(chat) if isinstance(chat, list) else None
+    if messages is None:
+        return sanitize(value)
+    rest, repaired = sanitize({k: v for k, v in value.items() if k != "chat"})
+    return {**rest, "chat": messages}, repaired

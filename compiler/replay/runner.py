@@ -46,6 +46,9 @@ the replay."""
 
 MAX_TURNS = 10_000
 """The most turns one bench replays (per run): more is ``bench.too_many_turns``."""
+MAX_BUDGETS = 64
+"""The most distinct budgets one bench compares (each is replayed in full, twice with
+``compare``); more is a ValueError (a usage error from the CLI)."""
 MAX_WARNINGS = 200
 """The most distinct warnings a replay keeps."""
 
@@ -219,15 +222,16 @@ def _budgets(budgets: Iterable[int] | None, default: int | None) -> list[int | N
     """The budgets to replay with, in order, each once (None: the options' own)."""
     if budgets is None:
         return [default]
-    out: list[int | None] = []
+    out: dict[int | None, None] = {}  # ordered, each once (a set's look-up, not a scan)
     for b in budgets:
         if not isinstance(b, int) or isinstance(b, bool) or b < 1:
-            raise ValueError(f"budgets must be integers of at least 1, not {b!r}")
-        if b not in out:
-            out.append(b)
+            raise ValueError(f"budgets must be integers of at least 1, not {b!r}"[:200])
+        out[b] = None
+        if len(out) > MAX_BUDGETS:  # read no further: budgets may be endless
+            raise ValueError(f"at most {MAX_BUDGETS} budgets are compared in one bench")
     if not out:
         raise ValueError("budgets is empty: give at least one, or None for the default")
-    return out
+    return list(out)
 
 
 def _runs(budgets: Sequence[int | None], step: int, compare: bool) -> list[RunReport]:

@@ -67,7 +67,12 @@ from compiler.tavern.framing import (
     send_if_empty,
     start_with_greeting,
 )
-from compiler.tavern.injections import ExtensionPrompt, Source, apply_injections
+from compiler.tavern.injections import (
+    MAX_INJECTION_DEPTH,
+    ExtensionPrompt,
+    Source,
+    apply_injections,
+)
 from compiler.tavern.notes import (
     Notes,
     add_beside_main,
@@ -155,6 +160,9 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     unmaterialized: list[str] = []
     located: dict[str, str] = {}  # an unmaterialized injection's text -> where its macro is
     for prompt in prompts:
+        if prompt.in_chat and prompt.injection_depth > MAX_INJECTION_DEPTH:
+            assembler.warnings.append(_too_deep(prompt))
+            continue
         if prompt.in_chat:
             plain = _plain_text(preset, prompt, mode, errors)
             if plain is not None:
@@ -505,6 +513,19 @@ def _formatted(
         content = ""
     (head, one), (tail, two) = assembler.filled(before), assembler.filled(after)
     return head + content + tail, one + two
+
+
+def _too_deep(prompt: PresetPrompt) -> Diagnostic:
+    """An in-chat entry deeper than SillyTavern injects (populationInjectionPrompts, openai.js:
+    depths 0 to MAX_INJECTION_DEPTH only)."""
+    return Diagnostic(
+        code="context.note_unplaced",
+        severity="warning",
+        message=f"the preset entry {prompt.identifier[:80]!r} is not in the request: its "
+        f"in-chat depth {prompt.injection_depth} is over {MAX_INJECTION_DEPTH}",
+        path=f"prompts[{prompt.source_index}].injection_depth",
+        hint="SillyTavern would not place it either; fix the value to send it",
+    )
 
 
 def _inject(

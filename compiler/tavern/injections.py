@@ -12,8 +12,9 @@ completion) and ``getExtensionPrompt`` (public/script.js):
 - depth ``d`` means "``d`` original messages follow it": depth 0 goes after the newest
   message, depth 1 just before it, a depth past the start goes to the top of the history;
   injected messages never count towards another entry's depth;
-- an extension prompt (:class:`ExtensionPrompt`) only takes part at a whole depth from 0 to
-  1000 (SillyTavern's ``MAX_INJECTION_DEPTH``) and with a known role;
+- an entry or an extension prompt (:class:`ExtensionPrompt`) only takes part at a whole
+  depth from 0 to 1000 (SillyTavern's ``MAX_INJECTION_DEPTH``: it injects depths 0-1000
+  only) and with a known role;
 - at one depth, entries are grouped by ``injection_order`` (default 100), higher order
   first; inside a group, one message per role in the order system, user, assistant. Its
   text is the group's entries of that role joined by ``\\n``, then (in the order-100 group
@@ -108,15 +109,18 @@ def apply_injections(
     injection never lands between a tool call and its results, which no provider accepts:
     it moves up to just before the call.
     """
-    eligible = [p for p in injections if _fires(p, generation_type)]
-    placed = [e for e in extensions if e.content and 0 <= e.depth <= MAX_INJECTION_DEPTH]
+    entries: dict[int, list[PresetPrompt]] = {}  # by depth, each in its given order
+    for p in injections:
+        if _fires(p, generation_type) and p.injection_depth <= MAX_INJECTION_DEPTH:
+            entries.setdefault(p.injection_depth, []).append(p)
+    placed: dict[int, list[ExtensionPrompt]] = {}
+    for e in extensions:
+        if e.content and 0 <= e.depth <= MAX_INJECTION_DEPTH:
+            placed.setdefault(e.depth, []).append(e)
     newest_first: list[T] = list(reversed(history))
     inserted = 0
-    for depth in sorted({p.injection_depth for p in eligible} | {e.depth for e in placed}):
-        built = injection_messages(
-            [p for p in eligible if p.injection_depth == depth],
-            [e for e in placed if e.depth == depth],
-        )
+    for depth in sorted(entries.keys() | placed.keys()):
+        built = injection_messages(entries.get(depth, []), placed.get(depth, []))
         if not built:
             continue
         at = min(depth + inserted, len(newest_first))

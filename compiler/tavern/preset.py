@@ -340,15 +340,16 @@ def parse_preset(data: Any, *, file: str, path: str = "") -> TavernPreset:
             order = validate(
                 PromptOrder, item, code=_CODE, file=file, prefix=where, what="prompt order"
             )
-            ids = [e.identifier for e in order.order]
-            for j, ident in enumerate(ids):
-                if ident in ids[:j]:
+            listed: set[str] = set()
+            for j, ident in enumerate(e.identifier for e in order.order):
+                if ident in listed:
                     raise ContextError(
                         code=_CODE,
                         message=f"'{ident}' appears twice in the prompt order",
                         file=file,
                         path=join_path(where, "order", j, "identifier"),
                     )
+                listed.add(ident)
             orders.append(order)
     extensions = obj.get("extensions", {})
     if extensions is None:

@@ -17,10 +17,11 @@ from typing import Any
 
 from compiler.assemble import Assembler
 from compiler.context.world_place import world_position
+from compiler.errors import Diagnostic
 from compiler.frame import PromptRole
 from compiler.markers import openers
 from compiler.stmacros import inert
-from compiler.tavern.injections import ExtensionPrompt
+from compiler.tavern.injections import MAX_INJECTION_DEPTH, ExtensionPrompt
 
 _ROLES: dict[int, PromptRole] = {0: "system", 1: "user", 2: "assistant"}
 _ROLE_IDS: dict[PromptRole, int] = {role: i for i, role in _ROLES.items()}
@@ -39,6 +40,18 @@ def _role(entry: dict[str, Any]) -> PromptRole:
     return raw if raw in ("system", "user", "assistant") else "system"
 
 
+def _too_deep(entry: dict[str, Any]) -> Diagnostic:
+    name = f" ({str(entry['comment'])[:80]})" if entry.get("comment") else ""
+    return Diagnostic(
+        code="world.position_unsupported",
+        severity="warning",
+        message=f"world info entry {entry.get('uid')!r}{name} is activated at depth "
+        f"{_depth(entry)}, deeper than SillyTavern injects ({MAX_INJECTION_DEPTH}): it is not "
+        "in the request",
+        hint=f"give the entry a depth from 0 to {MAX_INJECTION_DEPTH}",
+    )
+
+
 def depth_prompts(assembler: Assembler, unmaterialized: list[str]) -> list[ExtensionPrompt]:
     """The activated ``@D`` entries as in-chat extension prompts, one per (depth, role); a
     group whose filled text holds more ``<<agent.`` openers than its raw text gets its content
@@ -48,6 +61,9 @@ def depth_prompts(assembler: Assembler, unmaterialized: list[str]) -> list[Exten
     groups: dict[tuple[int, PromptRole], list[str]] = {}
     for entry in assembler.world_entries:
         if entry.get("content") and world_position(entry) == "at_depth":
+            if _depth(entry) > MAX_INJECTION_DEPTH:  # SillyTavern injects depths 0-1000 only
+                assembler.warnings.append(_too_deep(entry))
+                continue
             groups.setdefault((_depth(entry), _role(entry)), []).append(str(entry["content"]))
     out: list[ExtensionPrompt] = []
     for (depth, role), contents in groups.items():

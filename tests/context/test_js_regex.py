@@ -70,7 +70,8 @@ def test_matches_as_javascript(pattern: str, flags: str, text: str, expected: st
     ("pattern", "flags"),
     [("a{2,1}", ""), ("*a", ""), ("a**", ""), ("(a", ""), ("a)", ""), ("[a", ""), ("\\e", "u"),
      ("(?<1a>x)", ""), ("\\k<nope>(?<n>a)", ""), ("a", "x"), ("a", "gg"), ("(?<=a)*", ""),
-     ("[z-a]", ""), ("\\u{110000}", "u"), ("]", "u"), ("(?<", "")],
+     ("[z-a]", ""), ("\\u{110000}", "u"), ("]", "u"), ("(?<", ""),
+     ("[\\c_]", "u"), ("[\\c1]", "u")],
 )  # fmt: skip
 def test_patterns_javascript_rejects_are_invalid(pattern: str, flags: str) -> None:
     with pytest.raises(JSRegexError) as caught:

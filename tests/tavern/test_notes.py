@@ -338,7 +338,7 @@ def test_chat_metadata_from_a_chat_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "meta",
-    [{"note_prompt": 3}, {"note_depth": "4"}, {"note_interval": True}, {"note_role": None}],
+    [{"note_prompt": 3}, {"note_depth": "4"}, {"note_interval": True}, {"note_role": "x"}],
 )
 def test_bad_chat_metadata_is_a_context_error(tmp_path: Path, meta: dict[str, Any]) -> None:
     with pytest.raises(compiler.ContextError) as caught:
@@ -418,6 +418,50 @@ def test_interval_counts_hidden_user_lines_of_a_chat_file(tmp_path: Path) -> Non
     ctx["chat"] = [{"role": "assistant", "content": "a1"}, {"role": "user", "content": "u2"}]
     result = compiler.compile(write_preset(tmp_path), context=ctx, mode="legacy")
     assert ("system", "AN") not in pairs(result)
+
+
+def test_a_null_note_field_takes_its_default(tmp_path: Path) -> None:
+    """authors-note.js loadSettings reads each field with ``??``: ``null`` is the default
+    (no note, interval 1, depth 4, position 1, role 0), in a chat file's header as inline."""
+    meta = {"note_prompt": "AN", "note_interval": None, "note_depth": None, "note_role": None}
+    assert ("system", "AN") in chat_part(run(tmp_path, meta))
+    lines = [
+        {"chat_metadata": {"note_prompt": None}},
+        {"name": "Kazuma", "is_user": True, "mes": "u1"},
+    ]
+    (tmp_path / "chat.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
+    result = run(tmp_path, chat=str(tmp_path / "chat.jsonl"))
+    assert ("user", "u1") in pairs(result) and result.warnings == []
+
+
+def test_interval_counts_the_user_messages_of_a_json_chat_file(tmp_path: Path) -> None:
+    """A ``.json`` chat file (an array of messages) counts its user messages, as the same
+    chat given inline does (it has no ``is_user`` lines of its own)."""
+    meta = {"note_prompt": "AN", "note_interval": 3, "note_depth": 0}
+    (tmp_path / "chat.json").write_text(json.dumps(CHAT))  # three user messages
+    for chat in (CHAT, str(tmp_path / "chat.json")):
+        assert ("system", "AN") in pairs(run(tmp_path, meta, chat=chat))
+
+
+def test_a_replayed_turn_counts_the_user_lines_up_to_it(tmp_path: Path) -> None:
+    """``apc bench`` replays a ``.jsonl`` chat turn by turn: each turn's interval counts
+    the user lines up to that turn (hidden ones too), not the whole file's."""
+    lines: list[dict[str, Any]] = [{"user_name": "Kazuma", "character_name": "Aqua"}]
+    lines += [{"name": "Kazuma", "is_user": True, "mes": "hidden", "is_system": True}]
+    for i in range(4):
+        lines += [
+            {"name": "Kazuma", "is_user": True, "mes": f"u{i}"},
+            {"name": "Aqua", "is_user": False, "mes": f"a{i}"},
+        ]
+    (tmp_path / "chat.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
+    meta = {"note_prompt": "AN", "note_interval": 3, "note_depth": 0}
+    ctx = compiler.load_context({"chat": "chat.jsonl", "chatMetadata": meta}, base_dir=tmp_path)
+    assert ctx.user_messages == 5
+    turns = [ctx.model_copy(update={"chat": ctx.messages[:k]}) for k in (1, 3, 5, 8)]
+    assert [t.user_messages for t in turns] == [2, 3, 4, 5]
+    preset = write_preset(tmp_path)
+    noted = [("system", "AN") in pairs(compiler.compile(preset, context=t)) for t in turns]
+    assert noted == [False, True, False, False]
 
 
 @pytest.mark.parametrize("position", [0, 1])

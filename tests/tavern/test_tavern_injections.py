@@ -160,3 +160,54 @@ def test_extension_sources_are_passed_to_make_message() -> None:
 
     apply_injections(["m"], [inj("a", "A", 0)], record, extensions=[ext("K", "B", 0)])
     assert seen == [["a", "K"]]
+
+
+def test_many_depths_take_time_in_proportion() -> None:
+    """A preset with thousands of injections, each at a depth of its own, and extension
+    prompts: each is looked at once, not once per depth."""
+    import time
+
+    prompts = [inj(f"p{i}", "x", i) for i in range(10_000)]
+    notes = [ExtensionPrompt(f"k{i}", "user", i % 1000, "n") for i in range(10_000)]
+    start = time.perf_counter()
+    got = run(*prompts, history=["m"] * 20_000, extensions=notes)
+    assert time.perf_counter() - start < 2
+    assert len(got) == 20_000 + 1001 + 1000  # depths past 1000 are not injected
+
+
+def test_an_entry_deeper_than_sillytavern_injects_is_left_out_and_reported(
+    tmp_path: Path,
+) -> None:
+    """populationInjectionPrompts injects depths 0 to 1000 only: an in-chat entry at 1001 is
+    not in SillyTavern's prompt, so not here either (it is reported, not sent at the top)."""
+    assert run(inj("a", "A", 1000), inj("b", "B", 1001)) == ["system:A", *HISTORY]
+    prompts = [
+        {"identifier": "chatHistory", "marker": True},
+        {
+            "identifier": "deep",
+            "content": "Deep.",
+            "injection_position": 1,
+            "injection_depth": 5000,
+        },
+    ]
+    (tmp_path / "p.json").write_text(json.dumps({"prompts": prompts}))
+    chat = [{"role": "user", "content": "hi"}]
+    result = compiler.compile(tmp_path / "p.json", context={"chat": chat}, mode="legacy")
+    assert "Deep." not in [m["content"] for m in result.request["messages"]]
+    assert [w.code for w in result.warnings] == ["context.note_unplaced"]
+    assert "'deep'" in result.warnings[0].message and "5000" in result.warnings[0].message
+
+
+def test_world_info_deeper_than_sillytavern_injects_is_reported() -> None:
+    """An ``@D`` entry at depth 1001 is never injected (populationInjectionPrompts stops at
+    1000): it is reported, not silently dropped; one at 1000 goes to the top."""
+    preset = json.dumps({"prompts": [{"identifier": "chatHistory", "marker": True}]})
+    entries = [
+        {"content": "AT-1000", "position": 4, "depth": 1000, "uid": 1},
+        {"content": "AT-5000", "position": 4, "depth": 5000, "uid": 2, "comment": "deep"},
+    ]
+    context = {"chat": [{"role": "user", "content": "hi"}], "worldInfo": entries}
+    result = compiler.compile_string(preset, kind="preset", context=context, mode="legacy")
+    assert [m["content"] for m in result.request["messages"]][-2:] == ["AT-1000", "hi"]
+    assert [w.code for w in result.warnings] == ["world.position_unsupported"]
+    assert "2 (deep)" in result.warnings[0].message and "5000" in result.warnings[0].message
