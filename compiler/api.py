@@ -252,7 +252,7 @@ def _assembled(src: Source, given: bool, assembler: Assembler) -> list[Diagnosti
     texts = [p.content for p in ordered_prompts(src.preset)] if src.preset else None
     task = any(c.resource == "agent.task" and c.inline_content for c in assembler.components)
     lacking = run_warnings(
-        src.name, assembler.context, assembler.journal, given, texts, task_sent=task
+        src.name, assembler.given_context, assembler.journal, given, texts, task_sent=task
     )
     return [*assembler.warnings, *lacking]
 

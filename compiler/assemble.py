@@ -62,6 +62,7 @@ class Assembler:
         count: Callable[[str], int] | None = None,
     ) -> None:
         self.context = context
+        self.given_context = context  #: as given (a preset starts an empty chat with its greeting)
         self.journal = journal
         self.profile = profile
         self.components: list[Component] = []
@@ -121,8 +122,6 @@ class Assembler:
             user=persona.name if persona else "User",
             persona=persona.description if persona else "",
         )
-        card = self.context.card
-        values["mesExamples"] = card.mes_example if card is not None else ""
         values.update(chat_values(self.visible_chat()[0], self.macro_env.now))
         if self.model is not None:
             values["model"] = self.model

@@ -32,9 +32,19 @@ MESSAGE_NAME = "messageName"
 SQUASH_SYSTEM = "squashSystem"
 #: Component metadata: the component's message is never squashed (``new_chat_prompt``)
 NO_SQUASH = "noSquash"
+#: Component metadata: the component fills the room left after history as SillyTavern fills
+#: it with dialogue examples: the value is its block (an int); each block is kept up to its
+#: first message that does not fit, and later blocks are still tried (OA
+#: ``populateDialogueExamples``). ``FILL_HEAD`` marks a block's ``[Example Chat]`` header,
+#: kept only with the block's first message.
+FILL_BLOCK = "fillBlock"
+FILL_HEAD = "fillHead"
 #: ContextFrame metadata: a roleplay prompt (a SillyTavern preset): the fit stage cuts text
 #: between words with a bare ``…``, never a ``[... N tokens cut ...]`` marker
 ROLEPLAY = "roleplay"
+#: ContextFrame metadata: messages keep the whitespace at their edges, as SillyTavern sends
+#: a legacy preset's entries (only whitespace-only messages vanish)
+AS_WRITTEN = "asWritten"
 
 
 class ToolCall(TypedDict):

@@ -3,6 +3,7 @@ the compiler, so that readers, the assemble stage and the preset importer can al
 
 Implemented, as SillyTavern's classic ``substituteParams`` does:
 
+0. ``<USER>`` becomes the ``user`` value, ``<BOT>`` and ``<CHAR>`` the ``char`` value;
 1. ``{{// comment}}`` is removed (up to the first ``}}``, across lines);
 2. ``{{newline}}`` becomes ``\\n``; ``{{noop}}`` becomes nothing;
 3. ``{{trim}}`` is removed together with the newlines (``\\r?\\n``, not other whitespace)
@@ -60,6 +61,9 @@ STANDARD_MACROS: tuple[str, ...] = (
     "personality",
     "scenario",
     "original",
+    "mesExamples",
+    "charVersion",
+    "char_version",
 )
 """The macros the compiler fills from the run context."""
 
@@ -69,7 +73,6 @@ ENVIRONMENT_MACROS: tuple[str, ...] = (
     "lastCharMessage",
     "model",
     "maxPrompt",
-    "mesExamples",
     "idle_duration",
 )
 """SillyTavern's plain environment names the compiler fills in ``values`` (from the chat, the
@@ -156,19 +159,34 @@ def substitute(
 ) -> str:
     """``text`` with SillyTavern macros replaced (see the module docstring); the macros left
     as written are appended to ``unknown``."""
-    if "{{" not in text:
+    if "{{" not in text and "<" not in text:
         return text
     table: dict[str, str] = {}
     for name, value in values.items():
         if not _VALID_NAME.fullmatch(name):
             raise ValueError(f"not a SillyTavern macro name: {name!r}")
         table[name.lower()] = value
+    text = _legacy_names(text, table)
     text = _cut(text, comment_spans(text))
     text = _NEWLINE.sub("\n", text)
     text = _NOOP.sub("", text)
     text = _trimmed(text)
     state = _State(table, env, text)
     return _scan(text, state.evaluate, unknown)
+
+
+_LEGACY_NAMES = re.compile(r"<(USER|BOT|CHAR)>", re.IGNORECASE)
+
+
+def _legacy_names(text: str, table: Mapping[str, str]) -> str:
+    """SillyTavern's first step (macros.js evaluateMacros): ``<USER>`` is ``{{user}}``,
+    ``<BOT>`` and ``<CHAR>`` are ``{{char}}`` (any case), when those names are known."""
+
+    def name(m: re.Match[str]) -> str:
+        key = "user" if m.group(1).lower() == "user" else "char"
+        return table.get(key, m.group(0))
+
+    return _LEGACY_NAMES.sub(name, text) if "<" in text else text
 
 
 _BRACES = re.compile(r"\{\{(?!\{)|\}\}")  # "{{{x}}": the macro starts at the last brace
@@ -508,21 +526,37 @@ class CardNames(Protocol):
     def personality(self) -> str: ...
     @property
     def scenario(self) -> str: ...
+    @property
+    def mes_example(self) -> str: ...
+    @property
+    def character_version(self) -> str: ...
+
+
+def _field(text: str) -> str:
+    """A card or persona field as SillyTavern's ``getCharacterCardFields`` gives it to the
+    macros: trimmed, without ``\r`` (``baseChatReplace``)."""
+    return text.strip().replace("\r", "")
 
 
 def card_values(card: CardNames | None, *, user: str = "User", persona: str = "") -> dict[str, str]:
     """The standard macro values for a character and persona (without ``original``).
 
-    ``{{char}}`` is the card's V3 ``nickname`` when set, else its name.
+    ``{{char}}`` is the card's V3 ``nickname`` when set, else its name. ``{{mesExamples}}``
+    is the card's ``mes_example``, ``{{charVersion}}`` (``{{char_version}}``) its
+    ``character_version``.
     """
-    values = {"user": user, "persona": persona}
+    values = {"user": user, "persona": _field(persona)}
     if card is None:
-        values.update(char="", description="", personality="", scenario="")
+        fields = ("char", "description", "personality", "scenario", "mesExamples", "charVersion")
+        values.update(dict.fromkeys(fields, ""), char_version="")
         return values
     values.update(
         char=card.nickname or card.name,
-        description=card.description,
-        personality=card.personality,
-        scenario=card.scenario,
+        description=_field(card.description),
+        personality=_field(card.personality),
+        scenario=_field(card.scenario),
+        mesExamples=_field(card.mes_example),
+        charVersion=card.character_version,
+        char_version=card.character_version,
     )
     return values

@@ -20,6 +20,9 @@ MACRO_RESOURCES: dict[str, str] = {
     "description": "character.instructions",
     "personality": "character.instructions",
     "scenario": "character.instructions",
+    "mesExamples": "character.instructions",
+    "charVersion": "character.instructions",
+    "char_version": "character.instructions",
     "persona": "user.profile",
 }
 

@@ -81,6 +81,9 @@ def test_card_values_prefer_the_nickname() -> None:
         "description": "",
         "personality": "",
         "scenario": "s",
+        "mesExamples": "",
+        "charVersion": "",
+        "char_version": "",
     }
     assert card_values(None)["char"] == ""
 

@@ -172,10 +172,14 @@ def test_compile_fills_from_the_run_context(tmp_path: Path) -> None:
     assert result.request["messages"][2]["content"] == "first {{time}}"
 
 
-def test_mes_examples_is_the_cards_raw_examples(tmp_path: Path) -> None:
-    card = {"name": "Bo", "mes_example": "<START>\n{{char}}: hi"}
-    result = compile_main(tmp_path, "[{{mesExamples}}]", character=card)
-    assert system(result) == "[<START>\n{{char}}: hi]"
+def test_mes_examples_is_the_cards_examples_as_sillytavern_fills_them(tmp_path: Path) -> None:
+    """getCharacterCardFields: trimmed, no \\r, {{char}}/{{user}} filled (st-oracle capture
+    synth_macros); <BOT>, <USER> and {{charVersion}} too."""
+    card = {"name": "Bo", "mes_example": " <START>\r\n{{char}}: hi\n", "character_version": "2"}
+    result = compile_main(
+        tmp_path, "[{{mesExamples}}] <bot>/<USER> v{{charVersion}}", character=card
+    )
+    assert system(result) == "[<START>\nBo: hi] Bo/User v2"
 
 
 def test_compile_is_reproducible_and_the_seed_decides(tmp_path: Path) -> None:

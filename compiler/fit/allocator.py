@@ -33,9 +33,15 @@ first), so a lower-ranked one is never kept while a higher-ranked one is dropped
 cut to fit the total spends all the room it was granted (the rounding of its cut is not
 handed down) and counts as such a drop for the whole components after it.
 
-Monotone: a bigger total budget never keeps fewer whole components (the set kept is a
-superset), and the request never shrinks by more than the rounding of the one component cut
-to fit (whole history messages, a truncation's last tokens, a summary). By construction: up
+Fill components (:data:`~compiler.frame.FILL_BLOCK`: a legacy preset's dialogue examples)
+are the exception, as SillyTavern fills them (:mod:`compiler.fit.fill`): they take the room
+left after everything else, including what a history cut to fit the total leaves, block by
+block, and a block that stops never drops the blocks after it.
+
+Monotone (fill components aside): a bigger total budget never keeps fewer whole components
+(the set kept is a superset), and the request never shrinks by more than the rounding of
+the one component cut to fit (whole history messages, a truncation's last tokens, a
+summary). By construction: up
 to the first component whose fate differs, two grant runs at totals ``a < b`` are identical
 (the same components with the same content, only the room left differs); at that component
 the run at ``a`` drops a whole component or cuts one to fit the total, and in both cases
@@ -61,6 +67,7 @@ from typing import NoReturn
 from compiler.dialect import Dialect
 from compiler.fit.budgets import CATEGORY_OF, CategoryBudgets, TotalBudget
 from compiler.fit.costs import Costs
+from compiler.fit.fill import Filler
 from compiler.fit.history import min_present
 from compiler.fit.items import Item, Outcome, Turn
 from compiler.fit.ledger import AppliedBudget, BudgetLedger
@@ -70,7 +77,7 @@ from compiler.fit.summarize import Summarizer, SummaryCache, SummaryChain
 from compiler.fit.text import TextFitter
 from compiler.fit.windows import SUMMARY_MODE_TOKENS as SUMMARY_MODE_TOKENS
 from compiler.fit.windows import WindowFitter
-from compiler.frame import ROLEPLAY, ComponentKind, ContextFrame
+from compiler.frame import AS_WRITTEN, FILL_BLOCK, ROLEPLAY, ComponentKind, ContextFrame
 from compiler.journal import Journal
 from compiler.tokens import TokenCounter
 
@@ -127,7 +134,7 @@ class _Allocator:
         self.model = model
         self.budget = total.total
         self.budgets = budgets.as_dict()
-        self.costs = Costs(dialect, counter)
+        self.costs = Costs(dialect, counter, edges=bool(frame.metadata.get(AS_WRITTEN)))
         self.text = text
         self.windows = windows
         self.record = record
@@ -139,6 +146,7 @@ class _Allocator:
         self.virtual: int | None = None  # the total of the grant run under way
         self.dropped_total = False
         self.dropped_cats: set[str] = set()
+        self.fill: Filler | None = None  # the components that fill what history leaves
 
     def run(self) -> FitResult:
         """Grant at the largest total that the exact count of the request fits.
@@ -182,6 +190,7 @@ class _Allocator:
         self.pools = dict(self.budgets)
         self.record.reset()
         self.dropped_total, self.dropped_cats = False, set()
+        self.fill = Filler(self.items, self.dialect, self.counter)
         for item in self.items:
             if item.fixed:
                 self.fit_fixed(item)
@@ -243,6 +252,8 @@ class _Allocator:
         )
         if item.empty:
             item.outcome = replace(item.outcome, offered=0)
+        elif FILL_BLOCK in item.comp.metadata and self.fill is not None:
+            self.grant_fill(item, self.fill)
         elif item.strategy == "drop_optional" or item.comp.kind == ComponentKind.TOOL_DEFINITIONS:
             self.grant_whole(item, framing)
         else:
@@ -300,9 +311,35 @@ class _Allocator:
             self.fail(item, f"{item.comp.id} is required and nothing of it fits", limit)
         if item.outcome.cut and bound:
             self.charge(item, None)
+            if self.fill is not None and self.left is not None:
+                self.fill.left = self.left - spent  # what the cut's rounding leaves
             self.left, self.dropped_total = 0, True
         else:
             self.charge(item, spent)
+
+    def grant_fill(self, item: Item, fill: Filler) -> None:
+        """A fill component (see :data:`~compiler.frame.FILL_BLOCK`): kept when it fits the
+        room left, else its block stops; it never stops the components after its block."""
+        left = self.left if fill.left is None else fill.left
+        offered = self.costs.cost(item.comp)
+        cat = self._pool(item.category)
+        why = fill.refusal(item, left)
+        if why is None and cat is not None and offered > cat:
+            why = f"over the {item.category} budget ({cat} tokens left)"
+        if why is not None:
+            fill.stop(item)
+            item.outcome = Outcome(
+                offered=offered, action="dropped", reason=why, skipped={"detail": why}
+            )
+            self.record.budget_event(item)
+            return
+        item.outcome = Outcome(out=item.comp, offered=offered, used=offered)
+        cost = fill.cost(item)
+        if fill.left is None:
+            self.charge(item, cost)
+        else:
+            self.charge(item, None)
+            fill.left -= cost
 
     def _whole_fits(self, item: Item) -> bool:
         """Keep a required component whole if the exact count of what is kept so far, with

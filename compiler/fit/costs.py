@@ -42,9 +42,10 @@ def neighbour(items: Sequence[Item], index: int, step: int) -> Component | None:
 class Costs:
     """The cost model of one dialect and encoding (message framing cached per role)."""
 
-    def __init__(self, dialect: Dialect, counter: TokenCounter) -> None:
+    def __init__(self, dialect: Dialect, counter: TokenCounter, *, edges: bool = False) -> None:
         self.dialect = dialect
         self.counter = counter
+        self.edges = edges  # messages keep their edges (AS_WRITTEN): nothing is trimmed
         self.frames: dict[str, int] = {}
 
     def cost(self, comp: Component) -> int:
@@ -104,6 +105,8 @@ class Costs:
     def trimmed(self, text: str, head: bool | None) -> int:
         """Tokens that trimming whitespace saves at the head (True), tail (False) or both
         (None) of ``text`` when it stands at a message's edge (zero or negative)."""
+        if self.edges:
+            return 0
         count = self.counter.count
         if head is None and len(text) <= 2 * SEAM_WINDOW:
             return count(text.strip()) - count(text)

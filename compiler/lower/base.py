@@ -43,13 +43,24 @@ def layout(frame: ContextFrame) -> tuple[list[Message], list[ToolSpec]]:
     """The frame as provider-neutral messages in order, plus its tool definitions.
 
     Inline components of the same group and role join into one message (their text kept as
-    written, the message's outer whitespace trimmed; whitespace-only messages vanish).
+    written, the message's outer whitespace trimmed but in a legacy SillyTavern preset's
+    frame, :data:`~compiler.frame.AS_WRITTEN`; whitespace-only messages vanish).
     ChatHistory and ToolResults are message boundaries: their messages stand at their
     position, so text before and after them never merges. A frame marked
     :data:`~compiler.frame.SQUASH_SYSTEM` then has its runs of unnamed system messages
     merged (:func:`squash_system`).
     """
-    from compiler.frame import MESSAGE_KINDS, MESSAGE_NAME, NO_SQUASH, SQUASH_SYSTEM, ComponentKind
+    from compiler.frame import (
+        AS_WRITTEN,
+        MESSAGE_KINDS,
+        MESSAGE_NAME,
+        NO_SQUASH,
+        SQUASH_SYSTEM,
+        ComponentKind,
+    )
+
+    # a legacy SillyTavern preset's entries are sent as written, edges and all (OA Message)
+    edges = bool(frame.metadata.get(AS_WRITTEN))
 
     messages: list[Message] = []
     fixed: list[bool] = []  # per message: never squashed
@@ -62,8 +73,9 @@ def layout(frame: ContextFrame) -> tuple[list[Message], list[ToolSpec]]:
     def flush() -> None:
         nonlocal current, name
         if current is not None:
-            text = "".join(parts).strip()
-            if text:
+            text = "".join(parts)
+            text = text if edges else text.strip()
+            if text.strip():
                 msg: Message = {"role": current[1], "content": text}  # type: ignore[typeddict-item]
                 if name:
                     msg["name"] = name

@@ -44,6 +44,7 @@ from typing import Any
 from compiler.assemble import Assembler, PresetMode
 from compiler.errors import APCError, Diagnostic, Span, TemplateError
 from compiler.frame import (
+    AS_WRITTEN,
     ROLEPLAY,
     SQUASH_SYSTEM,
     Component,
@@ -63,6 +64,8 @@ from compiler.tavern.framing import (
     add_new_chat,
     greeting,
     named,
+    send_if_empty,
+    start_with_greeting,
 )
 from compiler.tavern.injections import (
     MAX_INJECTION_DEPTH,
@@ -137,7 +140,10 @@ class _Entry:
 def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetMode) -> None:
     """Append the preset's components to ``assembler`` (see the module docstring)."""
     assembler.mode = mode
+    start_with_greeting(assembler)
     assembler.frame_metadata[ROLEPLAY] = True  # cuts without token markers (compiler.fit)
+    if mode == "legacy":  # entries keep their edges, as SillyTavern sends them
+        assembler.frame_metadata[AS_WRITTEN] = True
     assembler.scan_prompts = scan_prompts(assembler)
     if preset.extra.get("squash_system_messages") is True:
         assembler.frame_metadata[SQUASH_SYSTEM] = True
@@ -405,12 +411,20 @@ def _add_entry(
         if comp.kind == ComponentKind.PRESET_GUIDE:
             from_card = bool(card_file) and comp.source.startswith(card_file + ":")
             comp.metadata["origin"] = "card" if from_card else "preset"
-        if comp.inline_content and _card_text(comp):  # SillyTavern's baseChatReplace
-            comp.inline_content = comp.inline_content.replace("\r", "")
+        if comp.inline_content and _card_text(comp):
+            comp.inline_content = _as_card_text(comp)
         if comp.kind == ComponentKind.CHAT_HISTORY and not comp.messages:
             comp.messages = greeting(assembler)
         if comp.kind == ComponentKind.CHAT_HISTORY and comp.messages:
-            comp.messages = named(comp.messages, preset.settings.names_behavior)
+            values = assembler.macro_values
+            comp.messages = named(
+                send_if_empty(assembler, preset, comp.messages),
+                preset.settings.names_behavior,
+                values.get("user", ""),
+                values.get("char", ""),
+                persona=assembler.context.persona is not None,
+                quotes=preset.extra.get("wrap_in_quotes") is True,
+            )
         # legacy fits as SillyTavern fills its budget: the fixed prompts must fit, history
         # is cut oldest first with no note, the examples come last (see add_examples)
         if assembler.mode == "legacy" and comp.strategy is None:
@@ -451,12 +465,30 @@ def _card_text(comp: Component) -> bool:
     return comp.kind in (ComponentKind.CHARACTER_CARD, ComponentKind.USER_PROFILE)
 
 
+def _as_card_text(comp: Component) -> str:
+    """Card or persona text as SillyTavern's ``baseChatReplace`` sends it: without ``\r``;
+    a card field (description, personality, scenario) trimmed too (getCharacterCardFields),
+    the persona and the pieces of a card override as they are."""
+    text = (comp.inline_content or "").replace("\r", "")
+    return text.strip() if comp.kind == ComponentKind.CHARACTER_CARD else text
+
+
 _FORMATTED_KINDS = frozenset({ComponentKind.CHARACTER_CARD, ComponentKind.WORLD_INFO})
 
-#: marker -> (the preset key of its format, the placeholder in it, SillyTavern's default)
+#: marker -> (the preset key of its format, the placeholder in it, SillyTavern's default:
+#: the shipped value a preset without the key leaves in place, public/scripts/openai.js
+#: ``default_personality_format`` / ``default_scenario_format`` / ``default_wi_format``)
 MARKER_FORMATS: dict[str, tuple[str, str, str]] = {
-    "charPersonality": ("personality_format", "{{personality}}", "{{personality}}"),
-    "scenario": ("scenario_format", "{{scenario}}", "{{scenario}}"),
+    "charPersonality": (
+        "personality_format",
+        "{{personality}}",
+        "[{{char}}'s personality: {{personality}}]",
+    ),
+    "scenario": (
+        "scenario_format",
+        "{{scenario}}",
+        "[Circumstances and context of the dialogue: {{scenario}}]",
+    ),
     "worldInfoBefore": ("wi_format", "{0}", "{0}"),
     "worldInfoAfter": ("wi_format", "{0}", "{0}"),
 }
@@ -471,9 +503,14 @@ def _formatted(
     if marker not in MARKER_FORMATS:
         return content, 0
     key, placeholder, default = MARKER_FORMATS[marker]
-    fmt = preset.extra.get(key)
-    fmt = fmt if isinstance(fmt, str) and placeholder in fmt else default
-    before, _, after = fmt.partition(placeholder)
+    fmt = preset.extra.get(key, default)
+    fmt = fmt if isinstance(fmt, str) else default
+    if not fmt.strip():  # OA: an empty wi_format sends the entries as they are; an empty
+        # personality / scenario format sends nothing (preparePromptsForChatCompletion)
+        return (content if placeholder == "{0}" else ""), 0
+    before, found, after = fmt.partition(placeholder)
+    if not found:  # the format's own text, as SillyTavern substitutes it
+        content = ""
     (head, one), (tail, two) = assembler.filled(before), assembler.filled(after)
     return head + content + tail, one + two
 

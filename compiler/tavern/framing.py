@@ -10,9 +10,18 @@ from __future__ import annotations
 import re
 
 from compiler.assemble import Assembler
+from compiler.context.regex_scripts import AI_OUTPUT
+from compiler.context.run import ChatMessageIn
 from compiler.context.world_place import with_example_entries
 from compiler.errors import ContextError
-from compiler.frame import MESSAGE_NAME, NO_SQUASH, ComponentKind, Message
+from compiler.frame import (
+    FILL_BLOCK,
+    FILL_HEAD,
+    MESSAGE_NAME,
+    NO_SQUASH,
+    ComponentKind,
+    Message,
+)
 from compiler.tavern.preset import PresetPrompt, TavernPreset
 
 #: The resource a card's text belongs to.
@@ -39,30 +48,69 @@ def add_new_chat(assembler: Assembler, preset: TavernPreset, prompt: PresetPromp
         )
 
 
-def named(messages: list[Message], behavior: int) -> list[Message]:
-    """Chat messages named as the preset's ``names_behavior`` says (SillyTavern's
-    ``setOpenAIMessages``): 1 keeps each ``name``; 2 moves it into the content as a
-    ``Name: `` prefix (not on narrator, i.e. system, messages); -1 and 0 (a one-to-one chat,
-    the only kind a run context holds) send none."""
-    if behavior == 1:
-        return messages
+def named(
+    messages: list[Message],
+    behavior: int,
+    user: str,
+    char: str,
+    *,
+    persona: bool = True,
+    quotes: bool = False,
+) -> list[Message]:
+    """Chat messages as SillyTavern's ``setOpenAIMessages`` sends them. Names by the preset's
+    ``names_behavior``: 1 sends each speaker's ``name``; 2 moves it into the content as a
+    ``Name: `` prefix (not on narrator, i.e. system, messages); 0 (a one-to-one chat, the
+    only kind a run context holds) prefixes only a user message another persona wrote (its
+    ``name`` is not ``user``, when the run names its ``persona``); -1 sends none. A user or
+    assistant message without a ``name`` is the persona's (``user``) or the card's
+    (``char``), as every message of a SillyTavern chat is named by its speaker. The content
+    loses its ``\r``; with ``quotes`` (the preset's ``wrap_in_quotes``) a user message is
+    sent in double quotes."""
+    speakers = {"user": user, "assistant": char}
     out: list[Message] = []
     for m in messages:
-        m = dict(m)  # type: ignore[assignment]
-        name = m.pop("name", None)
-        if behavior == 2 and name and m["role"] in ("user", "assistant") and m.get("content"):
-            m["content"] = f"{name}: {m['content']}"
+        role, own = m["role"], m.get("name")
+        name = own or speakers.get(role)
+        content = m.get("content")
+        m = {**m, "name": name} if behavior == 1 and name else _without_name(m)
+        if not isinstance(content, str):
+            out.append(m)
+            continue
+        if behavior == 2 and name and role in speakers and content:
+            content = f"{name}: {content}"
+        elif behavior == 0 and role == "user" and own and persona and own != user:
+            content = f"{own}: {content}"
+        content = content.replace("\r", "")
+        m["content"] = f'"{content}"' if quotes and role == "user" else content
         out.append(m)
     return out
+
+
+def _without_name(message: Message) -> Message:
+    out = dict(message)
+    out.pop("name", None)
+    return out  # type: ignore[return-value]
 
 
 def greeting(assembler: Assembler) -> list[Message]:
     """An empty chat's first message: the card's ``first_mes``, or the alternate greeting
     the run context's ``greeting`` picks, macros filled, as the assistant's (regex scripts
     run as when SillyTavern stores the greeting and sends it)."""
+    text = _chosen_greeting(assembler)
+    if text is None:
+        return []
+    # stored with the card's regex scripts, macros filled, then regexed as a prompt message
+    text = assembler.regex_scripts.greeting(
+        text, lambda stored: assembler.fill(stored.replace("\r\n", "\n"))
+    )
+    return [{"role": "assistant", "content": text}] if text.strip() else []
+
+
+def _chosen_greeting(assembler: Assembler) -> str | None:
+    """The greeting the run context picks, as the card holds it (None: no card or hidden)."""
     card = assembler.context.card
     if card is None or not assembler.visible(CARD_RESOURCE):
-        return []
+        return None
     choice = assembler.context.greeting
     greetings = [card.first_mes, *card.alternate_greetings]
     if choice >= len(greetings):
@@ -73,12 +121,39 @@ def greeting(assembler: Assembler) -> list[Message]:
             file=assembler.context.file,
             path="greeting",
         )
-    text = greetings[choice] or (card.alternate_greetings[:1] or [""])[0]
-    # stored with the card's regex scripts, macros filled, then regexed as a prompt message
-    text = assembler.regex_scripts.greeting(
-        text, lambda stored: assembler.fill(stored.replace("\r\n", "\n"))
-    )
-    return [{"role": "assistant", "content": text}] if text.strip() else []
+    return greetings[choice] or (card.alternate_greetings[:1] or [""])[0]
+
+
+def send_if_empty(assembler: Assembler, preset: TavernPreset, chat: list[Message]) -> list[Message]:
+    """The chat with the preset's ``send_if_empty`` (macros filled) as the user's message
+    when the chat ends with the assistant's (its greeting included): what SillyTavern sends
+    when Send is pressed with nothing typed (script.js Generate: ``sendMessageAsUser``)."""
+    text = preset_text(preset, "send_if_empty", "").strip()
+    last = chat[-1] if chat else None
+    if not text or last is None or last["role"] != "assistant" or last.get("toolCalls"):
+        return chat
+    return [*chat, {"role": "user", "content": assembler.fill(text)}]
+
+
+def start_with_greeting(assembler: Assembler) -> None:
+    """An empty chat starts with the card's greeting before anything reads the chat, as
+    SillyTavern's getChat puts ``first_mes`` in it: world info scans it, ``{{lastMessage}}``
+    is it, the macro seed derives from it (as it will once the chat goes on)."""
+    if assembler.context.messages:
+        return
+    text = _chosen_greeting(assembler)
+    if text is None:
+        return
+    # as SillyTavern stores it (the card's regex scripts, macros filled); the prompt-time
+    # scripts run on it with the rest of the chat
+    stored = assembler.regex_scripts.apply(text, AI_OUTPUT, depth=None, prompt=False)
+    text = assembler.fill(stored.replace("\r\n", "\n"))
+    if not text.strip():
+        return
+    chat = [ChatMessageIn(role="assistant", content=text)]
+    assembler.context = assembler.context.model_copy(update={"chat": chat})
+    for cached in ("macro_values", "macro_env", "world_entries"):
+        assembler.__dict__.pop(cached, None)  # they read the empty chat
 
 
 def split_examples(text: str, user: str, char: str) -> list[list[tuple[str, str]]]:
@@ -132,15 +207,19 @@ def add_examples(assembler: Assembler, preset: TavernPreset, prompt: PresetPromp
     values = assembler.macro_values
     header = assembler.fill(preset_text(preset, "new_example_chat_prompt", "[Example Chat]"))
     examples = split_examples(assembler.fill(text), values["user"], values["char"])
-    first = len(assembler.components)
-    for block in examples:
+    legacy = assembler.mode == "legacy"  # granted after history, block by block
+    for k, block in enumerate(examples):
+        fill: dict[str, object] = {FILL_BLOCK: k} if legacy else {}
         if header.strip():
             assembler.add_text(
                 header,
                 role="system",
                 source=f"{preset.source}#new_example_chat_prompt",
                 resource=None,
-                metadata={"origin": "preset", "entry": prompt.identifier},
+                # SillyTavern's 'newChat' message: never squashed (OA squashSystemMessages)
+                metadata={"origin": "preset", "entry": prompt.identifier, NO_SQUASH: True}
+                | fill
+                | ({FILL_HEAD: True} if legacy else {}),
             )
         for name, content in block:
             assembler.add_text(
@@ -149,8 +228,11 @@ def add_examples(assembler: Assembler, preset: TavernPreset, prompt: PresetPromp
                 source=source,
                 resource=CARD_RESOURCE,
                 kind=ComponentKind.CHARACTER_CARD,
-                metadata={"origin": "card", "entry": prompt.identifier, MESSAGE_NAME: name},
+                metadata={"origin": "card", "entry": prompt.identifier, MESSAGE_NAME: name} | fill,
             )
-    if assembler.mode == "legacy":  # granted after history; the latest dropped first
-        for comp in assembler.components[first:]:
-            comp.strategy, comp.priority = "drop_optional", EXAMPLES_PRIORITY
+            if legacy:
+                comp = assembler.components[-1]
+                comp.strategy, comp.priority = "drop_optional", EXAMPLES_PRIORITY
+        if legacy and header.strip():
+            head = assembler.components[-len(block) - 1]
+            head.strategy, head.priority = "drop_optional", EXAMPLES_PRIORITY

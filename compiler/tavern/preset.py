@@ -137,9 +137,28 @@ PRESET_MODEL_KEYS: dict[str, str] = {
 """The preset key naming each provider's model (SillyTavern keeps one per source)."""
 
 
-class PresetSettings(BaseModel):
-    """A preset's own generation settings, under SillyTavern's names (None: not set).
+#: What SillyTavern 1.12.6 sends for a sampler a preset does not set: selecting a preset
+#: keeps the current value of each key it lacks, and a new user's current values are the
+#: shipped ``default/content/settings.json`` (``temp_openai`` 1, ``freq_pen_openai`` 0,
+#: ``pres_pen_openai`` 0, ``top_p_openai`` 1, ``openai_max_tokens`` 300); its
+#: ``sendOpenAIRequest`` (public/scripts/openai.js) always sends these five.
+SAMPLER_DEFAULTS: dict[str, float] = {
+    "temperature": 1.0,
+    "frequency_penalty": 0.0,
+    "presence_penalty": 0.0,
+    "top_p": 1.0,
+}
+DEFAULT_MAX_TOKENS = 300
 
+
+class PresetSettings(BaseModel):
+    """A preset's own generation settings, under SillyTavern's names.
+
+    A sampler the preset lacks (``temperature``, ``top_p``, the penalties) and
+    ``openai_max_tokens`` take SillyTavern's shipped values (:data:`SAMPLER_DEFAULTS`,
+    :data:`DEFAULT_MAX_TOKENS`), as SillyTavern always sends them; ``openai_max_context``
+    is None when absent (the model's window applies: a deliberate difference from
+    SillyTavern's shipped 4095).
     ``openai_max_context`` (``max_context``) and ``openai_max_tokens`` (``max_tokens``) make
     the default budget; ``seed`` is None for SillyTavern's -1 (any negative seed: not sent);
     ``stop`` is ``custom_stopping_strings`` (SillyTavern stores a JSON-encoded array of
@@ -151,11 +170,11 @@ class PresetSettings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     max_context: int | None = None
-    max_tokens: int | None = None
-    temperature: float | None = None
-    top_p: float | None = None
-    frequency_penalty: float | None = None
-    presence_penalty: float | None = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    temperature: float = SAMPLER_DEFAULTS["temperature"]
+    top_p: float = SAMPLER_DEFAULTS["top_p"]
+    frequency_penalty: float = SAMPLER_DEFAULTS["frequency_penalty"]
+    presence_penalty: float = SAMPLER_DEFAULTS["presence_penalty"]
     seed: int | None = None
     stop: tuple[str, ...] = ()
     models: dict[str, str] = Field(default_factory=dict)
@@ -167,7 +186,7 @@ class PresetSettings(BaseModel):
         return self.models.get(key) if key is not None else None
 
 
-_NUMBERS = ("temperature", "top_p", "frequency_penalty", "presence_penalty")
+_NUMBERS = tuple(SAMPLER_DEFAULTS)
 
 
 def _settings(obj: Mapping[str, Any], file: str, path: str) -> PresetSettings:
@@ -195,7 +214,7 @@ def _settings(obj: Mapping[str, Any], file: str, path: str) -> PresetSettings:
 
     found: dict[str, Any] = {
         "max_context": integer("openai_max_context", 1),
-        "max_tokens": integer("openai_max_tokens", 1),
+        "max_tokens": integer("openai_max_tokens", 1) or DEFAULT_MAX_TOKENS,
     }
     seed = integer("seed", None)
     found["seed"] = seed if seed is not None and seed >= 0 else None
@@ -203,7 +222,7 @@ def _settings(obj: Mapping[str, Any], file: str, path: str) -> PresetSettings:
         value = obj.get(key)
         if value is not None and (not isinstance(value, int | float) or isinstance(value, bool)):
             raise bad(key, "a number")
-        found[key] = None if value is None else float(value)
+        found[key] = SAMPLER_DEFAULTS[key] if value is None else float(value)
     raw = obj.get("custom_stopping_strings")
     if isinstance(raw, str) and raw.strip():
         try:
@@ -410,7 +429,9 @@ def _default_order(preset: TavernPreset) -> list[tuple[str, bool]]:
 def ordered_prompts(preset: TavernPreset, *, include_disabled: bool = False) -> list[PresetPrompt]:
     """The preset's prompts in prompt order, each with ``enabled`` set from the order.
 
-    Disabled entries are left out unless ``include_disabled``.
+    Disabled entries are left out unless ``include_disabled``, but for ``main``: as
+    SillyTavern's PromptManager (``getPromptCollection``) keeps it with empty content, so a
+    card's ``system_prompt`` still replaces it (``{{original}}`` empty).
     """
     order = active_order(preset)
     entries = (
@@ -424,4 +445,12 @@ def ordered_prompts(preset: TavernPreset, *, include_disabled: bool = False) -> 
         for identifier, enabled in entries
         if identifier in by_id
     ]
-    return [p for p in chosen if include_disabled or p.enabled]
+    if include_disabled:
+        return chosen
+    return [
+        p.model_copy(update={"enabled": True, "content": ""})
+        if not p.enabled and p.identifier == "main"
+        else p
+        for p in chosen
+        if p.enabled or p.identifier == "main"
+    ]

@@ -1,5 +1,6 @@
 """Card and persona text reach the request without ``\\r``, as SillyTavern's
-``baseChatReplace`` sends them; preset and chat text are kept as written (issue 12, item 20)."""
+``baseChatReplace`` sends them, and so does chat text (``setOpenAIMessages``; st-oracle
+capture synth_chat_text); preset text is kept as written (issue 12, item 20)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def test_card_and_persona_text_lose_carriage_returns(tmp_path: Path) -> None:
     (tmp_path / "preset.json").write_text(json.dumps(preset))
     result = compiler.compile(tmp_path / "preset.json", context=ctx, mode="legacy")
     got = [m["content"] for m in result.request["messages"]]
-    assert got == ["Main\r\nline", "d1\nd2", "p1\np2", "xy", "z", "c1\r\nc2"]
+    assert got == ["Main\r\nline", "d1\nd2", "p1\np2", "xy", "z", "c1\nc2"]
 
 
 def test_a_card_system_prompt_override_loses_them_too(tmp_path: Path) -> None:

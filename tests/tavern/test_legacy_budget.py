@@ -50,3 +50,36 @@ def test_fixed_prompts_that_cannot_fit_are_an_error(tmp_path: Path) -> None:
     with pytest.raises(BudgetError) as err:
         contents(tmp_path, 12)
     assert err.value.code == "context.budget_exceeded"
+
+
+def test_the_room_history_leaves_goes_to_the_examples_block_by_block(tmp_path: Path) -> None:
+    """As SillyTavern's populateDialogueExamples (st-oracle captures corpus_aqua_long_tight,
+    synth_long_tight): history takes what it can, the examples get the rest; a block stops
+    at its first message that does not fit (its header goes with it when none fits) and the
+    next block is still tried."""
+    examples = "<START>\n{{user}}: Hi\n{{char}}: " + "long " * 60 + "\n<START>\n{{user}}: Bye"
+    plain = {**CARD, "mes_example": ""}
+    with_examples = {**CARD, "mes_example": examples}
+
+    def run(card: dict[str, str], budget: int) -> tuple[list[str], int]:
+        preset = {
+            "prompts": [{"identifier": "main", "role": "system", "content": "Main"}]
+            + [{"identifier": i, "marker": True} for i in IDS[1:]],
+            "prompt_order": [{"character_id": 100001, "order": [{"identifier": i} for i in IDS]}],
+            "new_chat_prompt": "",
+        }
+        (tmp_path / "preset.json").write_text(json.dumps(preset))
+        ctx = {"character": card, "persona": {"name": "Kazuma", "description": "A boy."}}
+        chat = [{**m, "content": m["content"] * 2} for m in CHAT]  # ~65 tokens each
+        result = compiler.compile(
+            tmp_path / "preset.json", context={**ctx, "chat": chat}, mode="legacy", budget=budget
+        )
+        messages = [str(m["content"]) for m in result.request["messages"]]
+        return messages, budget - result.ledger.total_tokens
+
+    # a budget whose history cut leaves room for both short blocks but not the long message
+    budget = next(b for b in range(600, 700) if 40 <= run(plain, b)[1] <= 50)
+    history, _ = run(plain, budget)
+    got, _ = run(with_examples, budget)
+    assert got[3:7] == ["[Example Chat]", "Hi", "[Example Chat]", "Bye"]
+    assert got[7:] == history[3:]  # the examples never take history's room

@@ -58,3 +58,60 @@ def test_a_wrong_value_is_a_coded_error(tmp_path: Path, value: Any) -> None:
         chat_messages(tmp_path, names_behavior=value)
     assert err.value.code == "context.invalid_preset"
     assert "names_behavior" in str(err.value)
+
+
+def test_unnamed_speakers_are_the_persona_and_the_card(tmp_path: Path) -> None:
+    """Every SillyTavern chat message carries its speaker's name: an unnamed user message is
+    the persona's, an unnamed assistant message the card's (st-oracle captures
+    synth_names_completion, synth_names_content); system messages stay unnamed."""
+    preset = {
+        "prompts": [{"identifier": "chatHistory", "marker": True}],
+        "new_chat_prompt": "",
+    }
+    ctx = {
+        "character": {"name": "Aqua", "description": "A goddess."},
+        "persona": {"name": "Kazuma"},
+        "chat": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "yo"},
+            {"role": "system", "content": "It rains."},
+        ],
+    }
+    path = tmp_path / "preset.json"
+    for behavior, want in (
+        (1, [("Kazuma", "hi"), ("Aqua", "yo"), (None, "It rains.")]),
+        (2, [(None, "Kazuma: hi"), (None, "Aqua: yo"), (None, "It rains.")]),
+        (0, [(None, "hi"), (None, "yo"), (None, "It rains.")]),
+    ):
+        path.write_text(json.dumps({**preset, "names_behavior": behavior}))
+        messages = compiler.compile(path, context=ctx, mode="legacy").request["messages"]
+        assert [(m.get("name"), m["content"]) for m in messages] == want
+
+
+def test_default_prefixes_another_personas_message_and_quotes_wrap_user_messages(
+    tmp_path: Path,
+) -> None:
+    """names_behavior 0: a user message another persona wrote starts with its name (only
+    when the run names its persona); wrap_in_quotes quotes user messages, prefix included;
+    \\r goes (st-oracle captures synth_chat_text, synth_wrap_in_quotes)."""
+    chat = [
+        {"role": "user", "content": "Bob here.\r\nHi.", "name": "Bob"},
+        {"role": "assistant", "content": "yo", "name": "Aqua"},
+        {"role": "user", "content": "me", "name": "Kazuma"},
+    ]
+    path = tmp_path / "preset.json"
+    path.write_text(json.dumps({"prompts": [{"identifier": "chatHistory", "marker": True}]}))
+    ctx = {"persona": {"name": "Kazuma"}, "chat": chat}
+
+    def contents(**extra: Any) -> list[str]:
+        path.write_text(
+            json.dumps({"prompts": [{"identifier": "chatHistory", "marker": True}], **extra})
+        )
+        messages = compiler.compile(path, context=ctx, mode="legacy").request["messages"]
+        return [m["content"] for m in messages][1:]
+
+    assert contents() == ["Bob: Bob here.\nHi.", "yo", "me"]
+    assert contents(wrap_in_quotes=True) == ['"Bob: Bob here.\nHi."', "yo", '"me"']
+    assert contents(names_behavior=-1) == ["Bob here.\nHi.", "yo", "me"]
+    without_persona = compiler.compile(path, context={"chat": chat}, mode="legacy")
+    assert without_persona.request["messages"][1]["content"] == "Bob here.\nHi."

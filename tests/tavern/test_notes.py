@@ -252,17 +252,17 @@ def test_world_info_and_persona_wrap_the_note(tmp_path: Path) -> None:
 
 def test_world_info_wraps_an_empty_note(tmp_path: Path) -> None:
     """An empty note is still inserted (its interval fires): SillyTavern sends
-    ``top\n\nbottom`` there, less one leading and one trailing newline, trimmed in chat
-    (getExtensionPrompt); beside main the compiler trims it as every message of preset
-    text."""
+    ``top\n\nbottom`` there, less one leading and one trailing newline (world-info.js
+    ``ANWithWI``), trimmed in chat (getExtensionPrompt); beside main as it is, as every
+    legacy preset message keeps its edges (st-oracle capture synth_whitespace)."""
     world = book(tmp_path, [{"content": "top", "position": 2}])
     got = chat_part(run(tmp_path, {"note_depth": 0}, worldInfo=world))
     assert got[-1] == ("system", "top")
     got = pairs(run(tmp_path, {"note_position": 0}, worldInfo=world))
-    assert got[:2] == [("system", "Main."), ("system", "top")]
+    assert got[:2] == [("system", "Main."), ("system", "top\n")]
     world = book(tmp_path, [{"content": "bottom", "position": 3}])
     got = pairs(run(tmp_path, {"note_position": 0}, worldInfo=world))
-    assert got[:2] == [("system", "Main."), ("system", "bottom")]
+    assert got[:2] == [("system", "Main."), ("system", "\nbottom")]
 
 
 def test_nothing_wraps_a_note_that_is_not_inserted(tmp_path: Path) -> None:

@@ -65,9 +65,27 @@ def test_preset_formats_apply(tmp_path: Path) -> None:
 
 
 def test_defaults_without_formats(tmp_path: Path) -> None:
+    """A preset without the keys keeps SillyTavern's shipped formats (st-oracle capture
+    synth_bare)."""
     got = compile_with(tmp_path, {})
-    assert got[:3] == ["cheerful", "in the square", "Axel is a town."]
+    assert got[:3] == [
+        "[Aqua's personality: cheerful]",
+        "[Circumstances and context of the dialogue: in the square]",
+        "Axel is a town.",
+    ]
     assert got[3:6] == ["[Example Chat]", "example_user=Hi", "example_assistant=Hello!"]
+
+
+def test_empty_formats_and_formats_without_a_placeholder(tmp_path: Path) -> None:
+    """As SillyTavern's preparePromptsForChatCompletion: an empty personality or scenario
+    format sends nothing, an empty wi_format the entries as they are, and a format without
+    its placeholder its own text."""
+    got = compile_with(
+        tmp_path, {"personality_format": "", "scenario_format": "", "wi_format": " "}
+    )
+    assert got[0] == "Axel is a town."
+    got = compile_with(tmp_path, {"personality_format": "[{{char}} is moody]"})
+    assert got[0] == "[Aqua is moody]"
 
 
 def test_examples_and_new_chat_follow_the_preset(tmp_path: Path) -> None:
@@ -97,3 +115,84 @@ def test_an_empty_chat_starts_with_the_greeting(tmp_path: Path) -> None:
         ctx = {"character": card, "persona": {"name": "Kazuma"}, "chat": [], "greeting": greeting}
         messages = compiler.compile(path, context=ctx, mode="legacy").request["messages"]
         assert messages[1:] == [{"role": "assistant", "content": text}]
+
+
+def test_the_greeting_is_scanned_and_is_the_last_message(tmp_path: Path) -> None:
+    """An empty chat starts with the greeting before world info scans it (st-oracle capture
+    synth_greeting_world); {{lastMessage}} is the greeting."""
+    card = {**CARD, "first_mes": "A storm comes, {{user}}."}
+    preset = {
+        "prompts": [
+            {"identifier": "worldInfoBefore", "marker": True},
+            {"identifier": "chatHistory", "marker": True},
+            {"identifier": "jailbreak", "role": "system", "content": "Last: {{lastMessage}}"},
+        ],
+        "new_chat_prompt": "",
+    }
+    world = {"entries": {"0": {"uid": 0, "key": ["storm"], "content": "Storms are rare."}}}
+    (tmp_path / "world.json").write_text(json.dumps(world))
+    path = tmp_path / "preset.json"
+    path.write_text(json.dumps(preset))
+    ctx = {"character": card, "persona": {"name": "Kazuma"}, "chat": [], "worldInfo": "world.json"}
+    (tmp_path / "run.json").write_text(json.dumps(ctx))
+    messages = compiler.compile(path, context=tmp_path / "run.json", mode="legacy").request[
+        "messages"
+    ]
+    assert [m["content"] for m in messages] == [
+        "Storms are rare.",
+        "A storm comes, Kazuma.",
+        "Last: A storm comes, Kazuma.",
+    ]
+
+
+def test_send_if_empty_answers_the_assistant(tmp_path: Path) -> None:
+    """The preset's send_if_empty is the user's message after the assistant's (st-oracle
+    capture synth_send_if_empty), not after the user's."""
+    preset = {
+        "prompts": [{"identifier": "chatHistory", "marker": True}],
+        "new_chat_prompt": "",
+        "send_if_empty": " [{{user}} nods.] ",
+    }
+    path = tmp_path / "preset.json"
+    path.write_text(json.dumps(preset))
+    for chat, tail in (
+        (
+            [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}],
+            "[Kazuma nods.]",
+        ),
+        ([{"role": "user", "content": "hi"}], "hi"),
+        ([], "[Kazuma nods.]"),  # after the greeting
+    ):
+        ctx = {"character": {**CARD, "first_mes": "Hello!"}, "persona": {"name": "Kazuma"}}
+        messages = compiler.compile(path, context={**ctx, "chat": chat}, mode="legacy").request
+        assert messages["messages"][-1]["content"] == tail
+
+
+def test_a_disabled_main_is_kept_empty_for_the_cards_system_prompt(tmp_path: Path) -> None:
+    """SillyTavern's PromptManager keeps a disabled main with empty content: the card's
+    system_prompt still replaces it, {{original}} empty (st-oracle capture synth_order_roles);
+    without one nothing is sent for it."""
+    ids = ["main", "chatHistory"]
+    preset = {
+        "prompts": [
+            {"identifier": "main", "role": "system", "content": "Main text."},
+            {"identifier": "chatHistory", "marker": True},
+        ],
+        "prompt_order": [
+            {
+                "character_id": 100001,
+                "order": [{"identifier": i, "enabled": i != "main"} for i in ids],
+            }
+        ],
+        "new_chat_prompt": "",
+    }
+    path = tmp_path / "preset.json"
+    path.write_text(json.dumps(preset))
+    chat = [{"role": "user", "content": "hey"}]
+    for card, first in (
+        ({**CARD, "system_prompt": "{{original}}Be {{char}}."}, "Be Aqua."),
+        (CARD, "hey"),
+    ):
+        ctx = {"character": card, "chat": chat}
+        messages = compiler.compile(path, context=ctx, mode="legacy").request["messages"]
+        assert messages[0]["content"] == first

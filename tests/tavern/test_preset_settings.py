@@ -197,3 +197,18 @@ def test_char_and_user_in_lorebook_keys_are_filled_before_matching(tmp_path: Pat
     ctx = {"character": card, "persona": {"name": "Ann"}, "worldInfo": str(lore), "chat": chat}
     text = json.dumps(compiler.compile(path, context=ctx, mode="legacy").request)
     assert "CHAR-LORE" in text and "USER-LORE" in text and "NEVER" not in text
+
+
+def test_a_preset_without_samplers_sends_sillytaverns_defaults(tmp_path: Path) -> None:
+    """SillyTavern always sends temperature, top_p, the penalties and max_tokens; a preset
+    that sets none keeps a new user's shipped values (st-oracle capture synth_bare)."""
+    path = write_preset(tmp_path)
+    req = compiler.compile(path, context={"chat": SHORT_CHAT}, mode="legacy").request
+    assert (req["temperature"], req["top_p"]) == (1.0, 1.0)
+    assert (req["frequency_penalty"], req["presence_penalty"]) == (0.0, 0.0)
+    assert req["max_completion_tokens"] == 300
+    assert "seed" not in req and "stop" not in req
+    # the caller still wins, and the reserve follows the default max_tokens
+    asked = compiler.compile(path, context={"chat": SHORT_CHAT}, mode="legacy", temperature=0.2)
+    assert asked.request["temperature"] == 0.2
+    assert asked.ledger.budget == 128000 - 300

@@ -1,5 +1,6 @@
 """A preset's ``squash_system_messages`` merges runs of unnamed system messages as
-SillyTavern does, never ``new_chat_prompt`` or named example messages (issue 12, item 10)."""
+SillyTavern does, never ``new_chat_prompt``, ``new_example_chat_prompt`` (SillyTavern's
+``newChat``) or named example messages (issue 12, item 10; st-oracle capture synth_squash)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def messages(tmp_path: Path, squash: Any) -> list[tuple[str, str, str | None]]:
 
 def test_runs_of_unnamed_system_messages_merge(tmp_path: Path) -> None:
     assert messages(tmp_path, True) == [
-        ("system", "Main\nDesc\n[Example Chat]", None),
+        ("system", "Main\nDesc", None),
+        ("system", "[Example Chat]", None),
         ("system", "Yo", "example_assistant"),
         ("system", "[Start a new Chat]", None),
         ("system", "It rains.\nThunder.", None),

@@ -88,7 +88,11 @@ def test_prefers_100001_and_skips_unknown_identifiers() -> None:
         ],
     }
     preset = read_preset(data)
-    assert [p.identifier for p in ordered_prompts(preset)] == ["nsfw"]
+    # a disabled main stays, empty (SillyTavern's PromptManager keeps it for card overrides)
+    assert [(p.identifier, p.content) for p in ordered_prompts(preset)] == [
+        ("nsfw", ordered_prompts(preset)[0].content),
+        ("main", ""),
+    ]
     assert [(p.identifier, p.enabled) for p in ordered_prompts(preset, include_disabled=True)] == [
         ("nsfw", True),
         ("main", False),
