@@ -9,6 +9,8 @@ import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from compiler.profile.registry import PROFILES_DIR
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -55,8 +57,10 @@ class ServeConfig:
 
     @property
     def read_roots(self) -> tuple[Path, ...]:
-        """The directories compiles may read under: the roots, and the profile registry."""
-        return self.roots + ((self.data_root,) if self.data_root is not None else ())
+        """The directories compiles may read under: the roots, and the profile registry's
+        directory (not the whole data root, which holds the user's chats and secrets)."""
+        registry = () if self.data_root is None else (self.data_root / PROFILES_DIR,)
+        return self.roots + registry
 
     def problem(self) -> str | None:
         """Why this configuration is refused (a usage error), or None."""

@@ -83,7 +83,8 @@ class Service:
         path = Path(given)
         if not path.is_absolute():
             if not self.config.roots:
-                admit(given)  # confined without roots: refused, whatever the path
+                with confine(()):  # no --root: a relative path names nothing readable
+                    admit(given)
             path = self.config.roots[0] / path
         return path
 

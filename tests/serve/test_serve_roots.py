@@ -1,0 +1,91 @@
+"""What a request may read, in process (no server): ``--data-root`` opens the profile registry
+and nothing else of the data root; without ``--root``, a relative path is a 403, not a bug."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the serve extra (fastapi) is not installed")
+pytest.importorskip("httpx", reason="the test extra (httpx) is not installed")
+
+from fastapi.testclient import TestClient
+
+from compiler.serve.app import create_app
+from compiler.serve.limits import ServeConfig
+
+PROFILE = {"id": "no-writes", "tools": {"deny": ["workspace.write_file"]}}
+
+
+@pytest.fixture
+def data_root(tmp_path: Path) -> Path:
+    """A data root as TauriTavern's: the profile registry beside the user's secrets."""
+    data = tmp_path / "data"
+    profiles = data / "_tauritavern" / "agent-profiles" / "profiles"
+    profiles.mkdir(parents=True)
+    (profiles / "no-writes.json").write_text(json.dumps(PROFILE), "utf-8")
+    (data / "secrets.json").write_text('{"api_key": "SECRET-KEY"}', "utf-8")
+    (data / "story.txt").write_text("SECRET-STORY", "utf-8")
+    return data
+
+
+def client(config: ServeConfig) -> Iterator[TestClient]:
+    with TestClient(create_app(config), raise_server_exceptions=False) as c:
+        yield c
+
+
+@pytest.fixture
+def only_data(data_root: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
+    monkeypatch.chdir(data_root)  # a relative path must not resolve against the cwd either
+    yield from client(ServeConfig(data_root=data_root))
+
+
+def code(r: Any, status: int) -> str:
+    assert r.status_code == status, r.text
+    found: str = r.json()["diagnostics"][0]["code"]
+    assert "SECRET" not in r.text
+    return found
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"source": "{data}/secrets.json"},
+        {"source": "{data}/story.txt"},
+        {"template": "<<agent.chat.history>>", "context": "{data}/secrets.json"},
+        {"template": "<<agent.chat.history>>", "context": {"chat": "{data}/story.txt"}},
+    ],
+)
+def test_the_data_root_is_not_a_read_root(
+    only_data: TestClient, data_root: Path, body: dict[str, Any]
+) -> None:
+    sent = json.loads(json.dumps(body).replace("{data}", str(data_root)))
+    r = only_data.post("/v1/compile", json=sent)
+    assert code(r, 403) == "workspace.path_denied"
+    assert r.json()["diagnostics"][0]["message"].count("outside_roots") == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"source": "story.txt"},
+        {"template": "x", "context": "secrets.json"},
+    ],
+)
+def test_a_relative_path_without_a_root_is_refused_not_a_bug(
+    only_data: TestClient, body: dict[str, Any]
+) -> None:
+    r = only_data.post("/v1/compile", json=body)
+    assert code(r, 403) == "workspace.path_denied"
+    assert "no_roots" in r.text
+
+
+def test_the_registry_is_still_read(only_data: TestClient) -> None:
+    body = {"template": "Hi", "options": {"profile": {"id": "no-writes"}}}
+    assert only_data.post("/v1/compile", json=body).status_code == 200
+    body["options"] = {"profile": {"id": "absent"}}
+    assert only_data.post("/v1/compile", json=body).status_code == 422
