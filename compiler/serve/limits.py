@@ -25,6 +25,10 @@ WORKERS = 4
 """Threads that compile; requests beyond them wait their turn (within the timeout)."""
 MAX_PENDING = 256
 """Requests compiling or waiting at once; beyond it ``serve.busy`` (503) at once."""
+MAX_SESSION_BODIES = 2
+"""The sources of the sessions kept hold, together, at most this many times the body limit
+in characters (the least recently used dropped first): a parsed source takes several times
+its text in memory."""
 MAX_HELD_BODIES = 16
 """The bodies of the requests in flight, together, are at most this many times the body
 limit (``serve.busy``, 503, past it)."""
@@ -49,6 +53,11 @@ class ServeConfig:
     workers: int = WORKERS
     max_pending: int = MAX_PENDING
     drain_seconds: float = DRAIN_SECONDS
+
+    @property
+    def max_session_chars(self) -> int:
+        """The characters of source all kept sessions may hold together."""
+        return MAX_SESSION_BODIES * self.max_body_bytes
 
     @property
     def max_held_bytes(self) -> int:

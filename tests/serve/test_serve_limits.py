@@ -1,5 +1,6 @@
-"""What a request may read, in process (no server): ``--data-root`` opens the profile registry
-and nothing else of the data root; without ``--root``, a relative path is a 403, not a bug."""
+"""What a request may read and what the server keeps, in process (no server): ``--data-root``
+opens the profile registry and nothing else of the data root; without ``--root``, a relative
+path is a 403, not a bug; the sessions kept are bounded by their sources' size."""
 
 from __future__ import annotations
 
@@ -89,3 +90,19 @@ def test_the_registry_is_still_read(only_data: TestClient) -> None:
     assert only_data.post("/v1/compile", json=body).status_code == 200
     body["options"] = {"profile": {"id": "absent"}}
     assert only_data.post("/v1/compile", json=body).status_code == 422
+
+
+def test_kept_sessions_are_bounded_by_their_sources_size(tmp_path: Path) -> None:
+    """Many large distinct sources (or one source under many callers) cannot each be kept:
+    the kept sources hold at most twice the body limit together, the newest always kept."""
+    config = ServeConfig(max_body_bytes=100_000)
+    for c in client(config):
+        for i in range(12):
+            body = {"template": f"T{i} " + "word " * 12_000, "caller": f"c{i}"}
+            assert c.post("/v1/compile", json=body).status_code == 200
+        kept = c.get("/healthz").json()["sessions"]
+        assert 1 <= kept <= 3
+        assert c.app.state.service.sessions.weight <= config.max_session_chars  # type: ignore[attr-defined]
+        for i in range(5):  # small sources: kept up to the count
+            assert c.post("/v1/compile", json={"template": f"t{i}"}).status_code == 200
+        assert c.get("/healthz").json()["sessions"] >= 5
