@@ -77,6 +77,8 @@ class ServeConfig:
             return f"--host {self.host} is not a loopback address: it requires --token"
         if self.token is not None and len(self.token) < 16:
             return "--token must be at least 16 characters"
+        if self.token is not None and not _header_safe(self.token):
+            return "--token must be printable ASCII without spaces at its ends (an HTTP header)"
         for name, value in (
             ("--max-body-bytes", self.max_body_bytes),
             ("--max-sessions", self.max_sessions),
@@ -89,6 +91,11 @@ class ServeConfig:
         if not 1 <= self.port <= 65535:
             return "--port must be between 1 and 65535"
         return None
+
+
+def _header_safe(token: str) -> bool:
+    """Whether ``token`` reaches the server intact in ``Authorization: Bearer TOKEN``."""
+    return token.isascii() and token.isprintable() and token == token.strip()
 
 
 def is_loopback(host: str) -> bool:

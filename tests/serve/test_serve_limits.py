@@ -106,3 +106,11 @@ def test_kept_sessions_are_bounded_by_their_sources_size(tmp_path: Path) -> None
         for i in range(5):  # small sources: kept up to the count
             assert c.post("/v1/compile", json={"template": f"t{i}"}).status_code == 200
         assert c.get("/healthz").json()["sessions"] >= 5
+
+
+@pytest.mark.parametrize("token", ["é" * 16, " " + "a" * 16, "a" * 16 + "\n", "a" * 15 + "\x00"])
+def test_a_token_no_client_could_send_is_a_usage_error(token: str) -> None:
+    """Such a token would lock every client out (the header carries printable ASCII)."""
+    problem = ServeConfig(token=token).problem()
+    assert problem is not None and "--token" in problem
+    assert ServeConfig(token="a" * 8 + " " + "b" * 8).problem() is None
