@@ -114,3 +114,42 @@ def test_a_token_no_client_could_send_is_a_usage_error(token: str) -> None:
     problem = ServeConfig(token=token).problem()
     assert problem is not None and "--token" in problem
     assert ServeConfig(token="a" * 8 + " " + "b" * 8).problem() is None
+
+
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("attacker.example", 400),
+        ("attacker.example:8765", 400),
+        ("192.168.1.20:8765", 400),
+        ("rebind.127.0.0.1.nip.io", 400),
+        ("127.0.0.1:8765", 200),
+        ("127.9.9.9", 200),
+        ("[::1]:8765", 200),
+        ("localhost:8765", 200),
+        ("tauri.localhost", 200),
+        ("testserver", 200),
+    ],
+)
+def test_without_a_token_only_requests_for_this_machine_are_answered(
+    host: str, status: int
+) -> None:
+    """DNS rebinding: a page whose name is re-pointed at 127.0.0.1 is same-origin with a
+    loopback server and could read what it compiles from the roots (its Host gives it away)."""
+    for c in client(ServeConfig()):
+        r = c.post("/v1/compile", json={"template": "Hi"}, headers={"Host": host})
+        assert r.status_code == status, r.text
+        if status == 400:
+            assert code(r, 400) == "serve.bad_host"
+        assert c.get("/healthz", headers={"Host": host}).status_code == status
+
+
+def test_with_a_token_any_host_is_answered() -> None:
+    token = "t" * 16
+    for c in client(ServeConfig(host="0.0.0.0", token=token)):
+        r = c.post(
+            "/v1/compile",
+            json={"template": "Hi"},
+            headers={"Host": "compile.example.org", "Authorization": f"Bearer {token}"},
+        )
+        assert r.status_code == 200, r.text
