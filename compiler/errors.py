@@ -280,7 +280,8 @@ def _registry() -> dict[str, type[APCError] | None]:
         InternalError: "internal.count_mismatch",
         APCError: """io.write_failed io.output_not_regular profile.write_failed
             bench.plot_unavailable
-            serve.bad_request serve.unauthorized serve.not_found serve.method_not_allowed
+            serve.bad_request serve.bad_host serve.unauthorized serve.not_found
+            serve.method_not_allowed
             serve.body_too_large serve.context_too_large serve.invalid_request
             serve.internal_error serve.compile_timeout serve.busy serve.unavailable""",
         None: """template.legacy_agent_macro template.unknown_st_macro context.lone_surrogate

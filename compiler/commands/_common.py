@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,19 @@ def check_output(out: str | None) -> None:
     """Refuse ``-o OUT`` up front when OUT exists and is not a regular file."""
     if out is not None and out != "-":
         check_target(Path(out))
+
+
+def same_file(a: str | None, b: str | None) -> bool:
+    """Whether two output paths (``-`` is stdout) name one file: the same path, or one file
+    by two names (a link)."""
+    if a is None or b is None or "-" in (a, b):
+        return False
+    try:
+        if os.path.realpath(a) == os.path.realpath(b):
+            return True
+        return os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
 
 
 def write_output(text: str, out: str | None) -> None:

@@ -13,6 +13,7 @@ from compiler.commands._common import (
     add_format,
     check_output,
     dumps,
+    same_file,
     usage_error,
     write_output,
 )
@@ -59,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
     problem = usage_problem(args)
     if args.world_state == "-":
         problem = problem or "--world-state needs a file: stdout holds the compiled output"
+    elif same_file(args.world_state, args.output):
+        problem = problem or "--world-state and -o name the same file: one would overwrite it"
     if problem:
         return usage_error(problem)
     try:

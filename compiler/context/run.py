@@ -434,6 +434,7 @@ class RunContext(_Model):
                 file=self._file,
                 path="workspace",
             )
+        admit(directory)  # as resolved: a link swapped in since the check is refused
         return Workspace(
             directory=directory,
             visible=visible,

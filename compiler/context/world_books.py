@@ -92,6 +92,7 @@ class _Loader:
         self.origin = origin
         self.books: list[BookSource] = []
         self.seen: set[str] = set()
+        self.entries = 0  # of the books kept
 
     def add(self, kind: BookKind, ref: BookRef, where: str) -> None:
         if len(self.books) >= MAX_LOREBOOKS:
@@ -121,6 +122,15 @@ class _Loader:
             return
         self.seen |= marks
         self.books.append(BookSource(kind, name, file, book))
+        self.entries += len(book.entries)
+        if self.entries > MAX_WORLD_ENTRIES:  # at once: the books after it are not read
+            raise ContextError(
+                code="context.too_many_lorebooks",
+                message=f"the run's lorebooks hold more than {MAX_WORLD_ENTRIES} entries "
+                f"({self.entries} in the first {len(self.books)})",
+                file=self.origin,
+                hint="give fewer or smaller lorebooks",
+            )
 
 
 def _stem(path: Path) -> str:
@@ -157,14 +167,6 @@ def load_books(
             loader.keep("character", book, name, file)
         if i < len(refs):
             loader.add(*refs[i])
-    total = sum(len(b.book.entries) for b in loader.books)
-    if total > MAX_WORLD_ENTRIES:
-        raise ContextError(
-            code="context.too_many_lorebooks",
-            message=f"the run's lorebooks hold {total} entries; at most {MAX_WORLD_ENTRIES}",
-            file=origin,
-            hint="give fewer or smaller lorebooks",
-        )
     return loader.books
 
 

@@ -66,7 +66,7 @@ from typing import NoReturn
 
 from compiler.dialect import Dialect
 from compiler.fit.budgets import CATEGORY_OF, CategoryBudgets, TotalBudget
-from compiler.fit.costs import Costs
+from compiler.fit.costs import Costs, Neighbours
 from compiler.fit.fill import Filler
 from compiler.fit.history import min_present
 from compiler.fit.items import Item, Outcome, Turn
@@ -141,6 +141,7 @@ class _Allocator:
         self.floor = floor_tokens(frame, dialect=dialect, counter=counter, model=model)
         # the state of the current grant run
         self.items: list[Item] = []
+        self.near = Neighbours(self.items)  # the items seams join, as the grant run goes
         self.pools: dict[str, int | None] = {}  # what is left of each category's budget
         self.left: int | None = None  # what is left of the total
         self.virtual: int | None = None  # the total of the grant run under way
@@ -214,8 +215,10 @@ class _Allocator:
                 i.index,
             ),
         )
+        self.near = Neighbours(self.items)
         for item in order:
             self.grant_item(item)
+            self.near.update(item)
 
     def fit_fixed(self, item: Item) -> None:
         """A component that is never cut: counted, checked against its own and its
@@ -242,7 +245,7 @@ class _Allocator:
 
     def grant_item(self, item: Item) -> None:
         own, cat = item.comp.token_budget, self._pool(item.category)
-        framing = self.costs.overhead(self.items, item) if not item.empty else 0
+        framing = self.costs.overhead(self.near, item) if not item.empty else 0
         room = None if self.left is None else self.left - framing
         item.turn = Turn(
             applied=AppliedBudget(own=own, category=cat, total=room),
@@ -299,7 +302,7 @@ class _Allocator:
             out = fate.out
             spent = 0 if out is None else fate.used + framing
             if out is not None and out.inline_content != item.comp.inline_content:
-                spent = fate.used + self.costs.overhead(self.items, item, out.inline_content)
+                spent = fate.used + self.costs.overhead(self.near, item, out.inline_content)
             over = 0 if self.left is None or limit is None else spent - self.left
             if over <= 0 or out is None or limit is None:
                 break

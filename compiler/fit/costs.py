@@ -8,6 +8,7 @@ Internal: part of the allocator.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 
 from compiler.dialect import Dialect
@@ -24,19 +25,48 @@ def _key(comp: Component | None) -> tuple[int, str] | None:
     return None if comp is None else (comp.group, comp.role)
 
 
-def neighbour(items: Sequence[Item], index: int, step: int) -> Component | None:
-    """The nearest present inline text before (step -1) or after (step 1) ``index``; None
-    when a message block or the edge comes first."""
-    j = index + step
-    while 0 <= j < len(items):
-        out = items[j].outcome.out
-        if out is not None:
-            if out.kind in MESSAGE_KINDS:
-                return None
-            if out.kind != ComponentKind.TOOL_DEFINITIONS and out.inline_content:
-                return out
-        j += step
-    return None
+def _joins(item: Item) -> bool:
+    """Whether the item's outcome is a seam's neighbour: inline text, or a message block
+    (which stops the search); tool definitions and empty text are looked past."""
+    out = item.outcome.out
+    if out is None:
+        return False
+    if out.kind in MESSAGE_KINDS:
+        return True
+    return out.kind != ComponentKind.TOOL_DEFINITIONS and bool(out.inline_content)
+
+
+class Neighbours:
+    """The items a seam can join (:func:`_joins`), by index, kept as the grant loop goes:
+    finding a neighbour is a bisection, not a scan past every item not yet granted (a scan
+    made a frame of many components quadratic: minutes for 40,000 macros).
+
+    The grant loop changes an item's outcome only at its own turn; :meth:`update` it then."""
+
+    def __init__(self, items: Sequence[Item]) -> None:
+        self.items = items
+        self.indices = [i.index for i in items if _joins(i)]
+
+    def update(self, item: Item) -> None:
+        """Take the item's outcome into account (after its turn)."""
+        pos = bisect.bisect_left(self.indices, item.index)
+        there = pos < len(self.indices) and self.indices[pos] == item.index
+        if _joins(item) and not there:
+            self.indices.insert(pos, item.index)
+        elif there and not _joins(item):
+            del self.indices[pos]
+
+    def of(self, index: int, step: int) -> Component | None:
+        """The nearest present inline text before (step -1) or after (step 1) ``index``;
+        None when a message block or the edge comes first."""
+        pos = bisect.bisect_left(self.indices, index)
+        if step > 0 and pos < len(self.indices) and self.indices[pos] == index:
+            pos += 1
+        j = pos - 1 if step < 0 else pos
+        if not 0 <= j < len(self.indices):
+            return None
+        out = self.items[self.indices[j]].outcome.out
+        return None if out is None or out.kind in MESSAGE_KINDS else out
 
 
 class Costs:
@@ -63,10 +93,11 @@ class Costs:
             self.frames[role] = self.dialect.message_tokens(empty, self.counter)
         return self.frames[role]
 
-    def overhead(self, items: Sequence[Item], item: Item, text: str | None = None) -> int:
+    def overhead(self, near: Neighbours, item: Item, text: str | None = None) -> int:
         """What the request gains besides the item's content (``text``, else all of it) when
-        it joins what is present in ``items``. An estimate (seams are looked at
+        it joins what is present in ``near.items``. An estimate (seams are looked at
         :data:`SEAM_WINDOW` characters wide); the allocator decides on the exact count."""
+        items = near.items
         comp = item.comp
         if comp.kind == ComponentKind.TOOL_DEFINITIONS:
             present = (i.outcome.out for i in items if i.outcome.out is not None)
@@ -77,7 +108,7 @@ class Costs:
         text = comp.inline_content if text is None else text
         if comp.kind not in MESSAGE_KINDS and not text:
             return 0
-        before, after = neighbour(items, item.index, -1), neighbour(items, item.index, 1)
+        before, after = near.of(item.index, -1), near.of(item.index, 1)
         kb, ka = _key(before), _key(after)
         seam, trim = self.seam, self.trimmed
         split = 0

@@ -72,15 +72,23 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+def _parse_body(body: bytes) -> tuple[Any, list[Diagnostic]]:
+    """The body's JSON, and the warnings of reading it (a lone surrogate, replaced)."""
+    text = decode_text(body, "<request>")
+    with collect_warnings() as found:
+        return parse_json(text, "<request>"), found
+
+
 class StrictJSONRequest(Request):
     """A request whose JSON body is parsed as the compiler parses input files: NaN,
-    Infinity, over-long integers and too-deep nesting are refused (``context.invalid_json``)."""
+    Infinity, over-long integers and too-deep nesting are refused (``context.invalid_json``).
+    The parse runs in a thread: a large body takes seconds to parse, and the event loop
+    keeps answering the other requests (``/healthz`` too) meanwhile."""
 
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
-            text = decode_text(await self.body(), "<request>")
-            with collect_warnings() as found:  # a lone surrogate, replaced
-                self._json = parse_json(text, "<request>")
+            body = await self.body()
+            self._json, found = await asyncio.to_thread(_parse_body, body)
             self.scope[READ_WARNINGS] = found
         return self._json
 

@@ -3,7 +3,11 @@
 Internal: used by :mod:`compiler.serve.app`.
 
 With a token, every route but ``/healthz`` needs ``Authorization: Bearer TOKEN`` (compared
-in constant time; ``serve.unauthorized``, 401). A body over the limit is refused with
+in constant time; ``serve.unauthorized``, 401). Without one (a loopback server), the
+``Host`` header must name this machine (a loopback address, ``localhost``, ``*.localhost``
+or a single-label name: :func:`local_name`; else ``serve.bad_host``, 400): a web page whose
+DNS name an attacker re-points at 127.0.0.1 (DNS rebinding) would otherwise be same-origin
+with the server, and read what it compiles from the roots. A body over the limit is refused with
 ``serve.body_too_large`` (413) as soon as its ``Content-Length`` says so, or once that many
 bytes have arrived: the body is read whole (bounded) before a route sees it. The bodies of
 all requests in flight together are bounded too (``serve.busy``, 503, past it), so many
@@ -17,6 +21,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from compiler.errors import APCError
+from compiler.serve.limits import is_loopback
 from compiler.serve.replies import error_response
 
 Scope = MutableMapping[str, Any]
@@ -34,6 +39,40 @@ def _unauthorized() -> APCError:
         message="this server needs a bearer token",
         hint="send 'Authorization: Bearer TOKEN' with the server's --token",
     )
+
+
+def _bad_host(host: str) -> APCError:
+    return APCError(
+        code="serve.bad_host",
+        message=f"this server answers only requests for this machine, not for {host[:100]!r}",
+        hint="call it as http://127.0.0.1:PORT or http://localhost:PORT (a server with "
+        "--token takes any Host)",
+    )
+
+
+def _host_name(host: str) -> str:
+    """The name or address of a ``Host`` header, without its port."""
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def local_name(name: str) -> bool:
+    """Whether a ``Host`` names this machine as no outside DNS can: a loopback address,
+    ``localhost`` or ``*.localhost`` (RFC 6761), or a single-label name (no public DNS
+    name, which a rebinding attack needs, is one)."""
+    name = name.lower()
+    return is_loopback(name) or name.endswith(".localhost") or "." not in name.strip("[]:")
+
+
+def foreign_host(scope: Scope) -> str | None:
+    """The ``Host`` header when it names another machine (:func:`local_name`), else None
+    (none given: None)."""
+    for name, value in scope.get("headers", ()):
+        if name == b"host":
+            host = value.decode("latin-1")
+            return None if local_name(_host_name(host)) else host
+    return None
 
 
 def _too_large(limit: int) -> APCError:
@@ -67,6 +106,10 @@ class Guard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        foreign = foreign_host(scope) if self.token is None else None
+        if foreign is not None:
+            await error_response(_bad_host(foreign))(scope, receive, send)
             return
         if (
             self.token is not None

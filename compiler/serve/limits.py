@@ -9,6 +9,8 @@ import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from compiler.profile.registry import PROFILES_DIR
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -23,6 +25,10 @@ WORKERS = 4
 """Threads that compile; requests beyond them wait their turn (within the timeout)."""
 MAX_PENDING = 256
 """Requests compiling or waiting at once; beyond it ``serve.busy`` (503) at once."""
+MAX_SESSION_BODIES = 2
+"""The sources of the sessions kept hold, together, at most this many times the body limit
+in characters (the least recently used dropped first): a parsed source takes several times
+its text in memory."""
 MAX_HELD_BODIES = 16
 """The bodies of the requests in flight, together, are at most this many times the body
 limit (``serve.busy``, 503, past it)."""
@@ -49,14 +55,21 @@ class ServeConfig:
     drain_seconds: float = DRAIN_SECONDS
 
     @property
+    def max_session_chars(self) -> int:
+        """The characters of source all kept sessions may hold together."""
+        return MAX_SESSION_BODIES * self.max_body_bytes
+
+    @property
     def max_held_bytes(self) -> int:
         """The bytes of bodies all requests in flight may hold together."""
         return MAX_HELD_BODIES * self.max_body_bytes
 
     @property
     def read_roots(self) -> tuple[Path, ...]:
-        """The directories compiles may read under: the roots, and the profile registry."""
-        return self.roots + ((self.data_root,) if self.data_root is not None else ())
+        """The directories compiles may read under: the roots, and the profile registry's
+        directory (not the whole data root, which holds the user's chats and secrets)."""
+        registry = () if self.data_root is None else (self.data_root / PROFILES_DIR,)
+        return self.roots + registry
 
     def problem(self) -> str | None:
         """Why this configuration is refused (a usage error), or None."""
@@ -64,6 +77,8 @@ class ServeConfig:
             return f"--host {self.host} is not a loopback address: it requires --token"
         if self.token is not None and len(self.token) < 16:
             return "--token must be at least 16 characters"
+        if self.token is not None and not _header_safe(self.token):
+            return "--token must be printable ASCII without spaces at its ends (an HTTP header)"
         for name, value in (
             ("--max-body-bytes", self.max_body_bytes),
             ("--max-sessions", self.max_sessions),
@@ -76,6 +91,11 @@ class ServeConfig:
         if not 1 <= self.port <= 65535:
             return "--port must be between 1 and 65535"
         return None
+
+
+def _header_safe(token: str) -> bool:
+    """Whether ``token`` reaches the server intact in ``Authorization: Bearer TOKEN``."""
+    return token.isascii() and token.isprintable() and token == token.strip()
 
 
 def is_loopback(host: str) -> bool:

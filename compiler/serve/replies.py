@@ -24,6 +24,7 @@ MAX_DIAGNOSTICS = 200
 
 SERVE_STATUS = {
     "serve.bad_request": 400,
+    "serve.bad_host": 400,
     "serve.unauthorized": 401,
     "serve.not_found": 404,
     "serve.method_not_allowed": 405,

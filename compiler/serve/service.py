@@ -76,14 +76,15 @@ class Service:
 
     def __init__(self, config: ServeConfig) -> None:
         self.config = config
-        self.sessions = SessionCache(config.max_sessions)
+        self.sessions = SessionCache(config.max_sessions, config.max_session_chars)
 
     def path(self, given: str) -> Path:
         """A path a request names: under the first root when relative (checked when read)."""
         path = Path(given)
         if not path.is_absolute():
             if not self.config.roots:
-                admit(given)  # confined without roots: refused, whatever the path
+                with confine(()):  # no --root: a relative path names nothing readable
+                    admit(given)
             path = self.config.roots[0] / path
         return path
 
@@ -108,7 +109,9 @@ class Service:
         key = session_key(body.caller, kind, name, text, body.options.model_dump(mode="json"))
         options = options_of(body.options, self.config.data_root)
         return self.sessions.get(
-            key, lambda: Session.from_string(text, kind=kind, name=name, options=options)
+            key,
+            lambda: Session.from_string(text, kind=kind, name=name, options=options),
+            weight=len(text),
         )
 
     def context(self, given: dict[str, Any] | str | None, sent: int | None = None) -> RunContext:

@@ -130,3 +130,27 @@ def test_directories_outside_the_roots_are_denied_whether_they_exist_or_not(
             with pytest.raises(PolicyError) as exc:
                 compiler.compile_string(template, context=ctx)
             assert _reason(exc) == "outside_roots"  # no oracle of what exists out there
+
+
+def test_a_workspace_swapped_for_a_link_after_its_check_is_not_listed(
+    tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race: the workspace passes the check, then becomes a symlink out of the roots
+    before it is resolved; its tree (file names outside the roots) must not be listed."""
+    import compiler.context.run as run_module
+
+    root, outside = tree
+    (outside / "output").mkdir()
+    (outside / "output" / "leaked-name.md").write_text("x", encoding="utf-8")
+    resolve_dir = run_module.real_dir
+
+    def swapped(path: os.PathLike[str] | str) -> Path | None:
+        (root / "ws").rename(root / "ws-old")
+        (root / "ws").symlink_to(outside)
+        return resolve_dir(path)
+
+    monkeypatch.setattr(run_module, "real_dir", swapped)
+    ctx = {"workspace": "ws"}
+    with confine([root]), pytest.raises(PolicyError) as exc:
+        compiler.compile_string("<<agent.workspace.tree>>", context=load_context(ctx, root))
+    assert _reason(exc) == "outside_roots"  # the directory as resolved

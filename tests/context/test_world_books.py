@@ -233,3 +233,20 @@ def test_seraphinas_book_reaches_a_preset_compile_within_its_budget(tmp_path: Pa
         "world.budget_reached"
     ]
     assert "949 tokens" in next(w.message for w in capped.warnings if w.code.startswith("world."))
+
+
+def test_the_entry_bound_stops_the_reading_at_the_book_past_it(tmp_path: Path) -> None:
+    """64 books of 10,000 entries each took 36 s and 1.9 GB before the total was refused:
+    the bound is checked as each book is kept, and the books after it are never read."""
+    full = [
+        {
+            "name": f"b{j}",
+            "entries": [{"uid": i, "key": ["a"], "content": "c"} for i in range(10_000)],
+        }
+        for j in range(6)
+    ]
+    never_read = ["missing.json", {"entries": "not entries"}]
+    with pytest.raises(ContextError) as info:
+        load_context({"lorebooks": {"global": [*full, *never_read]}}, tmp_path)
+    assert info.value.code == "context.too_many_lorebooks"
+    assert "50000" in info.value.message

@@ -26,8 +26,7 @@ def golden(case: str) -> list[dict[str, Any]]:
     corpus text, which stays out of the repository)."""
     body = json.loads((FIXTURES / f"{case}.golden.json").read_text("utf-8"))
     return [
-        {"role": m["role"], "sha256": m["sha256"], "length": m["length"]}
-        for m in body["messages"]
+        {"role": m["role"], "sha256": m["sha256"], "length": m["length"]} for m in body["messages"]
     ]
 
 

@@ -1,0 +1,155 @@
+"""What a request may read and what the server keeps, in process (no server): ``--data-root``
+opens the profile registry and nothing else of the data root; without ``--root``, a relative
+path is a 403, not a bug; the sessions kept are bounded by their sources' size."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the serve extra (fastapi) is not installed")
+pytest.importorskip("httpx", reason="the test extra (httpx) is not installed")
+
+from fastapi.testclient import TestClient
+
+from compiler.serve.app import create_app
+from compiler.serve.limits import ServeConfig
+
+PROFILE = {"id": "no-writes", "tools": {"deny": ["workspace.write_file"]}}
+
+
+@pytest.fixture
+def data_root(tmp_path: Path) -> Path:
+    """A data root as TauriTavern's: the profile registry beside the user's secrets."""
+    data = tmp_path / "data"
+    profiles = data / "_tauritavern" / "agent-profiles" / "profiles"
+    profiles.mkdir(parents=True)
+    (profiles / "no-writes.json").write_text(json.dumps(PROFILE), "utf-8")
+    (data / "secrets.json").write_text('{"api_key": "SECRET-KEY"}', "utf-8")
+    (data / "story.txt").write_text("SECRET-STORY", "utf-8")
+    return data
+
+
+def client(config: ServeConfig) -> Iterator[TestClient]:
+    with TestClient(create_app(config), raise_server_exceptions=False) as c:
+        yield c
+
+
+@pytest.fixture
+def only_data(data_root: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
+    monkeypatch.chdir(data_root)  # a relative path must not resolve against the cwd either
+    yield from client(ServeConfig(data_root=data_root))
+
+
+def code(r: Any, status: int) -> str:
+    assert r.status_code == status, r.text
+    found: str = r.json()["diagnostics"][0]["code"]
+    assert "SECRET" not in r.text
+    return found
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"source": "{data}/secrets.json"},
+        {"source": "{data}/story.txt"},
+        {"template": "<<agent.chat.history>>", "context": "{data}/secrets.json"},
+        {"template": "<<agent.chat.history>>", "context": {"chat": "{data}/story.txt"}},
+    ],
+)
+def test_the_data_root_is_not_a_read_root(
+    only_data: TestClient, data_root: Path, body: dict[str, Any]
+) -> None:
+    sent = json.loads(json.dumps(body).replace("{data}", str(data_root)))
+    r = only_data.post("/v1/compile", json=sent)
+    assert code(r, 403) == "workspace.path_denied"
+    assert r.json()["diagnostics"][0]["message"].count("outside_roots") == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"source": "story.txt"},
+        {"template": "x", "context": "secrets.json"},
+    ],
+)
+def test_a_relative_path_without_a_root_is_refused_not_a_bug(
+    only_data: TestClient, body: dict[str, Any]
+) -> None:
+    r = only_data.post("/v1/compile", json=body)
+    assert code(r, 403) == "workspace.path_denied"
+    assert "no_roots" in r.text
+
+
+def test_the_registry_is_still_read(only_data: TestClient) -> None:
+    body = {"template": "Hi", "options": {"profile": {"id": "no-writes"}}}
+    assert only_data.post("/v1/compile", json=body).status_code == 200
+    body["options"] = {"profile": {"id": "absent"}}
+    assert only_data.post("/v1/compile", json=body).status_code == 422
+
+
+def test_kept_sessions_are_bounded_by_their_sources_size(tmp_path: Path) -> None:
+    """Many large distinct sources (or one source under many callers) cannot each be kept:
+    the kept sources hold at most twice the body limit together, the newest always kept."""
+    config = ServeConfig(max_body_bytes=100_000)
+    for c in client(config):
+        for i in range(12):
+            body = {"template": f"T{i} " + "word " * 12_000, "caller": f"c{i}"}
+            assert c.post("/v1/compile", json=body).status_code == 200
+        kept = c.get("/healthz").json()["sessions"]
+        assert 1 <= kept <= 3
+        assert c.app.state.service.sessions.weight <= config.max_session_chars  # type: ignore[attr-defined]
+        for i in range(5):  # small sources: kept up to the count
+            assert c.post("/v1/compile", json={"template": f"t{i}"}).status_code == 200
+        assert c.get("/healthz").json()["sessions"] >= 5
+
+
+@pytest.mark.parametrize("token", ["é" * 16, " " + "a" * 16, "a" * 16 + "\n", "a" * 15 + "\x00"])
+def test_a_token_no_client_could_send_is_a_usage_error(token: str) -> None:
+    """Such a token would lock every client out (the header carries printable ASCII)."""
+    problem = ServeConfig(token=token).problem()
+    assert problem is not None and "--token" in problem
+    assert ServeConfig(token="a" * 8 + " " + "b" * 8).problem() is None
+
+
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("attacker.example", 400),
+        ("attacker.example:8765", 400),
+        ("192.168.1.20:8765", 400),
+        ("rebind.127.0.0.1.nip.io", 400),
+        ("127.0.0.1:8765", 200),
+        ("127.9.9.9", 200),
+        ("[::1]:8765", 200),
+        ("localhost:8765", 200),
+        ("tauri.localhost", 200),
+        ("testserver", 200),
+    ],
+)
+def test_without_a_token_only_requests_for_this_machine_are_answered(
+    host: str, status: int
+) -> None:
+    """DNS rebinding: a page whose name is re-pointed at 127.0.0.1 is same-origin with a
+    loopback server and could read what it compiles from the roots (its Host gives it away)."""
+    for c in client(ServeConfig()):
+        r = c.post("/v1/compile", json={"template": "Hi"}, headers={"Host": host})
+        assert r.status_code == status, r.text
+        if status == 400:
+            assert code(r, 400) == "serve.bad_host"
+        assert c.get("/healthz", headers={"Host": host}).status_code == status
+
+
+def test_with_a_token_any_host_is_answered() -> None:
+    token = "t" * 16
+    for c in client(ServeConfig(host="0.0.0.0", token=token)):
+        r = c.post(
+            "/v1/compile",
+            json={"template": "Hi"},
+            headers={"Host": "compile.example.org", "Authorization": f"Bearer {token}"},
+        )
+        assert r.status_code == 200, r.text
