@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from compiler.errors import BudgetError
 from compiler.fit import BudgetLedger, CategoryBudgets, FitResult, fit, floor_tokens
 from compiler.fit.budgets import CATEGORY_OF
+from compiler.fit.summarize import MIN_SUMMARY_TOKENS
 from compiler.frame import Component, ComponentKind, ContextFrame, Message
 from compiler.journal import Journal
 from compiler.lower.openai_chat import DIALECT
@@ -324,7 +325,7 @@ def test_warm_caches_do_not_change_the_request(
 
 
 @given(st.lists(text, min_size=20, max_size=60), st.integers(200, 1500))
-def test_a_cut_history_uses_at_least_95_percent(chat: list[str], budget: int) -> None:
+def test_a_cut_history_leaves_little_room_unused(chat: list[str], budget: int) -> None:
     msgs: list[Message] = [
         {"role": "user" if i % 2 else "assistant", "content": t} for i, t in enumerate(chat)
     ]
@@ -336,4 +337,6 @@ def test_a_cut_history_uses_at_least_95_percent(chat: list[str], budget: int) ->
     )
     result = run(frame, budget)
     if result.ledger.entry("h").action != "kept":
-        assert exact(result) >= 0.95 * budget
+        # the room left is under 5 % of the budget, or too small for a useful summary (one
+        # of MIN_SUMMARY_TOKENS, made of whole sentences, is never squeezed in: item 16)
+        assert budget - exact(result) < max(0.05 * budget, MIN_SUMMARY_TOKENS)
