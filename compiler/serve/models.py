@@ -141,6 +141,10 @@ class CompileOut(_Out):
     ledger: BudgetLedger
     warnings: list[DiagnosticOut]
     events: list[Event]
+    #: the world info's sticky / cooldown state after this turn (``apc compile
+    #: --world-state``): pass it back as the next turn's ``timedWorldInfo``; null when the
+    #: run has no timed entries
+    world_info_state: JSONObject | None = None
 
 
 class ExplainOut(_Out):

@@ -99,12 +99,14 @@ def error_response(exc: APCError, headers: Mapping[str, str] | None = None) -> R
 
 
 def compile_payload(result: CompileResult) -> dict[str, Any]:
-    """``{request, ledger, warnings, events}``: the request is ``apc compile``'s, as is."""
+    """``{request, ledger, warnings, events, worldInfoState}``: the request is ``apc
+    compile``'s, as is; the world info state is ``--world-state``'s."""
     return {
         "request": result.request,
         "ledger": result.ledger.model_dump(mode="json", by_alias=True),
         "warnings": diagnostics_out(result.warnings),
         "events": [e.model_dump(mode="json", by_alias=True) for e in result.events],
+        "worldInfoState": result.world_info_state,
     }
 
 

@@ -42,7 +42,8 @@ def test_compile_is_apc_compile_byte_for_byte(
     r = server.post("/v1/compile", {"source": "template.txt", "context": "run.json"})
     assert r.status_code == 200, r.text
     body = r.json()
-    assert set(body) == {"request", "ledger", "warnings", "events"}
+    assert set(body) == {"request", "ledger", "warnings", "events", "worldInfoState"}
+    assert body["worldInfoState"] is None  # the example has no timed world info
     printed = cli(
         capsys, "compile", str(WRITER / "template.txt"), "--context", str(WRITER / "run.json")
     )
@@ -267,3 +268,22 @@ def test_a_real_card_and_lorebook_from_the_corpus(
     )
     assert dumps(r.json()["request"]) == printed
     assert "Seraphina" in printed
+
+
+def test_the_world_info_state_comes_back_for_the_next_turn(server: Server) -> None:
+    book = {"entries": {"0": {"uid": 0, "key": ["dragon"], "content": "DRAGON-LORE", "sticky": 3}}}
+    context: dict[str, Any] = {
+        "chat": [{"role": "user", "content": "a dragon!"}],
+        "lorebooks": {"global": book},
+        "worldInfoSettings": {"world_info_depth": 1},
+    }
+    body = {"template": "<<agent.world.activated>>\n<<agent.chat.history>>", "context": context}
+    first = server.post("/v1/compile", body).json()
+    state = first["worldInfoState"]
+    assert state and list(state["sticky"]) and "DRAGON-LORE" in json.dumps(first["request"])
+    context["chat"] += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "?"}]
+    context["timedWorldInfo"] = state  # sticky: still there with no dragon in the message
+    second = server.post("/v1/compile", body).json()
+    assert "DRAGON-LORE" in json.dumps(second["request"])
+    del context["timedWorldInfo"]
+    assert "DRAGON-LORE" not in json.dumps(server.post("/v1/compile", body).json()["request"])
