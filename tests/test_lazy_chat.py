@@ -162,3 +162,34 @@ def test_lazy_chat_behaves_as_a_list() -> None:
     with pytest.raises(IndexError):
         lazy[10]
     assert sorted(set(made)) == sorted(made)  # each made once, shared by the slices
+
+
+def test_world_info_scans_only_the_newest_messages(validated: list[str]) -> None:
+    book = {
+        "entries": {
+            "0": {"uid": 0, "key": ["m2999"], "content": "The river is cold."},
+            "1": {"uid": 1, "key": ["m5 "], "content": "Too old to be scanned."},
+        }
+    }
+    template = '<<agent.world.activated>>\n<<agent.chat.history strategy="truncate">>'
+    messages = chat(3000)
+    eager = [{**messages[0], "toolCallId": None}, *messages[1:]]
+    found = []
+    for given in (eager, messages):
+        validated.clear()
+        context = {"chat": given, "lorebooks": {"global": book}}
+        found.append(compiler.compile_string(template, context=context, budget=1000))
+    assert found[0].request["messages"][0]["content"] == "The river is cold."
+    assert json.dumps(found[0].request) == json.dumps(found[1].request)
+    assert "m5 the ferry creaked across the grey river" not in validated
+    assert len(validated) <= 1000 + 1  # the scan's deepest window and the macro seed's first
+
+
+def test_a_lazy_context_dumps_as_before() -> None:
+    messages = chat(4)
+    eager = load_context({"chat": [{**messages[0], "toolCallId": None}, *messages[1:]]})
+    lazy = load_context({"chat": messages})
+    assert isinstance(lazy.chat, LazyChat) and not isinstance(eager.chat, LazyChat)
+    assert lazy.model_dump(by_alias=True) == eager.model_dump(by_alias=True)
+    assert lazy.model_dump_json() == eager.model_dump_json()
+    assert lazy == eager
