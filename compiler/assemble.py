@@ -16,11 +16,11 @@ from datetime import datetime
 from typing import Any, Literal
 
 from compiler import visibility
+from compiler.context.chat_frame import frame_message, raw_message
 from compiler.context.chat_macros import chat_values
 from compiler.context.lazy_chat import LazyChat
 from compiler.context.regex_run import ScriptRunner, script_runner
 from compiler.context.run import ChatMessageIn, RunContext
-from compiler.context.tool_calls import tool_call
 from compiler.context.tools import BUILTIN_TOOLS
 from compiler.context.workspace import Workspace
 from compiler.context.world_place import unplaced, with_example_entries
@@ -383,9 +383,9 @@ def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
     shown = a.regex_scripts.chat(source)
     messages: Sequence[Message]
     if isinstance(shown, LazyChat):  # plain text messages: each made when the fit reads it
-        messages = LazyChat(shown, _plain_message)
+        messages = shown.remade(raw_message)
     else:
-        messages = [_message(a, m, i) for i, m in enumerate(shown, start=first)]
+        messages = [frame_message(m, a.context.file, i) for i, m in enumerate(shown, start=first)]
     meta: dict[str, Any] = {"window": window}
     if window is None:
         meta |= _summary_meta(a, ComponentKind.CHAT_HISTORY)
@@ -395,27 +395,6 @@ def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
         "role": "user",
         "metadata": meta,
     }
-
-
-def _plain_message(m: ChatMessageIn) -> Message:
-    """A frame message of a chat message without tool calls (:func:`plain_chat`'s)."""
-    msg: Message = {"role": m.role, "content": m.content}
-    if m.name:
-        msg["name"] = m.name
-    return msg
-
-
-def _message(a: Assembler, m: ChatMessageIn, i: int) -> Message:
-    """The frame's message of the chat's message ``i``, its tool calls checked."""
-    msg = _plain_message(m)
-    if m.tool_calls:
-        msg["toolCalls"] = [
-            tool_call(c, a.context.file, f"chat[{i}].toolCalls[{j}]")
-            for j, c in enumerate(m.tool_calls)
-        ]
-    if m.tool_call_id:
-        msg["toolCallId"] = m.tool_call_id
-    return msg
 
 
 #: Where a precomputed summary of a component kind lives in the workspace.

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 import compiler
+from compiler import assemble
 from compiler.context.inputs import INLINE, validate
 from compiler.context.lazy_chat import LazyChat, plain_chat
 from compiler.context.run import ChatMessageIn, RunContext, load_context
@@ -49,23 +50,43 @@ def validated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-def test_dropped_messages_are_never_validated(validated: list[str]) -> None:
-    result = compiler.compile_string(TRUNCATE, context={"chat": chat(3000)}, budget=1500)
+@pytest.fixture
+def framed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The contents of the chat messages copied into the frame's history."""
+    seen: list[str] = []
+    real = assemble.raw_message
+
+    def spy(raw: dict[str, Any]) -> Any:
+        seen.append(raw["content"])
+        return real(raw)
+
+    monkeypatch.setattr(assemble, "raw_message", spy)
+    return seen
+
+
+def test_dropped_messages_are_never_validated_nor_copied(
+    validated: list[str], framed: list[str]
+) -> None:
+    messages = chat(3000)
+    result = compiler.compile_string(TRUNCATE, context={"chat": messages}, budget=1500)
     kept = [m["content"] for m in result.request["messages"][1:]]
     assert 0 < len(kept) < 3000
-    assert set(validated) <= set(kept) | {chat(3000)[-len(kept) - 1]["content"]}
-    assert "m0 the ferry creaked across" not in validated
+    assert kept == [m["content"] for m in messages[-len(kept) :]]
+    # the kept messages and the one that did not fit: each copied once, nothing validated
+    assert sorted(framed) == sorted(set(framed))
+    assert set(framed) == set(kept) | {messages[-len(kept) - 1]["content"]}
+    assert validated == []  # nothing else in this template reads a message
 
 
 @pytest.mark.parametrize("n", [5000, 20000])
-def test_a_summary_reads_a_bounded_sample_of_the_cut(validated: list[str], n: int) -> None:
+def test_a_summary_reads_a_bounded_sample_of_the_cut(framed: list[str], n: int) -> None:
     result = compiler.compile_string(TEMPLATE, context={"chat": chat(n)}, budget=2000)
     history = result.ledger.entries[-1]
     assert history.messages_kept is not None and history.messages_kept < 500
     assert history.action == "summarized"
     # the kept messages and the extractive summary's picks (48 of the cut, for each of the
     # few cut points the fit tries): never the chat's length
-    assert len(set(validated)) <= history.messages_kept + 4 * 48
+    assert len(framed) <= history.messages_kept + 4 * 48
 
 
 def test_lazy_and_eager_compiles_are_byte_identical() -> None:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar, overload
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 _KEYS = frozenset({"role", "content", "name"})
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
@@ -126,6 +127,10 @@ class LazyChat(Sequence[T], Generic[T]):
 
     def __repr__(self) -> str:
         return f"LazyChat({len(self)} messages)"
+
+    def remade(self, make: Callable[[Any], U]) -> LazyChat[U]:
+        """The same messages made by ``make`` from the raw ones (a memo of its own)."""
+        return LazyChat(self._raw[self._start : self._stop], make)
 
     def roles(self) -> list[str]:
         """Every message's role, read from the checked input (nothing validated)."""
