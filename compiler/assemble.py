@@ -11,15 +11,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
 from compiler import visibility
+from compiler.context.chat_frame import frame_message, raw_message
 from compiler.context.chat_macros import chat_values
+from compiler.context.lazy_chat import LazyChat
 from compiler.context.regex_run import ScriptRunner, script_runner
 from compiler.context.run import ChatMessageIn, RunContext
-from compiler.context.tool_calls import tool_call
 from compiler.context.tools import BUILTIN_TOOLS
 from compiler.context.workspace import Workspace
 from compiler.context.world_place import unplaced, with_example_entries
@@ -197,7 +198,7 @@ class Assembler:
         )
         return out, max(0, openers(out) - openers(substitute(text, inert, env)))
 
-    def visible_chat(self) -> tuple[list[ChatMessageIn], str | None]:
+    def visible_chat(self) -> tuple[Sequence[ChatMessageIn], str | None]:
         """The chat messages the profile shows, and the window (``"tail"`` or None): all of
         them, the newest ``context.historyTailMessages`` when only ``chat.history.tail`` is
         granted (never starting with a tool result whose call is cut), or none
@@ -348,9 +349,13 @@ class Assembler:
             },
         }
         extra_meta = fields.pop("metadata", {})
+        lazy = fields.pop("messages") if isinstance(fields.get("messages"), LazyChat) else None
         base.update(fields)
         base["metadata"].update(extra_meta)
-        return Component(**base)
+        comp = Component(**base)
+        if lazy is not None:  # kept as it is: validating it would read every message
+            comp.messages = lazy
+        return comp
 
 
 def _variable(value: str | int | float | bool) -> str:
@@ -375,19 +380,12 @@ def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
     # only the tail may be visible: then only it is offered, and no summary of the head
     source, window = a.visible_chat()
     first = len(a.context.messages) - len(source)  # the window is a suffix of the chat
-    messages: list[Message] = []
-    for i, m in enumerate(a.regex_scripts.chat(source), start=first):
-        msg: Message = {"role": m.role, "content": m.content}
-        if m.name:
-            msg["name"] = m.name
-        if m.tool_calls:
-            msg["toolCalls"] = [
-                tool_call(c, a.context.file, f"chat[{i}].toolCalls[{j}]")
-                for j, c in enumerate(m.tool_calls)
-            ]
-        if m.tool_call_id:
-            msg["toolCallId"] = m.tool_call_id
-        messages.append(msg)
+    shown = a.regex_scripts.chat(source)
+    messages: Sequence[Message]
+    if isinstance(shown, LazyChat):  # plain text messages: each made when the fit reads it
+        messages = shown.remade(raw_message)
+    else:
+        messages = [frame_message(m, a.context.file, i) for i, m in enumerate(shown, start=first)]
     meta: dict[str, Any] = {"window": window}
     if window is None:
         meta |= _summary_meta(a, ComponentKind.CHAT_HISTORY)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
@@ -95,7 +96,7 @@ class Component(_Model):
     role: Role = "system"
     group: int = 0  # inline components of one group and role share a message
     inline_content: str | None = None
-    messages: list[Message] | None = None
+    messages: Sequence[Message] | None = None
     tools: list[ToolSpec] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 

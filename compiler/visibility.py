@@ -70,18 +70,19 @@ def visible_chat(
     chat: Sequence[ChatMessageIn],
     resources: VisibleResourcePolicy,
     tail_messages: int | None,
-) -> tuple[list[ChatMessageIn], str | None]:
+) -> tuple[Sequence[ChatMessageIn], str | None]:
     """The messages of ``chat`` that ``resources`` shows, and the window (``"tail"`` or None):
     all of them, the newest ``tail_messages`` (the profile's ``context.historyTailMessages``,
     default :data:`DEFAULT_TAIL_MESSAGES`) when only ``chat.history.tail`` is granted (never
-    starting with a tool result whose call is cut), or none."""
-    messages = list(chat)
+    starting with a tool result whose call is cut), or none. A suffix of ``chat`` (a slice:
+    a lazily validated chat reads only the messages it shows)."""
     if not resources.is_visible("chat.history"):
         return [], None
     window = resources.window("chat.history")
+    start = 0
     if window == "tail":
         size = tail_messages or DEFAULT_TAIL_MESSAGES
-        messages = messages[-size:] if size < len(messages) else messages
-        while messages and messages[0].role == "tool":
-            messages = messages[1:]
-    return messages, window
+        start = max(0, len(chat) - size)
+        while start < len(chat) and chat[start].role == "tool":
+            start += 1
+    return chat[start:], window

@@ -646,7 +646,7 @@ def test_a_run_context_s_chat_is_checked_whichever_path(
     from compiler.context.run import _sanitized
 
     given = {"chat": chat, "seed": 3}
-    data, count = _sanitized(given)
+    data, count, _plain = _sanitized(given)
     assert count == repaired and data["seed"] == 3
     assert data["chat"] is not chat and data["chat"][0] is not chat[0]  # a copy, never theirs
     assert "\udc80" not in json.dumps(data, ensure_ascii=False, default=str)

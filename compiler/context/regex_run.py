@@ -199,12 +199,13 @@ class ScriptRunner:
             self._left -= time.perf_counter() - start
         return text
 
-    def chat(self, messages: Sequence[ChatMessageIn]) -> list[ChatMessageIn]:
+    def chat(self, messages: Sequence[ChatMessageIn]) -> Sequence[ChatMessageIn]:
         """``messages`` (a suffix of the chat, oldest first) as the prompt sends them; the
-        newest are done first, so a spent budget leaves the oldest unchanged."""
-        out = list(messages)
+        newest are done first, so a spent budget leaves the oldest unchanged. Without
+        scripts, ``messages`` itself (a lazily validated chat stays lazy)."""
         if not self.scripts:
-            return out
+            return messages
+        out = list(messages)
         depth = 0
         for i in range(len(out) - 1, -1, -1):
             message = out[i]

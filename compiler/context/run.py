@@ -5,16 +5,25 @@ Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+    field_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from compiler.context.cards import CharacterCard, parse_card, read_card, read_card_json
@@ -33,6 +42,7 @@ from compiler.context.inputs import (
     surrogate_warning,
     validate,
 )
+from compiler.context.lazy_chat import LazyChat, plain_chat
 from compiler.context.sandbox import admit
 from compiler.context.workspace import Workspace
 from compiler.context.world_books import BookSource, Lorebooks, load_books
@@ -168,7 +178,8 @@ def _world_entry(entry: dict[str, Any]) -> dict[str, Any]:
 class RunContext(_Model):
     """The run context. ``base_dir`` is where relative paths resolve (the file's folder)."""
 
-    chat: list[ChatMessageIn] | str = Field(default_factory=list)
+    #: a caller's plain chat is kept as a :class:`LazyChat` (validated as it is read)
+    chat: Sequence[ChatMessageIn] | str = Field(default_factory=list)
     workspace: str | InlineWorkspace | None = None
     tools: list[ToolIn] = Field(default_factory=list)
     tool_results: list[ToolResultIn] = Field(default_factory=list)
@@ -222,6 +233,11 @@ class RunContext(_Model):
         alias_generator=to_camel, populate_by_name=True, extra="forbid", json_schema_extra=None
     )
 
+    @field_serializer("chat", mode="wrap")
+    def _chat_out(self, value: Any, handler: SerializerFunctionWrapHandler) -> Any:
+        """A lazily validated chat is dumped as the list it stands for."""
+        return handler(list(value) if isinstance(value, LazyChat) else value)
+
     @field_validator("now")
     @classmethod
     def _now_in_range(cls, value: datetime | None) -> datetime | None:
@@ -241,9 +257,9 @@ class RunContext(_Model):
     _books: list[BookSource] | None = None
 
     @property
-    def messages(self) -> list[ChatMessageIn]:
+    def messages(self) -> Sequence[ChatMessageIn]:
         """The chat as messages (a chat file is read when the context is loaded)."""
-        return self.chat if isinstance(self.chat, list) else []
+        return [] if isinstance(self.chat, str) else self.chat
 
     @property
     def user_messages(self) -> int:
@@ -252,7 +268,10 @@ class RunContext(_Model):
         lines, at, n = self._user_lines, self._user_lines_at or [], len(self.messages)
         if lines is not None:  # a .jsonl file's; a prefix of its chat (a replayed turn)
             return (at[n - 1] if n else 0) if n < len(at) else lines  # counts up to its end
-        return sum(1 for m in self.messages if m.role == "user")
+        chat = self.messages
+        if isinstance(chat, LazyChat):  # the checked roles: nothing validated
+            return chat.roles().count("user")
+        return sum(1 for m in chat if m.role == "user")
 
     @property
     def macro_seed(self) -> int:
@@ -455,7 +474,7 @@ def load_context(
         return RunContext()
     if isinstance(value, RunContext):
         return value
-    file = INLINE
+    file, plain = INLINE, None
     if isinstance(value, str | Path):
         path = Path(value)
         data = load_json_file(path, what="run context")
@@ -463,7 +482,7 @@ def load_context(
     elif from_json:
         data = value
     else:  # a caller's objects: lone surrogates can only come in this way, or from JSON
-        data, repaired = _sanitized(value)
+        data, repaired, plain = _sanitized(value)
         if repaired:
             report(surrogate_warning(repaired, file))
     if not isinstance(data, dict):
@@ -472,9 +491,7 @@ def load_context(
             message="the run context must be a JSON object",
             file=file,
         )
-    ctx = validate(
-        RunContext, data, code="context.invalid_context", file=file, prefix="", what="run context"
-    )
+    ctx = _validated(data, file, plain)
     ctx._base_dir = base_dir or Path.cwd()
     ctx._file = file
     ctx.load_inputs()
@@ -497,12 +514,37 @@ def _message_in(m: ChatMessage) -> ChatMessageIn:
     )
 
 
-def _sanitized(value: dict[str, Any]) -> tuple[Any, int]:
-    """:func:`sanitize` of a caller's run context, its chat checked by the cheaper
-    :func:`plain_messages` when every message is plain text."""
+def _validated(data: dict[str, Any], file: str, plain: bool | None) -> RunContext:
+    """``data`` validated as a RunContext, its chat kept as a :class:`LazyChat` when it is
+    ``plain`` (None: when :func:`plain_chat` accepts it): then validating it could not fail,
+    so the rest is validated without it; an error is reported from the whole, as before.
+    ``data`` is the loader's own (parsed or copied): its chat is not copied again."""
+    chat = data.get("chat")
+    if plain is None:
+        plain = type(chat) is list and plain_chat(chat, copy=False) is not None
+    whole = functools.partial(
+        validate, RunContext, code="context.invalid_context", file=file, prefix=""
+    )
+    if not plain or not isinstance(chat, list):
+        return whole(data, what="run context")
+    try:
+        ctx = whole({**data, "chat": []}, what="run context")
+    except ContextError:
+        return whole(data, what="run context")
+    ctx.chat = LazyChat(chat, ChatMessageIn.model_validate)
+    return ctx
+
+
+def _sanitized(value: dict[str, Any]) -> tuple[Any, int, bool]:
+    """:func:`sanitize` of a caller's run context, and whether its chat is plain: checked
+    (and copied) by :func:`plain_chat`, else by the cheaper :func:`plain_messages` when
+    every message is flat text, else walked with the rest."""
     chat = value.get("chat") if isinstance(value, dict) else None
-    messages = plain_messages(chat) if isinstance(chat, list) else None
+    messages = plain_chat(chat) if type(chat) is list else None
+    plain = messages is not None
+    if messages is None and isinstance(chat, list):
+        messages = plain_messages(chat)
     if messages is None:
-        return sanitize(value)
+        return (*sanitize(value), False)
     rest, repaired = sanitize({k: v for k, v in value.items() if k != "chat"})
-    return {**rest, "chat": messages}, repaired
+    return {**rest, "chat": messages}, repaired, plain

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from compiler.context.lazy_chat import LazyChat
 from compiler.context.world import WorldEntry
 from compiler.context.world_books import sorted_entries
 from compiler.context.world_place import world_position
@@ -36,10 +37,12 @@ class WorldRun:
     warnings: list[Diagnostic] = field(default_factory=list)
 
 
-def _texts(chat: Sequence[ChatText], names: bool) -> list[str]:
-    return [
-        m if isinstance(m, str) else f"{m[0]}: {m[1]}" if names and m[0] else m[1] for m in chat
-    ]
+def _texts(chat: Sequence[ChatText], names: bool) -> Sequence[str]:
+    """The scanned text of each message, made as the scan reads it (it reads the newest
+    :data:`~compiler.context.world_activation.MAX_SCAN_DEPTH` at most)."""
+    return LazyChat(
+        chat, lambda m: m if isinstance(m, str) else f"{m[0]}: {m[1]}" if names and m[0] else m[1]
+    )
 
 
 def _entry_out(e: WorldEntry) -> dict[str, Any]:
@@ -146,7 +149,7 @@ def scan_chat(
     content and the ``injected`` prompts get SillyTavern's macros from ``values`` and
     ``env`` (getExtensionPromptByName fills them)."""
     speakers = {"user": values.get("user"), "assistant": values.get("char")}
-    texts = [(m.name or speakers.get(m.role), m.content or "") for m in chat]
+    texts = LazyChat(chat, lambda m: (m.name or speakers.get(m.role), m.content or ""))
     return scan_run(
         ctx,
         texts,

@@ -77,7 +77,7 @@ from compiler.fit.summarize import Summarizer, SummaryCache, SummaryChain
 from compiler.fit.text import TextFitter
 from compiler.fit.windows import SUMMARY_MODE_TOKENS as SUMMARY_MODE_TOKENS
 from compiler.fit.windows import WindowFitter
-from compiler.frame import AS_WRITTEN, FILL_BLOCK, ROLEPLAY, ComponentKind, ContextFrame
+from compiler.frame import AS_WRITTEN, FILL_BLOCK, ROLEPLAY, Component, ComponentKind, ContextFrame
 from compiler.journal import Journal
 from compiler.tokens import TokenCounter
 
@@ -170,8 +170,10 @@ class _Allocator:
         return FitResult(frame, self.record.ledger(self.items, total), total)
 
     def fitted(self) -> ContextFrame:
+        """The frame of the fitted components; a history the assembler left lazy (see
+        :class:`~compiler.context.lazy_chat.LazyChat`) and the fit kept whole is a list."""
         return ContextFrame(
-            components=[i.outcome.out for i in self.items if i.outcome.out is not None],
+            components=[_listed(i.outcome.out) for i in self.items if i.outcome.out is not None],
             metadata=self.frame.metadata,
         )
 
@@ -391,6 +393,13 @@ class _Allocator:
 
     def fail(self, item: Item | None, message: str, limit: int | None) -> NoReturn:
         raise self.record.failure(self.items, item, message, limit)
+
+
+def _listed(comp: Component) -> Component:
+    """``comp`` with its messages as a list (a lazily made history is read whole here)."""
+    if comp.messages is None or type(comp.messages) is list:
+        return comp
+    return comp.model_copy(update={"messages": list(comp.messages)})
 
 
 def fit(

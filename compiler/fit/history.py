@@ -94,9 +94,8 @@ class _Walk:
         """Add older units while they fit ``cap`` (None: all)."""
         while self.next > 0:
             s = unit_start(self.messages, self.next - 1)
-            cost = sum(
-                self.dialect.message_tokens(m, self.counter) for m in self.messages[s : self.next]
-            )
+            msgs, tokens = self.messages, self.dialect.message_tokens
+            cost = sum(tokens(msgs[i], self.counter) for i in range(s, self.next))
             if cap is not None and self.used + cost > cap:
                 return
             self.units.append((s, cost))

@@ -31,6 +31,7 @@ sharing a cache a distinct ``cache_key``).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -220,6 +221,8 @@ class SummaryChain:
         name = tag if isinstance(tag, str) else ""
         enc = self.counter.encoding_name
         key = (f"user:{name}:{enc}", content_key(request), request.target_tokens)
+        if not isinstance(request.messages, list | tuple):  # as a list, as it always came
+            request = dataclasses.replace(request, messages=list(request.messages))
         out = self.cache.get_or_make(key, lambda: user(request))
         self.answers[memo] = out
         return out

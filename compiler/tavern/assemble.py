@@ -418,7 +418,7 @@ def _add_entry(
         if comp.kind == ComponentKind.CHAT_HISTORY and comp.messages:
             values = assembler.macro_values
             comp.messages = named(
-                send_if_empty(assembler, preset, comp.messages),
+                send_if_empty(assembler, preset, list(comp.messages)),
                 preset.settings.names_behavior,
                 values.get("user", ""),
                 values.get("char", ""),

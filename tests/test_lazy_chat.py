@@ -1,0 +1,216 @@
+"""A caller's plain chat is validated lazily: only what a compile reads (issue 14)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import compiler
+from compiler import assemble
+from compiler.context.inputs import INLINE, validate
+from compiler.context.lazy_chat import LazyChat, plain_chat
+from compiler.context.run import ChatMessageIn, RunContext, load_context
+from compiler.errors import ContextError
+
+TEXT = "the ferry creaked across the grey river while Mira counted lanterns"
+TEMPLATE = "You are terse.\n<<agent.chat.history>>"
+WHOLE: dict[str, Any] = {
+    "code": "context.invalid_context",
+    "file": INLINE,
+    "prefix": "",
+    "what": "run context",
+}
+TRUNCATE = 'You are terse.\n<<agent.chat.history strategy="truncate">>'
+
+
+def chat(n: int) -> list[dict[str, Any]]:
+    words = TEXT.split()
+    return [
+        {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": f"m{i} " + " ".join(words[: 4 + i % 7]),
+        }
+        for i in range(n)
+    ]
+
+
+@pytest.fixture
+def validated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The contents of the chat messages validated one by one (the lazy path's only way)."""
+    seen: list[str] = []
+    real = ChatMessageIn.model_validate
+
+    def spy(data: Any, *args: Any, **kwargs: Any) -> ChatMessageIn:
+        seen.append(data["content"])
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(ChatMessageIn, "model_validate", spy)
+    return seen
+
+
+@pytest.fixture
+def framed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The contents of the chat messages copied into the frame's history."""
+    seen: list[str] = []
+    real = assemble.raw_message
+
+    def spy(raw: dict[str, Any]) -> Any:
+        seen.append(raw["content"])
+        return real(raw)
+
+    monkeypatch.setattr(assemble, "raw_message", spy)
+    return seen
+
+
+def test_dropped_messages_are_never_validated_nor_copied(
+    validated: list[str], framed: list[str]
+) -> None:
+    messages = chat(3000)
+    result = compiler.compile_string(TRUNCATE, context={"chat": messages}, budget=1500)
+    kept = [m["content"] for m in result.request["messages"][1:]]
+    assert 0 < len(kept) < 3000
+    assert kept == [m["content"] for m in messages[-len(kept) :]]
+    # the kept messages and the one that did not fit: each copied once, nothing validated
+    assert sorted(framed) == sorted(set(framed))
+    assert set(framed) == set(kept) | {messages[-len(kept) - 1]["content"]}
+    assert validated == []  # nothing else in this template reads a message
+
+
+@pytest.mark.parametrize("n", [5000, 20000])
+def test_a_summary_reads_a_bounded_sample_of_the_cut(framed: list[str], n: int) -> None:
+    result = compiler.compile_string(TEMPLATE, context={"chat": chat(n)}, budget=2000)
+    history = result.ledger.entries[-1]
+    assert history.messages_kept is not None and history.messages_kept < 500
+    assert history.action == "summarized"
+    # the kept messages and the extractive summary's picks (48 of the cut, for each of the
+    # few cut points the fit tries): never the chat's length
+    assert len(framed) <= history.messages_kept + 4 * 48
+
+
+def test_lazy_and_eager_compiles_are_byte_identical() -> None:
+    messages = chat(800)
+    # an extra (null) key is not plain: the same chat is validated whole, as before
+    eager = [{**messages[0], "toolCallId": None}, *messages[1:]]
+    last = "Last: {{lastMessage}} / {{lastUserMessage}}\n" + TEMPLATE
+    for template in (TEMPLATE, TRUNCATE, last):
+        for budget in (600, 5000, 100_000):
+            a = compiler.compile_string(template, context={"chat": messages}, budget=budget)
+            b = compiler.compile_string(template, context={"chat": eager}, budget=budget)
+            assert json.dumps(a.request) == json.dumps(b.request)
+            assert a.ledger.model_dump() == b.ledger.model_dump()
+            assert a.frame.model_dump() == b.frame.model_dump()
+
+
+def test_the_context_keeps_its_own_copy() -> None:
+    messages = chat(3)
+    ctx = load_context({"chat": messages})
+    assert isinstance(ctx.chat, LazyChat)
+    messages[0]["content"] = "changed"
+    messages.append({"role": "user", "content": "late"})
+    assert [m.content for m in ctx.messages] == [m["content"] for m in chat(3)]
+    assert ctx.user_messages == 2
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [{"role": "narrator", "content": "x"}],
+        [{"role": "user", "content": 3}],
+        [{"role": "user", "contnet": "x"}],
+        [{"content": "x"}],
+        [{"role": "user", "content": "x"}, "text"],
+        [{"role": "user", "content": "x", "toolCalls": "no"}],
+    ],
+)
+def test_a_bad_message_gives_the_error_it_always_gave(bad: list[Any]) -> None:
+    with pytest.raises(ContextError) as lazy:
+        load_context({"chat": bad, "seed": 1})
+    with pytest.raises(ContextError) as whole:  # the whole context through pydantic, as before
+        validate(RunContext, {"chat": bad, "seed": 1}, **WHOLE)
+    assert (lazy.value.code, lazy.value.message, lazy.value.path, lazy.value.hint) == (
+        whole.value.code,
+        whole.value.message,
+        whole.value.path,
+        whole.value.hint,
+    )
+    assert lazy.value.path is not None and lazy.value.path.startswith("chat")
+
+
+@pytest.mark.parametrize("extra", [{"sede": 3}, {"greeting": -1}, {"tools": [{"x": 1}]}])
+def test_a_bad_field_beside_a_plain_chat_reports_as_before(extra: dict[str, Any]) -> None:
+    data = {"chat": chat(5), **extra}
+    with pytest.raises(ContextError) as lazy:
+        load_context(data)
+    with pytest.raises(ContextError) as whole:
+        validate(RunContext, data, **WHOLE)
+    assert (lazy.value.code, lazy.value.message, lazy.value.path, lazy.value.hint) == (
+        whole.value.code,
+        whole.value.message,
+        whole.value.path,
+        whole.value.hint,
+    )
+
+
+def test_plain_chat_refuses_what_validation_might_not_take() -> None:
+    assert plain_chat([{"role": "user", "content": "a", "name": None}]) is not None
+    assert plain_chat([{"role": "tool", "content": None}]) is not None
+    for item in (
+        {"role": "user", "content": "\ud800"},
+        {"role": "user", "content": "a", "sendDate": "2024-01-01"},
+        {"role": "User", "content": "a"},
+        {"role": ["user"], "content": "a"},
+        {"role": "user", "content": ["a"]},
+    ):
+        assert plain_chat([item]) is None, item
+
+
+def test_lazy_chat_behaves_as_a_list() -> None:
+    made: list[int] = []
+
+    def make(x: int) -> int:
+        made.append(x)
+        return x * 10
+
+    lazy = LazyChat(list(range(10)), make)
+    assert len(lazy) == 10 and lazy[-1] == 90 and lazy[0] == 0
+    tail = lazy[7:]
+    assert isinstance(tail, LazyChat) and list(tail) == [70, 80, 90]
+    assert list(reversed(lazy[2:5])) == [40, 30, 20]
+    assert lazy[3:1] == [] and lazy[::3] == [0, 30, 60, 90]
+    assert lazy == [x * 10 for x in range(10)]
+    with pytest.raises(IndexError):
+        lazy[10]
+    assert sorted(set(made)) == sorted(made)  # each made once, shared by the slices
+
+
+def test_world_info_scans_only_the_newest_messages(validated: list[str]) -> None:
+    book = {
+        "entries": {
+            "0": {"uid": 0, "key": ["m2999"], "content": "The river is cold."},
+            "1": {"uid": 1, "key": ["m5 "], "content": "Too old to be scanned."},
+        }
+    }
+    template = '<<agent.world.activated>>\n<<agent.chat.history strategy="truncate">>'
+    messages = chat(3000)
+    eager = [{**messages[0], "toolCallId": None}, *messages[1:]]
+    found = []
+    for given in (eager, messages):
+        validated.clear()
+        context = {"chat": given, "lorebooks": {"global": book}}
+        found.append(compiler.compile_string(template, context=context, budget=1000))
+    assert found[0].request["messages"][0]["content"] == "The river is cold."
+    assert json.dumps(found[0].request) == json.dumps(found[1].request)
+    assert "m5 the ferry creaked across the grey river" not in validated
+    assert len(validated) <= 1000 + 1  # the scan's deepest window and the macro seed's first
+
+
+def test_a_lazy_context_dumps_as_before() -> None:
+    messages = chat(4)
+    eager = load_context({"chat": [{**messages[0], "toolCallId": None}, *messages[1:]]})
+    lazy = load_context({"chat": messages})
+    assert isinstance(lazy.chat, LazyChat) and not isinstance(eager.chat, LazyChat)
+    assert lazy.model_dump(by_alias=True) == eager.model_dump(by_alias=True)
+    assert lazy.model_dump_json() == eager.model_dump_json()
+    assert lazy == eager
