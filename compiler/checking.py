@@ -103,3 +103,27 @@ def check_template(text: str, name: str) -> BoundTemplate:
         warning = surrogate_warning(repaired, name)
         bound = dataclasses.replace(bound, warnings=(warning, *bound.warnings))
     return bound
+
+
+def over_window(
+    provider: str,
+    model: str | None,
+    budget: int | None,
+    reserve: int | None,
+    max_output_tokens: int | None,
+) -> list[Diagnostic]:
+    """``context.budget_over_window`` when ``budget`` (plus the reserve) exceeds the model's
+    window (``apc check --budget``, ``/v1/check``); loads the dialects when it runs."""
+    from compiler.fit.budgets import budget_warnings, total_budget
+    from compiler.lower import get_dialect
+
+    dialect = get_dialect(provider)
+    model = model or dialect.default_model
+    total = total_budget(
+        budget=budget,
+        profile_total=None,
+        window=dialect.window(model),
+        reserve=reserve,
+        max_output_tokens=max_output_tokens or dialect.default_output_tokens(model),
+    )
+    return budget_warnings(total, model)

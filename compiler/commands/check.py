@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from compiler.checking import check
+from compiler.checking import check, over_window
 from compiler.commands._common import (
     add_format,
     add_output_tokens,
@@ -68,7 +68,11 @@ def run(args: argparse.Namespace) -> int:
             diagnostics.extend(exc.diagnostics)
             failed = True
     if args.budget is not None:
-        diagnostics.extend(_over_window(args))
+        diagnostics.extend(
+            over_window(
+                args.provider, args.model, args.budget, args.reserve, args.max_output_tokens
+            )
+        )
     if not failed and _budget_requested(args):
         for name in args.files:
             found = _check_budget(name, args)
@@ -94,23 +98,6 @@ def summary(files: int, diagnostics: list[Diagnostic]) -> str:
         f"ok: {_count(files, 'file')}, {_count(errors, 'error')}, "
         f"{_count(len(diagnostics) - errors, 'warning')}"
     )
-
-
-def _over_window(args: argparse.Namespace) -> list[Diagnostic]:
-    """``context.budget_over_window`` when --budget (plus the reserve) exceeds the window."""
-    from compiler.fit.budgets import budget_warnings, total_budget
-    from compiler.lower import get_dialect
-
-    dialect = get_dialect(args.provider)
-    model = args.model or dialect.default_model
-    total = total_budget(
-        budget=args.budget,
-        profile_total=None,
-        window=dialect.window(model),
-        reserve=args.reserve,
-        max_output_tokens=args.max_output_tokens or dialect.default_output_tokens(model),
-    )
-    return budget_warnings(total, model)
 
 
 _BUDGET_OPTIONS = ("context", "model", "encoding", "budget", "max_output_tokens", "reserve")

@@ -18,7 +18,7 @@ from typing import Any
 
 from compiler.api import CompileResult, deep_inputs_coded
 from compiler.assemble import PresetMode
-from compiler.checking import MAX_TEMPLATE_FILE_BYTES, SourceKind, check_string
+from compiler.checking import MAX_TEMPLATE_FILE_BYTES, SourceKind, check_string, over_window
 from compiler.context.inputs import (
     MAX_INPUT_BYTES,
     collect_warnings,
@@ -28,8 +28,6 @@ from compiler.context.inputs import (
 from compiler.context.run import RunContext, load_context
 from compiler.context.sandbox import admit, confine
 from compiler.errors import APCError, Diagnostic, StrictError
-from compiler.fit.budgets import budget_warnings, total_budget
-from compiler.lower import get_dialect
 from compiler.options import CompileOptions
 from compiler.profile import ProfileLayers
 from compiler.serve.limits import ServeConfig
@@ -160,7 +158,14 @@ class Service:
             diagnostics, failed = _check_source(kind, text, name, body.options.mode)
             diagnostics[:0] = read
             if body.options.budget is not None:
-                diagnostics += _over_window(body.options)
+                given = body.options
+                diagnostics += over_window(
+                    given.provider,
+                    given.model,
+                    given.budget,
+                    given.reserve,
+                    given.max_output_tokens,
+                )
             if not failed and _budget_requested(body):
                 found = self._check_budget(body, name)
                 diagnostics += found
@@ -198,20 +203,6 @@ def _check_source(
         return list(check_string(text, name=name, kind=kind, mode=mode).warnings), False
     except APCError as exc:
         return exc.diagnostics, True
-
-
-def _over_window(given: OptionsIn) -> list[Diagnostic]:
-    """``context.budget_over_window`` when the budget (plus the reserve) exceeds the window."""
-    dialect = get_dialect(given.provider)
-    model = given.model or dialect.default_model
-    total = total_budget(
-        budget=given.budget,
-        profile_total=None,
-        window=dialect.window(model),
-        reserve=given.reserve,
-        max_output_tokens=given.max_output_tokens or dialect.default_output_tokens(model),
-    )
-    return budget_warnings(total, model)
 
 
 def _budget_requested(body: CheckIn) -> bool:
