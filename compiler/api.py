@@ -436,6 +436,22 @@ class Feasibility:
             )
         return None
 
+    def diagnostics(self, file: str) -> list[Diagnostic]:
+        """The warnings, then ``context.budget_infeasible`` (an error) when :attr:`problem`
+        says the set-up cannot fit (``apc check`` and ``/v1/check`` report these)."""
+        if self.problem is None:
+            return list(self.warnings)
+        return [
+            *self.warnings,
+            Diagnostic(
+                code="context.budget_infeasible",
+                message=self.problem,
+                file=file,
+                hint="raise the budget or the model's window, lower the reserve, or let more "
+                "components be cut (required=false, strategy=truncate|summarize)",
+            ),
+        ]
+
 
 def check_source_budget(
     src: Source,

@@ -128,15 +128,4 @@ def _check_budget(name: str, args: argparse.Namespace) -> list[Diagnostic]:
         )
     except APCError as exc:
         return exc.diagnostics
-    if found.problem is None:
-        return found.warnings
-    return [
-        *found.warnings,
-        Diagnostic(
-            code="context.budget_infeasible",
-            message=found.problem,
-            file=name,
-            hint="raise the budget or the model's window, lower the reserve, or let more "
-            "components be cut (required=false, strategy=truncate|summarize)",
-        ),
-    ]
+    return found.diagnostics(name)

@@ -180,18 +180,7 @@ class Service:
             found = self.session(body).check_budget(self.context(body.context))
         except APCError as exc:
             return exc.diagnostics
-        if found.problem is None:
-            return found.warnings
-        return [
-            *found.warnings,
-            Diagnostic(
-                code="context.budget_infeasible",
-                message=found.problem,
-                file=name,
-                hint="raise the budget or the model's window, lower the reserve, or let more "
-                "components be cut (required=false, strategy=truncate|summarize)",
-            ),
-        ]
+        return found.diagnostics(name)
 
 
 def _check_source(
