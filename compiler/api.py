@@ -26,6 +26,7 @@ from compiler.context.inputs import (
     parse_json,
     read_bytes,
 )
+from compiler.context.lazy_chat import ChatMemo
 from compiler.context.run import RunContext, load_context
 from compiler.context.run_warnings import run_warnings
 from compiler.dialect import Dialect
@@ -163,18 +164,18 @@ def compile_source(
     opts: CompileOptions,
     found: list[Diagnostic],
     counters: Callable[[str], TokenCounter] = counter_for,
+    memo: ChatMemo | None = None,
 ) -> CompileResult:
     """One compile; ``found`` collects the readers' warnings as they read (the source's, the
     run context's, the profile layers', tool-call arguments'); ``counters`` gives the token
-    counter of an encoding (a session's own)."""
-    ctx, settings = load_context(context), src.preset.settings if src.preset else None
+    counter of an encoding and ``memo`` the last checked chat (a session's own)."""
+    ctx, settings = load_context(context, memo=memo), src.preset.settings if src.preset else None
     opts, quiet = _preset_options(opts, settings)
     resolved, node = _node_view(opts, _resolve(src, ctx, opts))
     dialect = get_dialect(opts.provider)
     model = opts.model or dialect.default_model
     total = _total(opts, resolved, dialect, model, node[1] if node else None, settings)
-    bound = src.bound
-    warnings = [*found, *resolved.warnings, *(bound.warnings if bound else ())]
+    warnings = [*found, *resolved.warnings, *(src.bound.warnings if src.bound else ())]
     warnings += budget_warnings(total, model)
     if opts.strict and warnings:
         raise StrictError(warnings)
@@ -190,8 +191,8 @@ def compile_source(
         if src.preset is not None:
             mode = opts.mode or default_mode(resolved, src.preset)
             assemble_preset(assembler, src.preset, mode=mode)
-        elif bound is not None:
-            assembler.add_template(bound)
+        elif src.bound is not None:
+            assembler.add_template(src.bound)
         late = [*found[read_before:], *_assembled(src, context is not None, assembler)]
         warnings += late
         if opts.strict and late:

@@ -29,6 +29,7 @@ from compiler.api import (
 )
 from compiler.checking import SourceKind
 from compiler.context.inputs import collect_warnings, is_file
+from compiler.context.lazy_chat import ChatMemo
 from compiler.errors import ContextError, Diagnostic
 from compiler.fit import SummaryCache
 from compiler.options import CompileOptions, OptionFields
@@ -47,8 +48,10 @@ class Session:
     preset); :meth:`from_string` takes text. :meth:`compile` takes a run context and returns
     the same :class:`CompileResult` as :func:`compile`; its keyword arguments override the
     session's options for that compile only. The session keeps a token counter per encoding
-    (bounded) and a summary cache (``options.summary_cache`` when given), so a turn that
-    repeats the last turn's messages counts and summarizes only what is new. A compile that
+    (bounded), a summary cache (``options.summary_cache`` when given) and the last chat it
+    checked, so a turn that repeats the last turn's messages checks, counts and summarizes
+    only what is new (a message is reused when it is equal to what was checked, whether the
+    caller passes the same dicts, fresh copies or changed one in place). A compile that
     passes its own ``summarizer`` shares that cache only when the summarizer has a
     ``cache_key`` (else its summaries are its compile's alone). Safe to use from several
     threads at once.
@@ -99,6 +102,7 @@ class Session:
         self._options = opts
         self._summaries = opts.summary_cache if opts.summary_cache is not None else SummaryCache()
         self._counters: dict[str, TokenCounter] = {}
+        self._chat = ChatMemo()
         self._lock = threading.Lock()
 
     @property
@@ -131,7 +135,7 @@ class Session:
         opts = self._compile_options(overrides)
         with deep_inputs_coded(), collect_warnings() as found:
             found.extend(self._source_warnings)
-            return compile_source(self._source, context, opts, found, self.counter)
+            return compile_source(self._source, context, opts, found, self.counter, self._chat)
 
     def check_budget(
         self, context: Context = None, **overrides: Unpack[OptionFields]
