@@ -53,7 +53,8 @@ def turn(chat: list[dict[str, Any]], op: str, arg: int, counter: list[int]) -> l
             counter[0] += 1
             chat.append(message(counter[0], 4 + counter[0] % 30))
     elif op == "edit" and chat:
-        chat[arg % len(chat)]["content"] = f"edited {arg} " + chat[arg % len(chat)]["content"]
+        edited = chat[arg % len(chat)]
+        edited["content"] = f"edited {arg} {edited.get('content')}"
     elif op == "fresh":
         return [dict(m) for m in chat]
     elif op == "drop":
@@ -144,3 +145,26 @@ def test_the_memo_checks_again_what_is_not_an_exact_dict_or_is_bad() -> None:
     assert memo.plain([*chat, {"role": "user", "content": 3}]) is None
     assert memo.plain([*chat, {"role": "robot", "content": "hi"}]) is None
     assert memo.plain(chat[:2]) == chat[:2]  # a shorter chat: its head reused
+
+
+def test_first_sentences_are_remembered_within_bounds() -> None:
+    from compiler.fit.summarize import FirstSentences, _first_sentence
+
+    memo = FirstSentences()
+    texts = [f"Line {i} is here. And more {i}!" for i in range(FirstSentences.ENTRIES + 10)]
+    texts.append("A long one. " + "x " * FirstSentences.LONGEST)
+    for text in texts + texts[:50]:
+        assert memo.first(text) == _first_sentence(text)
+    assert 0 < len(memo._memo) <= FirstSentences.ENTRIES
+    assert texts[-1] not in memo._memo
+
+
+def test_a_session_s_warm_turn_summarizes_what_a_one_shot_compile_does() -> None:
+    session = compiler.Session.from_string(TEMPLATE, budget=700)
+    chat = [message(i, 6 + i % 40) for i in range(300)]
+    for n in range(250, 300, 7):
+        ctx = {"chat": chat[:n], "character": CARD}
+        warm = session.compile(ctx)
+        cold = compiler.compile_string(TEMPLATE, context=ctx, budget=700)
+        assert warm.request == cold.request and warm.ledger == cold.ledger
+        assert "Earlier conversation" in warm.request["messages"][1]["content"]
