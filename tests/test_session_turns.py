@@ -168,3 +168,84 @@ def test_a_session_s_warm_turn_summarizes_what_a_one_shot_compile_does() -> None
         cold = compiler.compile_string(TEMPLATE, context=ctx, budget=700)
         assert warm.request == cold.request and warm.ledger == cold.ledger
         assert "Earlier conversation" in warm.request["messages"][1]["content"]
+
+
+def agent_card(budget: int, allow: list[str]) -> dict[str, Any]:
+    """A V2 card whose embedded agent profile sets a history budget and tool patterns."""
+    profile = {
+        "id": "bard",
+        "context": {"historyBudgetTokens": budget},
+        "tools": {"allow": allow},
+    }
+    return {
+        "spec": "chara_card_v2",
+        "spec_version": "2.0",
+        "data": {
+            "name": "Ann",
+            "description": "A bard.",
+            "extensions": {
+                "agent": {"defaultProfile": "bard"},
+                "tauritavern": {"agentProfiles": {"version": 1, "items": [profile]}},
+            },
+        },
+    }
+
+
+def test_the_profile_is_resolved_again_when_the_card_changes_and_its_copy_is_the_caller_s() -> None:
+    session = compiler.Session.from_string(TEMPLATE, budget=900)
+    chat = [message(i) for i in range(80)]
+    card = agent_card(300, ["chat.*", "workspace.*", "nosuch.*"])
+    steps = [
+        lambda: None,
+        lambda: card["data"]["extensions"]["tauritavern"]["agentProfiles"]["items"][0].update(
+            context={"historyBudgetTokens": 500}
+        ),
+        lambda: None,
+        lambda: card["data"].update(description="Another bard."),
+        lambda: card["data"]["extensions"]["tauritavern"]["agentProfiles"]["items"][0].update(
+            tools={"alow": []}
+        ),  # an error, every time
+        lambda: card["data"]["extensions"]["tauritavern"]["agentProfiles"]["items"][0].update(
+            tools={"allow": ["chat.*", "workspace.*"]}
+        ),
+        lambda: None,
+    ]
+    seen = []
+    for step in steps:
+        step()
+        ctx = {"chat": chat, "character": card}
+        warm = outcome(session.compile, ctx)
+        cold = outcome(compiler.compile_string, TEMPLATE, context=copy.deepcopy(ctx), budget=900)
+        assert warm == cold
+        seen.append(warm)
+        if warm[0] != "error":
+            # what a caller does to its result's profile is not the next turn's profile
+            result = session.compile(ctx)
+            assert result.profile is not None
+            result.profile.context.history_budget_tokens = 5
+            result.profile.warnings.clear()
+    assert seen[0][0]["messages"] != seen[1][0]["messages"]  # the budget took effect
+    assert seen[0][2] == seen[2][2]
+    assert any(s[0] == "error" for s in seen)
+
+
+def test_a_kept_profile_tells_its_readers_warnings_again(monkeypatch: Any) -> None:
+    from compiler.context.inputs import report
+    from compiler.errors import Diagnostic
+    from compiler.profile import ProfileLayers
+
+    resolve = ProfileLayers.resolve
+    calls = []
+
+    def reporting(self: ProfileLayers) -> Any:
+        calls.append(1)
+        report(Diagnostic(code="context.lone_surrogate", message="read", severity="warning"))
+        return resolve(self)
+
+    monkeypatch.setattr(ProfileLayers, "resolve", reporting)
+    session = compiler.Session.from_string(TEMPLATE, budget=900)
+    ctx = {"chat": [message(i) for i in range(30)], "character": CARD}
+    first, second = session.compile(ctx), session.compile(ctx)
+    assert len(calls) == 1  # the second turn kept the first one's profile
+    assert [w.code for w in first.warnings] == [w.code for w in second.warnings]
+    assert "context.lone_surrogate" in [w.code for w in second.warnings]
