@@ -6,7 +6,9 @@ Internal: the functions are public as ``compiler.compile`` and friends.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -26,6 +28,7 @@ from compiler.context.inputs import (
     parse_json,
     read_bytes,
 )
+from compiler.context.lazy_chat import ChatMemo
 from compiler.context.run import RunContext, load_context
 from compiler.context.run_warnings import run_warnings
 from compiler.dialect import Dialect
@@ -101,6 +104,11 @@ class Source:
     bound: BoundTemplate | None = None
     preset: TavernPreset | None = None
 
+    @property
+    def settings(self) -> PresetSettings | None:
+        """The preset's generation settings (None: a template)."""
+        return self.preset.settings if self.preset is not None else None
+
 
 def open_source(path: str | os.PathLike[str]) -> Source:
     """The template or preset file at ``path`` (``.json``: a preset), read once."""
@@ -139,13 +147,50 @@ def deep_inputs_coded() -> Iterator[None]:
         raise too_deep() from None
 
 
-def _resolve(src: Source, ctx: RunContext, opts: CompileOptions) -> ResolvedAgentProfile:
+@dataclass
+class TurnMemo:
+    """What a session's compile keeps for the next turn: the chat it checked, and the
+    profile it resolved from the default layers (by the card's content: its source name and
+    JSON text), with the warnings its readers gave. What it keeps is never handed out: a
+    compile gets a deep copy. One reference swapped whole per field (thread-safe)."""
+
+    chat: ChatMemo = field(default_factory=ChatMemo)
+    profile: tuple[tuple[str, str], ResolvedAgentProfile, tuple[Diagnostic, ...]] | None = None
+
+
+def _profile_key(opts: CompileOptions, ctx: RunContext) -> tuple[str, str] | None:
+    """What the profile of a compile with no profile option depends on beyond the source:
+    the card (its name and JSON text, key order included); None: not kept."""
+    if opts.profile is not None:
+        return None  # files, a caller's layers or models: resolved every time
+    card = ctx.character_source()
+    if card is None:
+        return ("", "")
+    try:
+        return (card.file, json.dumps(card.data, ensure_ascii=False))
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def _resolve(
+    src: Source,
+    ctx: RunContext,
+    opts: CompileOptions,
+    found: list[Diagnostic],
+    memo: TurnMemo | None = None,
+) -> ResolvedAgentProfile:
     """The profile of this compile, bound to the run's tools: every input is read once (the
-    layers get the preset and the card already parsed)."""
+    layers get the preset and the card already parsed); with a ``memo``, the last turn's
+    profile when it came from the same layers (its readers' warnings told again)."""
+    key = _profile_key(opts, ctx) if memo is not None else None
+    last = memo.profile if memo is not None else None
     if isinstance(opts.profile, ResolvedAgentProfile):
         resolved = opts.profile
+    elif key is not None and last is not None and last[0] == key:
+        resolved = last[1].model_copy(deep=True)
+        found.extend(copy.deepcopy(last[2]))
     else:
-        given = opts.profile
+        given, before = opts.profile, len(found)
         layers = given if isinstance(given, ProfileLayers) else ProfileLayers(given)
         preset = src.preset.layer_source() if src.preset is not None else None
         resolved = dataclasses.replace(
@@ -153,6 +198,8 @@ def _resolve(src: Source, ctx: RunContext, opts: CompileOptions) -> ResolvedAgen
             preset=layers.preset or preset,
             character=layers.character or ctx.character_source(),
         ).resolve()
+        if memo is not None and key is not None:
+            memo.profile = (key, resolved.model_copy(deep=True), tuple(found[before:]))
     # the one computation of tool visibility for this run: known tools plus the run's own
     return resolved.with_run_tools(t.name for t in ctx.tools)
 
@@ -163,18 +210,18 @@ def compile_source(
     opts: CompileOptions,
     found: list[Diagnostic],
     counters: Callable[[str], TokenCounter] = counter_for,
+    memo: TurnMemo | None = None,
 ) -> CompileResult:
     """One compile; ``found`` collects the readers' warnings as they read (the source's, the
     run context's, the profile layers', tool-call arguments'); ``counters`` gives the token
-    counter of an encoding (a session's own)."""
-    ctx, settings = load_context(context), src.preset.settings if src.preset else None
-    opts, quiet = _preset_options(opts, settings)
-    resolved, node = _node_view(opts, _resolve(src, ctx, opts))
+    counter of an encoding and ``memo`` what the last turn kept (a session's own)."""
+    ctx = load_context(context, memo=memo.chat if memo is not None else None)
+    opts, quiet = _preset_options(opts, src.settings)
+    resolved, node = _node_view(opts, _resolve(src, ctx, opts, found, memo))
     dialect = get_dialect(opts.provider)
     model = opts.model or dialect.default_model
-    total = _total(opts, resolved, dialect, model, node[1] if node else None, settings)
-    bound = src.bound
-    warnings = [*found, *resolved.warnings, *(bound.warnings if bound else ())]
+    total = _total(opts, resolved, dialect, model, node[1] if node else None, src.settings)
+    warnings = [*found, *resolved.warnings, *(src.bound.warnings if src.bound else ())]
     warnings += budget_warnings(total, model)
     if opts.strict and warnings:
         raise StrictError(warnings)
@@ -190,8 +237,8 @@ def compile_source(
         if src.preset is not None:
             mode = opts.mode or default_mode(resolved, src.preset)
             assemble_preset(assembler, src.preset, mode=mode)
-        elif bound is not None:
-            assembler.add_template(bound)
+        elif src.bound is not None:
+            assembler.add_template(src.bound)
         late = [*found[read_before:], *_assembled(src, context is not None, assembler)]
         warnings += late
         if opts.strict and late:

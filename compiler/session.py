@@ -21,6 +21,7 @@ from compiler.api import (
     Context,
     Feasibility,
     Source,
+    TurnMemo,
     check_source_budget,
     compile_source,
     deep_inputs_coded,
@@ -47,8 +48,10 @@ class Session:
     preset); :meth:`from_string` takes text. :meth:`compile` takes a run context and returns
     the same :class:`CompileResult` as :func:`compile`; its keyword arguments override the
     session's options for that compile only. The session keeps a token counter per encoding
-    (bounded) and a summary cache (``options.summary_cache`` when given), so a turn that
-    repeats the last turn's messages counts and summarizes only what is new. A compile that
+    (bounded), a summary cache (``options.summary_cache`` when given) and the last chat it
+    checked, so a turn that repeats the last turn's messages checks, counts and summarizes
+    only what is new (a message is reused when it is equal to what was checked, whether the
+    caller passes the same dicts, fresh copies or changed one in place). A compile that
     passes its own ``summarizer`` shares that cache only when the summarizer has a
     ``cache_key`` (else its summaries are its compile's alone). Safe to use from several
     threads at once.
@@ -99,6 +102,7 @@ class Session:
         self._options = opts
         self._summaries = opts.summary_cache if opts.summary_cache is not None else SummaryCache()
         self._counters: dict[str, TokenCounter] = {}
+        self._memo = TurnMemo()
         self._lock = threading.Lock()
 
     @property
@@ -128,10 +132,17 @@ class Session:
     def compile(self, context: Context = None, **overrides: Unpack[OptionFields]) -> CompileResult:
         """Compile the source with a run ``context`` into a provider request (see
         :func:`compiler.compile`); ``overrides`` replace option fields for this compile."""
+        return self._compile(context, overrides, self._memo)
+
+    def _compile(
+        self, context: Context, overrides: OptionFields, memo: TurnMemo | None
+    ) -> CompileResult:
+        """A compile; ``memo``: what the last turn kept (None: a one-shot compile keeps
+        nothing, so it pays nothing to keep it)."""
         opts = self._compile_options(overrides)
         with deep_inputs_coded(), collect_warnings() as found:
             found.extend(self._source_warnings)
-            return compile_source(self._source, context, opts, found, self.counter)
+            return compile_source(self._source, context, opts, found, self.counter, memo)
 
     def check_budget(
         self, context: Context = None, **overrides: Unpack[OptionFields]
@@ -175,7 +186,7 @@ def compile(
     inputs', the template's, ``context.budget_over_window``, world info's) are in
     ``result.warnings``; with ``strict`` they raise :class:`compiler.StrictError`.
     """
-    return Session(source, options=options, **overrides).compile(context)
+    return Session(source, options=options, **overrides)._compile(context, {}, None)
 
 
 def compile_string(
@@ -191,7 +202,7 @@ def compile_string(
     (``kind="preset"``) into a provider request; ``name`` is what diagnostics call it. The
     rest is :func:`compile`'s."""
     session = Session.from_string(text, kind=kind, name=name, options=options, **overrides)
-    return session.compile(context)
+    return session._compile(context, {}, None)
 
 
 def check_budget(

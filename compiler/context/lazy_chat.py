@@ -50,6 +50,38 @@ def plain_chat(items: list[Any], *, copy: bool = True) -> list[dict[str, Any]] |
     return out if copy else items
 
 
+class ChatMemo:
+    """The last chat :func:`plain_chat` accepted, as its copies, so that the next turn of a
+    session checks and copies only what it appends.
+
+    A chat whose first messages are exact ``dict`` objects equal (``==``) to the copies
+    checked last time reuses those copies (they are this memo's own, never handed out to be
+    changed); the rest is checked as :func:`plain_chat` checks it. Equality, not identity: a
+    caller that changes a message in place, or sends fresh copies, is checked again or
+    reused by content. One reference swapped whole, so threads sharing a memo see one turn's
+    copies or another's, never a mixture; it holds one chat (the last one accepted)."""
+
+    __slots__ = ("_last",)
+
+    def __init__(self) -> None:
+        self._last: list[dict[str, Any]] = []
+
+    def plain(self, items: list[Any]) -> list[dict[str, Any]] | None:
+        """:func:`plain_chat` of ``items`` (copies), reusing the last accepted chat's copies
+        for the longest common head it can verify."""
+        last = self._last  # read once: another thread may swap it meanwhile
+        k = min(len(last), len(items))
+        head = items[:k]
+        if k and list(map(type, head)).count(dict) == k and last[:k] == head:
+            tail = plain_chat(items[k:])
+            out = None if tail is None else [*last[:k], *tail]
+        else:
+            out = plain_chat(items)
+        if out is not None:
+            self._last = out
+        return out
+
+
 class LazyChat(Sequence[T], Generic[T]):
     """The messages ``raw[start:stop]``, each made by ``make`` (validation; or a frame's
     message from a validated one) when first read, once.

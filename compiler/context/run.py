@@ -42,7 +42,7 @@ from compiler.context.inputs import (
     surrogate_warning,
     validate,
 )
-from compiler.context.lazy_chat import LazyChat, plain_chat
+from compiler.context.lazy_chat import ChatMemo, LazyChat, plain_chat
 from compiler.context.sandbox import admit
 from compiler.context.workspace import Workspace
 from compiler.context.world_books import BookSource, Lorebooks, load_books
@@ -466,10 +466,12 @@ def load_context(
     base_dir: Path | None = None,
     *,
     from_json: bool = False,
+    memo: ChatMemo | None = None,
 ) -> RunContext:
     """A RunContext from an object, a dict (paths relative to ``base_dir``) or a JSON file.
     ``from_json``: the dict came from :func:`compiler.context.inputs.parse_json`, which
-    already repaired and refused what :func:`sanitize` would (a server's request body)."""
+    already repaired and refused what :func:`sanitize` would (a server's request body).
+    ``memo``: a session's last checked chat (a dict's chat checks only what is new)."""
     if value is None:
         return RunContext()
     if isinstance(value, RunContext):
@@ -482,7 +484,7 @@ def load_context(
     elif from_json:
         data = value
     else:  # a caller's objects: lone surrogates can only come in this way, or from JSON
-        data, repaired, plain = _sanitized(value)
+        data, repaired, plain = _sanitized(value, memo)
         if repaired:
             report(surrogate_warning(repaired, file))
     if not isinstance(data, dict):
@@ -535,12 +537,13 @@ def _validated(data: dict[str, Any], file: str, plain: bool | None) -> RunContex
     return ctx
 
 
-def _sanitized(value: dict[str, Any]) -> tuple[Any, int, bool]:
+def _sanitized(value: dict[str, Any], memo: ChatMemo | None = None) -> tuple[Any, int, bool]:
     """:func:`sanitize` of a caller's run context, and whether its chat is plain: checked
     (and copied) by :func:`plain_chat`, else by the cheaper :func:`plain_messages` when
     every message is flat text, else walked with the rest."""
     chat = value.get("chat") if isinstance(value, dict) else None
-    messages = plain_chat(chat) if type(chat) is list else None
+    check = plain_chat if memo is None else memo.plain
+    messages = check(chat) if type(chat) is list else None
     plain = messages is not None
     if messages is None and isinstance(chat, list):
         messages = plain_messages(chat)

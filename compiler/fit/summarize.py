@@ -94,15 +94,21 @@ class ExtractiveSummarizer:
 
     History: one line per sampled message (``- name: first sentence``); text: the first
     sentence of each sampled paragraph-or-sentence. Lines are added in order while they fit.
+    ``sentences``: a memo of first sentences by text (a :class:`SummaryCache`'s), shared
+    turn after turn.
     """
 
     name = "extractive"
 
-    def __init__(self, counter: TokenCounter, picks: int = 48) -> None:
+    def __init__(
+        self, counter: TokenCounter, picks: int = 48, sentences: FirstSentences | None = None
+    ) -> None:
         self.counter = counter
         self.picks = picks
+        self.first = sentences.first if sentences is not None else _first_sentence
 
     def lines(self, request: SummaryRequest) -> list[str]:
+        first = self.first
         if request.messages:
             msgs = request.messages
             out = []
@@ -112,26 +118,55 @@ class ExtractiveSummarizer:
                 if not content.strip():
                     continue
                 who = m.get("name") or m["role"]
-                out.append(f"- {who}: {_first_sentence(content)}")
+                out.append(f"- {who}: {first(content)}")
             return out
         pieces = [p for p in _SENTENCE.split(request.text or "") if p.strip()]
-        return [_first_sentence(pieces[i]) for i in _spread(len(pieces), self.picks)]
+        return [first(pieces[i]) for i in _spread(len(pieces), self.picks)]
 
     def __call__(self, request: SummaryRequest) -> str | None:
         """Whole lines, in order, while they fit (never a line cut short)."""
+        return self.within(self.lines(request), request.target_tokens)
+
+    def within(self, lines: list[str], target: int) -> str | None:
+        """The first ``lines`` that fit ``target`` tokens (one more each for its newline)."""
         kept: list[str] = []
         used = 0
-        for line in self.lines(request):
+        for line in lines:
             cost = self.counter.count(line) + 1
-            if used + cost > request.target_tokens:
+            if used + cost > target:
                 break
             kept.append(line)
             used += cost
         return "\n".join(kept) or None
 
-    def key(self, request: SummaryRequest) -> str:
-        """What this summarizer's output depends on: the sample only."""
-        return _digest([len(request.messages), self.lines(request)])
+    def key(self, request: SummaryRequest, lines: list[str] | None = None) -> str:
+        """What this summarizer's output depends on: the sample only (``lines``: the
+        request's, already made)."""
+        return _digest([len(request.messages), self.lines(request) if lines is None else lines])
+
+
+class FirstSentences:
+    """A bounded memo of :func:`_first_sentence` by text (texts up to :attr:`LONGEST`
+    characters; it starts over after :attr:`ENTRIES`): the sampled messages of a moving cut
+    are mostly the ones sampled last turn."""
+
+    ENTRIES = 4096
+    LONGEST = 2048
+
+    def __init__(self) -> None:
+        self._memo: dict[str, str] = {}
+
+    def first(self, text: str) -> str:
+        if len(text) > self.LONGEST:
+            return _first_sentence(text)
+        memo = self._memo
+        found = memo.get(text)
+        if found is None:
+            found = _first_sentence(text)
+            if len(memo) >= self.ENTRIES:
+                memo.clear()
+            memo[text] = found
+        return found
 
 
 def _digest(value: object) -> str:
@@ -151,6 +186,8 @@ class SummaryCache:
         self._data: OrderedDict[tuple[str, str, int], str | None] = OrderedDict()
         self._max = max_entries
         self._lock = threading.Lock()
+        #: first sentences of the messages the extractive summarizer sampled
+        self.sentences = FirstSentences()
         self.hits = 0
         self.misses = 0
 
@@ -201,9 +238,10 @@ class SummaryChain:
         if target < MIN_SUMMARY_TOKENS:
             return None
         enc = self.counter.encoding_name
-        extractive = ExtractiveSummarizer(self.counter)
-        key = (f"extractive:{enc}", extractive.key(request), target)
-        out = self.cache.get_or_make(key, lambda: extractive(request))
+        extractive = ExtractiveSummarizer(self.counter, sentences=self.cache.sentences)
+        lines = extractive.lines(request)
+        key = (f"extractive:{enc}", extractive.key(request, lines), target)
+        out = self.cache.get_or_make(key, lambda: extractive.within(lines, target))
         text = fit_sentences(out, target, self.counter) if out else ""
         return (text, "extractive") if text else None
 

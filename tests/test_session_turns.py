@@ -1,0 +1,251 @@
+"""A session's warm turns give exactly what one-shot compiles give, whatever the caller does
+to its chat between turns (appends, edits in place, fresh copies, bad messages)."""
+
+from __future__ import annotations
+
+import copy
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import compiler
+from compiler.context.lazy_chat import ChatMemo
+from compiler.errors import APCError
+
+TEMPLATE = "You narrate. <<agent.character>>\n<<agent.chat.history>>"
+CARD = {"name": "Mira", "description": "A keeper of the lighthouse."}
+WORDS = ["the", "ferry", "creaked", "across", "grey", "river.", "Mira", "counted", "lanterns!"]
+
+
+def message(i: int, words: int = 12) -> dict[str, Any]:
+    text = " ".join(WORDS[(i * 7 + k) % len(WORDS)] for k in range(words)) + f" #{i}"
+    return {"role": "user" if i % 2 == 0 else "assistant", "content": text}
+
+
+def outcome(run: Any, *args: Any, **kwargs: Any) -> Any:
+    """What ``run(*args, **kwargs)`` (a compile) gives: the request, the ledger and the
+    warnings' codes, or the error."""
+    try:
+        result = run(*args, **kwargs)
+    except APCError as exc:
+        return ("error", exc.code, exc.message)
+    return (result.request, result.ledger, [w.code for w in result.warnings])
+
+
+# a turn: what the caller does to its chat before compiling it again
+TURNS = st.one_of(
+    st.tuples(st.just("append"), st.integers(1, 3)),
+    st.tuples(st.just("edit"), st.integers(0, 10_000)),  # an earlier message, in place
+    st.tuples(st.just("fresh"), st.just(0)),  # every message a new dict of the same content
+    st.tuples(st.just("drop"), st.integers(1, 2)),  # the newest messages taken back
+    st.tuples(st.just("name"), st.integers(0, 10_000)),  # a name given in place
+    st.tuples(st.just("odd"), st.integers(0, 10_000)),  # not plain: extra key or bad value
+    st.tuples(st.just("same"), st.just(0)),
+)
+
+
+def turn(chat: list[dict[str, Any]], op: str, arg: int, counter: list[int]) -> list[Any]:
+    if op == "append":
+        for _ in range(arg):
+            counter[0] += 1
+            chat.append(message(counter[0], 4 + counter[0] % 30))
+    elif op == "edit" and chat:
+        edited = chat[arg % len(chat)]
+        edited["content"] = f"edited {arg} {edited.get('content')}"
+    elif op == "fresh":
+        return [dict(m) for m in chat]
+    elif op == "drop":
+        del chat[-arg:]
+    elif op == "name" and chat:
+        chat[arg % len(chat)]["name"] = f"N{arg % 3}"
+    elif op == "odd" and chat:
+        odd: Any = {0: ("sendDate", "2024-01-01"), 1: ("content", 7), 2: ("extra", "x")}[arg % 3]
+        chat[arg % len(chat)][odd[0]] = odd[1]
+    return chat
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 60), st.lists(TURNS, min_size=1, max_size=8), st.sampled_from([400, 900]))
+def test_turns_through_a_session_are_one_shot_compiles(
+    start: int, turns: list[tuple[str, int]], budget: int
+) -> None:
+    session = compiler.Session.from_string(TEMPLATE, budget=budget)
+    chat = [message(i) for i in range(start)]
+    counter = [start]
+    for op, arg in [("same", 0), *turns]:
+        chat = turn(chat, op, arg, counter)
+        ctx = {"chat": chat, "character": CARD}
+        warm = outcome(session.compile, ctx)
+        cold = outcome(compiler.compile_string, TEMPLATE, context=copy.deepcopy(ctx), budget=budget)
+        assert warm == cold, (op, arg)
+
+
+def test_two_threads_compiling_different_chats_on_one_session() -> None:
+    session = compiler.Session.from_string(TEMPLATE, budget=500)
+    chats = [[message(i + 1000 * t) for i in range(40)] for t in range(2)]
+    barrier = threading.Barrier(2)
+
+    def one(t: int) -> list[Any]:
+        barrier.wait(timeout=30)
+        out = []
+        for n in range(20, 41):
+            ctx = {"chat": chats[t][:n], "character": CARD}
+            out.append(outcome(session.compile, ctx))
+        return out
+
+    with ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(one, range(2)))
+    for t in range(2):
+        want = [
+            outcome(
+                compiler.compile_string,
+                TEMPLATE,
+                context={"chat": chats[t][:n], "character": CARD},
+                budget=500,
+            )
+            for n in range(20, 41)
+        ]
+        assert got[t] == want
+
+
+def test_the_memo_reuses_its_copies_only_for_the_same_content() -> None:
+    memo = ChatMemo()
+    chat = [message(i) for i in range(5)]
+    first = memo.plain(chat)
+    assert (
+        first is not None
+        and first == chat
+        and all(a is not b for a, b in zip(first, chat, strict=True))
+    )
+    chat.append(message(5))
+    second = memo.plain(chat)
+    assert second is not None and second == chat
+    assert all(a is b for a, b in zip(first, second[:5], strict=True))  # the checked head is reused
+    chat[2]["content"] = "changed"  # in place: the same dict, other content
+    third = memo.plain(chat)
+    assert third is not None and third[2]["content"] == "changed" and third[2] is not first[2]
+    fresh = [dict(m) for m in chat]  # other dicts, the same content: reused
+    assert all(a is b for a, b in zip(memo.plain(fresh) or [], third, strict=True))
+
+
+def test_the_memo_checks_again_what_is_not_an_exact_dict_or_is_bad() -> None:
+    class Sneaky(dict[str, Any]):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = None  # type: ignore[assignment]
+
+    memo = ChatMemo()
+    chat = [message(i) for i in range(4)]
+    assert memo.plain(chat) is not None
+    assert memo.plain([Sneaky(role="user", content=None), *chat[1:]]) is None
+    assert memo.plain([*chat, {"role": "user", "content": 3}]) is None
+    assert memo.plain([*chat, {"role": "robot", "content": "hi"}]) is None
+    assert memo.plain(chat[:2]) == chat[:2]  # a shorter chat: its head reused
+
+
+def test_first_sentences_are_remembered_within_bounds() -> None:
+    from compiler.fit.summarize import FirstSentences, _first_sentence
+
+    memo = FirstSentences()
+    texts = [f"Line {i} is here. And more {i}!" for i in range(FirstSentences.ENTRIES + 10)]
+    texts.append("A long one. " + "x " * FirstSentences.LONGEST)
+    for text in texts + texts[:50]:
+        assert memo.first(text) == _first_sentence(text)
+    assert 0 < len(memo._memo) <= FirstSentences.ENTRIES
+    assert texts[-1] not in memo._memo
+
+
+def test_a_session_s_warm_turn_summarizes_what_a_one_shot_compile_does() -> None:
+    session = compiler.Session.from_string(TEMPLATE, budget=700)
+    chat = [message(i, 6 + i % 40) for i in range(300)]
+    for n in range(250, 300, 7):
+        ctx = {"chat": chat[:n], "character": CARD}
+        warm = session.compile(ctx)
+        cold = compiler.compile_string(TEMPLATE, context=ctx, budget=700)
+        assert warm.request == cold.request and warm.ledger == cold.ledger
+        assert "Earlier conversation" in warm.request["messages"][1]["content"]
+
+
+def agent_card(budget: int, allow: list[str]) -> dict[str, Any]:
+    """A V2 card whose embedded agent profile sets a history budget and tool patterns."""
+    profile = {
+        "id": "bard",
+        "context": {"historyBudgetTokens": budget},
+        "tools": {"allow": allow},
+    }
+    return {
+        "spec": "chara_card_v2",
+        "spec_version": "2.0",
+        "data": {
+            "name": "Ann",
+            "description": "A bard.",
+            "extensions": {
+                "agent": {"defaultProfile": "bard"},
+                "tauritavern": {"agentProfiles": {"version": 1, "items": [profile]}},
+            },
+        },
+    }
+
+
+def test_the_profile_is_resolved_again_when_the_card_changes_and_its_copy_is_the_caller_s() -> None:
+    session = compiler.Session.from_string(TEMPLATE, budget=900)
+    chat = [message(i) for i in range(80)]
+    card = agent_card(300, ["chat.*", "workspace.*", "nosuch.*"])
+    steps = [
+        lambda: None,
+        lambda: card["data"]["extensions"]["tauritavern"]["agentProfiles"]["items"][0].update(
+            context={"historyBudgetTokens": 500}
+        ),
+        lambda: None,
+        lambda: card["data"].update(description="Another bard."),
+        lambda: card["data"]["extensions"]["tauritavern"]["agentProfiles"]["items"][0].update(
+            tools={"alow": []}
+        ),  # an error, every time
+        lambda: card["data"]["extensions"]["tauritavern"]["agentProfiles"]["items"][0].update(
+            tools={"allow": ["chat.*", "workspace.*"]}
+        ),
+        lambda: None,
+    ]
+    seen = []
+    for step in steps:
+        step()
+        ctx = {"chat": chat, "character": card}
+        warm = outcome(session.compile, ctx)
+        cold = outcome(compiler.compile_string, TEMPLATE, context=copy.deepcopy(ctx), budget=900)
+        assert warm == cold
+        seen.append(warm)
+        if warm[0] != "error":
+            # what a caller does to its result's profile is not the next turn's profile
+            result = session.compile(ctx)
+            assert result.profile is not None
+            result.profile.context.history_budget_tokens = 5
+            result.profile.warnings.clear()
+    assert seen[0][0]["messages"] != seen[1][0]["messages"]  # the budget took effect
+    assert seen[0][2] == seen[2][2]
+    assert any(s[0] == "error" for s in seen)
+
+
+def test_a_kept_profile_tells_its_readers_warnings_again(monkeypatch: Any) -> None:
+    from compiler.context.inputs import report
+    from compiler.errors import Diagnostic
+    from compiler.profile import ProfileLayers
+
+    resolve = ProfileLayers.resolve
+    calls = []
+
+    def reporting(self: ProfileLayers) -> Any:
+        calls.append(1)
+        report(Diagnostic(code="context.lone_surrogate", message="read", severity="warning"))
+        return resolve(self)
+
+    monkeypatch.setattr(ProfileLayers, "resolve", reporting)
+    session = compiler.Session.from_string(TEMPLATE, budget=900)
+    ctx = {"chat": [message(i) for i in range(30)], "character": CARD}
+    first, second = session.compile(ctx), session.compile(ctx)
+    assert len(calls) == 1  # the second turn kept the first one's profile
+    assert [w.code for w in first.warnings] == [w.code for w in second.warnings]
+    assert "context.lone_surrogate" in [w.code for w in second.warnings]
