@@ -39,6 +39,8 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
+from compiler.errors import Diagnostic, TemplateError
+
 __all__ = [
     "ENVIRONMENT_MACROS",
     "STANDARD_MACROS",
@@ -192,12 +194,33 @@ def _legacy_names(text: str, table: Mapping[str, str]) -> str:
 _BRACES = re.compile(r"\{\{(?!\{)|\}\}")  # "{{{x}}": the macro starts at the last brace
 
 
+MAX_FILLED_CHARS = 16 * 1024 * 1024
+"""The most text the macros of one text may fill in (``{{description}}`` 2,000 times over a
+long card would otherwise build hundreds of megabytes): past it, ``template.too_large``."""
+
+
+def _too_much(filled: int) -> TemplateError:
+    return TemplateError(
+        [
+            Diagnostic(
+                code="template.too_large",
+                message=f"SillyTavern macros would fill in over {filled:,} characters of text; "
+                f"the limit is {MAX_FILLED_CHARS:,}",
+                hint="use fewer macros that stand for long text ({{description}}, "
+                "{{mesExamples}}, ...) in one entry",
+            )
+        ]
+    )
+
+
 def _scan(text: str, evaluate: Callable[[str, int], str | None], unknown: list[str] | None) -> str:
     """One pass over ``text``: each ``{{...}}``, innermost first, becomes what ``evaluate``
-    gives for its body (with its inner macros filled) and its offset, or stays as written."""
+    gives for its body (with its inner macros filled) and its offset, or stays as written.
+    All the values filled in together stay within :data:`MAX_FILLED_CHARS`."""
     stack: list[tuple[int, list[str]]] = []  # open macros: offset, parts of the body so far
     out: list[str] = []
     last = 0
+    filled = 0
     for match in _BRACES.finditer(text):
         at = match.start()
         parts = stack[-1][1] if stack else out
@@ -209,6 +232,9 @@ def _scan(text: str, evaluate: Callable[[str, int], str | None], unknown: list[s
             offset, body_parts = stack.pop()
             body = "".join(body_parts)
             value = evaluate(body, offset)
+            filled += len(value) if value is not None else 0
+            if filled > MAX_FILLED_CHARS:
+                raise _too_much(filled)
             if value is None:
                 value = "{{" + body + "}}"
                 if unknown is not None:

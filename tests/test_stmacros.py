@@ -104,3 +104,25 @@ def test_trim_and_unclosed_comments_are_linear() -> None:
     # quadratic before: 40k newlines took 19 s, 10k unclosed comments 2.1 s
     assert substitute("\n" * 200_000 + "x", {}) == "\n" * 200_000 + "x"
     assert substitute("{{//" * 50_000, {}) == "{{//" * 50_000
+
+
+def test_macros_never_fill_in_more_than_the_limit() -> None:
+    import json
+
+    import compiler
+    from compiler.errors import TemplateError
+    from compiler.stmacros import MAX_FILLED_CHARS, substitute
+
+    long = "x" * 100_000
+    ok = substitute("{{description}}" * 100, {"description": long})
+    assert len(ok) == 100 * len(long)
+    with pytest.raises(TemplateError) as err:  # 200 MB, refused at the limit
+        substitute("{{description}}" * 2_000, {"description": long})
+    assert err.value.diagnostics[0].code == "template.too_large"
+    assert str(MAX_FILLED_CHARS) not in err.value.diagnostics[0].message  # written 16,777,216
+    preset = {"prompts": [{"identifier": "main", "content": "{{description}}" * 2_000}]}
+    card = {"name": "Mira", "description": long}
+    with pytest.raises(TemplateError):
+        compiler.compile_string(
+            json.dumps(preset), kind="preset", context={"character": card}, mode="legacy"
+        )
