@@ -41,6 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from workload import CARD, SYSTEM, card_text, make_chat, offline_tiktoken_cache
+from workload import floor as workload_floor
 
 import compiler
 from compiler.tokens import get_encoding
@@ -53,15 +54,7 @@ ENC = get_encoding("o200k_base")
 
 def floor(chat: list[dict[str, str]], budget: int) -> int:
     """Count the system text, then only the newest messages until the budget is full."""
-    room = budget - 3 - 4 - len(ENC.encode_ordinary(f"{SYSTEM}\n{card_text()}"))
-    kept = 0
-    for message in reversed(chat):
-        cost = 4 + len(ENC.encode_ordinary(message["content"]))
-        if cost > room:
-            break
-        room -= cost
-        kept += 1
-    return kept
+    return workload_floor(chat, budget, ENC.encode_ordinary)
 
 
 def context(chat: list[dict[str, str]]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tiktoken
 from prompt_poet import Prompt
-from workload import SYSTEM, card_text, make_chat
+from workload import SYSTEM, card_text, floor, make_chat
 
 TEMPLATE = """- name: system
   role: system
@@ -49,18 +49,6 @@ def poet(chat: list[dict[str, str]], budget: int) -> int:
     return len(prompt.messages)
 
 
-def floor(chat: list[dict[str, str]], budget: int, enc: tiktoken.Encoding) -> int:
-    room = budget - 3 - 4 - len(enc.encode_ordinary(f"{SYSTEM}\n{card_text()}"))
-    kept = 0
-    for message in reversed(chat):
-        cost = 4 + len(enc.encode_ordinary(message["content"]))
-        if cost > room:
-            break
-        room -= cost
-        kept += 1
-    return kept
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="200,2000,10000")
@@ -73,7 +61,7 @@ def main() -> None:
         chat = make_chat(n)
         times: dict[str, list[float]] = {"poet": [], "floor": []}
         contenders = (
-            ("floor", lambda chat=chat: floor(chat, args.budget, enc)),
+            ("floor", lambda chat=chat: floor(chat, args.budget, enc.encode_ordinary)),
             ("poet", lambda chat=chat: poet(chat, args.budget)),
         )
         for _ in range(args.repeat):

@@ -11,6 +11,7 @@ import hashlib
 import os
 import random
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,21 @@ def make_chat(n: int, seed: int = 7) -> list[dict[str, str]]:
 def card_text() -> str:
     """The card as the peers get it: one block of text after the system prompt."""
     return "\n".join(f"{k}: {v}" for k, v in CARD.items() if v and k != "first_mes")
+
+
+def floor(chat: list[dict[str, str]], budget: int, encode: Callable[[str], list[int]]) -> int:
+    """The floor every tool must reach: count the system text, then only the newest messages
+    until the budget is full (OpenAI's cookbook costs); how many messages fit. ``encode`` is
+    a tiktoken encoding's ``encode_ordinary`` (each venv brings its own tiktoken)."""
+    room = budget - 3 - 4 - len(encode(f"{SYSTEM}\n{card_text()}"))
+    kept = 0
+    for message in reversed(chat):
+        cost = 4 + len(encode(message["content"]))
+        if cost > room:
+            break
+        room -= cost
+        kept += 1
+    return kept
 
 
 def offline_tiktoken_cache() -> str:

@@ -136,35 +136,31 @@ def entry(item: Item) -> LedgerEntry:
     """One component's ledger entry."""
     comp, fate = item.comp, item.outcome
     offered_msgs = len(comp.messages) if comp.messages is not None else None
+    common = {
+        "id": comp.id,
+        "kind": comp.kind.value,
+        "source": comp.source,
+        "category": item.category,
+        "priority": comp.priority,
+        "required": comp.required,
+        "strategy": item.strategy,
+        "messages_offered": offered_msgs,
+    }
     if fate == Outcome():  # never fitted: the fit failed before its turn
         return LedgerEntry(
-            id=comp.id,
-            kind=comp.kind.value,
-            source=comp.source,
-            category=item.category,
-            priority=comp.priority,
-            required=comp.required,
+            **common,
             action="not_reached",
-            strategy=item.strategy,
             reason="not reached: the fit failed before this component's turn",
-            messages_offered=offered_msgs,
             messages_kept=0 if offered_msgs is not None else None,
         )
     return LedgerEntry(
-        id=comp.id,
-        kind=comp.kind.value,
-        source=comp.source,
-        category=item.category,
-        priority=comp.priority,
-        required=comp.required,
+        **common,
         tokens_offered=fate.offered,
         budget=item.turn.applied,
         tokens_granted=item.turn.limit,
         tokens_used=fate.used,
         summary_tokens=fate.summary_tokens,
         action=fate.action,
-        strategy=item.strategy,
         reason=fate.reason,
-        messages_offered=offered_msgs,
         messages_kept=fate.messages_kept if fate.messages_kept is not None else offered_msgs,
     )
