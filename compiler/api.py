@@ -255,17 +255,16 @@ def compile_source(
             cache_stable=opts.step,
             summaries=opts.summaries,
             summary_cache=opts.summary_cache,
+            lowering=dataclasses.replace(opts.lowering(), quiet=quiet),
         )
-        lowered: list[Diagnostic] = []
-        lowering = dataclasses.replace(opts.lowering(), quiet=quiet)
-        request = dialect.lower(fitted.frame, model, lowering, lowered)
+        request = fitted.request  # lowered and counted once, by the fit
         dialect.check(request)
-        warnings += lowered
+        warnings += fitted.lowered
         check_markers(fitted.frame)  # no <<agent.*>> that was never expanded is sent
     except APCError as exc:
         _failed(exc, dialect, journal)
         raise
-    _check_count(dialect.count_request(request, counter), fitted.ledger, total.total)
+    _check_count(fitted.total_tokens, fitted.ledger, total.total)
     if not dialect.exact_counts:
         fitted.ledger.counts, fitted.ledger.safety_margin = "estimate", dialect.safety_margin
     journal.emit(
@@ -444,7 +443,8 @@ def _counter(
 
 
 def _check_count(counted: int, ledger: BudgetLedger, budget: int | None) -> None:
-    """The allocator's promise, checked on the request itself."""
+    """The allocator's promise: the request it lowered and counted (``counted``) is what its
+    ledger says, within the budget."""
     if counted != ledger.total_tokens or (budget is not None and counted > budget):
         raise InternalError(
             code="internal.count_mismatch",

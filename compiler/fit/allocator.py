@@ -61,10 +61,11 @@ Internal: ``compiler.fit`` exports what is public.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import NoReturn
 
-from compiler.dialect import Dialect
+from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
+from compiler.errors import Diagnostic
 from compiler.fit.budgets import CATEGORY_OF, CategoryBudgets, TotalBudget
 from compiler.fit.costs import Costs, Neighbours
 from compiler.fit.fill import Filler
@@ -88,11 +89,15 @@ EXACT_STEPS = 32
 
 @dataclass
 class FitResult:
-    """The fitted frame, the ledger, and the request's exact token count."""
+    """The fitted frame, the ledger, the request's exact token count, and the request
+    itself, lowered with the fit's lowering options (what was counted is what is sent),
+    with what its lowering reported."""
 
     frame: ContextFrame
     ledger: BudgetLedger
     total_tokens: int = 0
+    request: ModelRequest = field(default_factory=dict)
+    lowered: list[Diagnostic] = field(default_factory=list)
 
 
 def search_tool_alias(frame: ContextFrame) -> str | None:
@@ -127,8 +132,10 @@ class _Allocator:
         text: TextFitter,
         windows: WindowFitter,
         record: Recorder,
+        lowering: LoweringOptions = NO_OPTIONS,
     ) -> None:
         self.frame = frame
+        self.lowering = lowering
         self.dialect = dialect
         self.counter = counter
         self.model = model
@@ -161,13 +168,15 @@ class _Allocator:
         while True:
             self.grant(virtual)
             frame = self.fitted()
-            total = self.dialect.count_request(self.dialect.lower(frame, self.model), self.counter)
+            report: list[Diagnostic] = []
+            request = self.dialect.lower(frame, self.model, self.lowering, report)
+            total = self.dialect.count_request(request, self.counter)
             if self.budget is None or virtual is None or total <= self.budget:
                 break
             tries += 1
             virtual -= 1 if tries <= EXACT_STEPS else total - self.budget
         self.record.flush()
-        return FitResult(frame, self.record.ledger(self.items, total), total)
+        return FitResult(frame, self.record.ledger(self.items, total), total, request, report)
 
     def fitted(self) -> ContextFrame:
         """The frame of the fitted components; a history the assembler left lazy (see
@@ -415,12 +424,14 @@ def fit(
     cache_stable: int = 0,
     summaries: Mapping[str, str] | None = None,
     summary_cache: SummaryCache | None = None,
+    lowering: LoweringOptions = NO_OPTIONS,
 ) -> FitResult:
     """Fit ``frame`` into its budgets (see the module docstring); None: no total budget.
 
     ``cache_stable`` is the history cut step in messages (0: off). ``summaries`` maps a
     component id or kind to a precomputed summary. ``summary_cache`` holds the results of
     ``summarizer`` across compiles (the caller's; None: a fresh one for this fit).
+    ``lowering``: the options the request is lowered with (:attr:`FitResult.request`).
     """
     total = (
         budget
@@ -453,5 +464,6 @@ def fit(
             budgets=budgets.as_dict(),
             step=step,
         ),
+        lowering=lowering,
     )
     return allocator.run()

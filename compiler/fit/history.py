@@ -92,15 +92,21 @@ class _Walk:
 
     def extend(self, cap: int | None) -> None:
         """Add older units while they fit ``cap`` (None: all)."""
-        while self.next > 0:
-            s = unit_start(self.messages, self.next - 1)
-            msgs, tokens = self.messages, self.dialect.message_tokens
-            cost = sum(tokens(msgs[i], self.counter) for i in range(s, self.next))
-            if cap is not None and self.used + cost > cap:
-                return
-            self.units.append((s, cost))
-            self.used += cost
-            self.next = s
+        msgs, tokens, counter = self.messages, self.dialect.message_tokens, self.counter
+        units, used, end = self.units, self.used, self.next
+        while end > 0:
+            last = msgs[end - 1]
+            if last["role"] == "tool":
+                s = unit_start(msgs, end - 1)
+                cost = sum(tokens(msgs[i], counter) for i in range(s, end))
+            else:  # a unit of one message: most of them
+                s, cost = end - 1, tokens(last, counter)
+            if cap is not None and used + cost > cap:
+                break
+            units.append((s, cost))
+            used += cost
+            end = s
+        self.used, self.next = used, end
 
     def trim(self, cap: int) -> None:
         """Drop the oldest kept units until ``used <= cap``."""

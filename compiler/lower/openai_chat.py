@@ -250,6 +250,9 @@ class OpenAIChat(Dialect):
         return n
 
     def message_tokens(self, message: Message, counter: TokenCounter) -> int:
+        content = message.get("content")
+        if len(message) == 2 and type(content) is str:  # a role and its text: most messages
+            return PER_MESSAGE + counter.count(message["role"]) + counter.count(content)
         return self._wire_message_tokens(self.message(message), counter)
 
     def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:

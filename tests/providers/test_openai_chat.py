@@ -127,3 +127,26 @@ def test_both_role_names_cost_the_same(encoding: str) -> None:
         assert dialect.message_tokens({"role": role, "content": "Rules."}, counter) == (
             dialect.message_tokens({"role": "system", "content": "Rules."}, counter)
         )
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"role": "user", "content": "Hello there."},
+        {"role": "assistant", "content": ""},
+        {"role": "system", "content": "Rules."},
+        {"role": "developer", "content": "Rules."},
+        {"role": "tool", "content": "42"},
+        {"role": "user", "content": None},
+        {"role": "user", "content": "Hi.", "name": "Sam"},
+        {"role": "tool", "content": "42", "toolCallId": "call_1"},
+    ],
+)
+def test_message_cost_is_its_wire_message_cost(message: Any) -> None:
+    """The history walk prices a role-and-text message without building its wire form; the
+    price is the wire message's, whatever the message holds."""
+    counter = counter_for("o200k_base")
+    dialect = get_dialect("openai")
+    wire = dialect.message(message)  # type: ignore[attr-defined]
+    expected = dialect._wire_message_tokens(wire, counter)  # type: ignore[attr-defined]
+    assert dialect.message_tokens(message, counter) == expected
