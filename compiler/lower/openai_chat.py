@@ -152,6 +152,8 @@ def distinct_names(messages: list[Message]) -> list[Message]:
     (:func:`participant_name`) has no letter or digit left, or is shared with another
     speaker's (``Аня`` and ``Оля`` both become ``___``), goes into the content as a
     ``Name: `` prefix instead of the ``name`` field."""
+    if "name" not in set().union(*messages):
+        return messages  # nobody named (most conversations)
     named = {m["name"] for m in messages if m.get("name") and m["role"] in _NAMED_ROLES}
     owners: dict[str, set[str]] = {}
     for name in named:
@@ -192,9 +194,10 @@ class OpenAIChat(Dialect):
         report: list[Diagnostic] | None = None,
     ) -> ModelRequest:
         messages, tools = prepared(frame, self, options, report, id_limit=MAX_CALL_ID)
+        system = system_role(model)
         body: ModelRequest = {
             "model": model,
-            "messages": [self.message(m, system_role(model)) for m in distinct_names(messages)],
+            "messages": [self.message(m, system) for m in distinct_names(messages)],
         }
         if tools:
             body["tools"] = [self.tool(t) for t in tools]
@@ -205,6 +208,8 @@ class OpenAIChat(Dialect):
         """The wire message; ``system`` is the role system text takes (:func:`system_role`)."""
         role = system if m["role"] == "system" else m["role"]
         out: dict[str, Any] = {"role": role, "content": m["content"]}
+        if len(m) == 2 and role != "tool":  # a role and its text: most messages
+            return out
         if "name" in m and m["role"] in _NAMED_ROLES:
             out["name"] = participant_name(m["name"])
         if m.get("toolCalls"):
@@ -237,6 +242,12 @@ class OpenAIChat(Dialect):
 
     # -- counting ----------------------------------------------------------------------
     def _wire_message_tokens(self, msg: dict[str, Any], counter: TokenCounter) -> int:
+        if len(msg) == 2:  # a role and its text (or null): most messages
+            role, content = msg.get("role"), msg.get("content")
+            if type(role) is str and (content is None or type(content) is str):
+                return (
+                    PER_MESSAGE + counter.count(role) + (counter.count(content) if content else 0)
+                )
         n = PER_MESSAGE
         for key, value in msg.items():
             if isinstance(value, str):
