@@ -9,8 +9,8 @@ Order of preference for a component's summary (:class:`SummaryChain`):
    ``compile(summaries={component id or kind: text})``;
 2. the user-supplied callable (for an LLM), when one is configured;
 3. :class:`ExtractiveSummarizer`: no network, deterministic, and cheap on long inputs (it
-   reads an evenly spaced sample of at most ``picks`` messages or sentences, never the whole
-   of a long cut history).
+   reads a sample of at most ``picks`` messages or sentences, never the whole of a long cut
+   history: sentences evenly spaced; messages on a grid that stays put as the cut moves).
 
 Whatever a summarizer returns is fitted to the target by whole sentences
 (:func:`~compiler.fit.truncate.fit_sentences`): never a fragment cut mid-word, never a
@@ -80,6 +80,17 @@ def _first_sentence(text: str, limit: int = 200) -> str:
     return head[: snap_back(head, limit - 1)].rstrip() + "…"
 
 
+def _grid(n: int, k: int) -> list[int]:
+    """At most ``k`` indices of ``range(n)``: every ``step``-th from 0, ``step`` the least
+    power of two that is few enough. While ``n`` grows the indices stay (new ones join at
+    the end), and when the step doubles, half of them stay: a history cut that moves a
+    little from turn to turn samples the same messages, so its summary stays the same."""
+    step = 1
+    while -(-n // step) > k:
+        step *= 2
+    return list(range(0, n, step))
+
+
 def _spread(n: int, k: int) -> list[int]:
     """``k`` evenly spaced indices of ``range(n)``, first and last included."""
     if n <= k:
@@ -112,7 +123,7 @@ class ExtractiveSummarizer:
         if request.messages:
             msgs = request.messages
             out = []
-            for i in _spread(len(msgs), self.picks):
+            for i in _grid(len(msgs), self.picks):
                 m = msgs[i]
                 content = m.get("content") or ""
                 if not content.strip():

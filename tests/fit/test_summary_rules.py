@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import compiler
 from compiler.fit import SummaryRequest, truncate_text
@@ -21,6 +23,7 @@ from compiler.fit.summarize import (
     ExtractiveSummarizer,
     SummaryCache,
     SummaryChain,
+    _grid,
 )
 from compiler.fit.truncate import ELLIPSIS, fit_sentences
 from compiler.tokens import counter_for
@@ -281,3 +284,30 @@ def test_the_builtin_system_prompt_names_finish_only_when_offered(tmp_path: Path
     assert "workspace.finish" not in {t["name"] for t in result.tools}
     text = json.dumps(result.request["messages"])
     assert "workspace.finish" not in text and "workspace_finish" not in text
+
+
+@given(st.integers(min_value=0, max_value=5000), st.integers(min_value=1, max_value=64))
+def test_history_sample_stays_put_as_the_cut_grows(n: int, k: int) -> None:
+    """The messages a cut history's extractive summary samples: at most ``k``, in order,
+    within the cut; one more message cut keeps every one of them (new ones join at the end),
+    or, when the grid's step doubles, keeps every other one: never a fresh sample."""
+    before, after = _grid(n, k), _grid(n + 1, k)
+    assert len(after) <= k and after == sorted(set(after)) and all(0 <= i <= n for i in after)
+    old = [i for i in after if i < n]  # what was cut before: all sampled before, too
+    assert set(old) <= set(before)
+    assert after[: len(before)] == before or len(old) >= len(before) // 2
+    if n:
+        assert before[0] == 0 and len(before) >= min(n, k) // 2
+
+
+def test_summary_of_a_growing_cut_keeps_its_lines() -> None:
+    """Turn after turn (one more message cut each time), the summary lines stay the same
+    until the sample's step doubles; the first sentences are not read again."""
+    messages: list[Any] = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"Line {i}. More text."}
+        for i in range(400)
+    ]
+    summarizer = ExtractiveSummarizer(COUNTER)
+    request = SummaryRequest("h", "ChatHistory", 1000, messages=messages[:300])
+    grown = SummaryRequest("h", "ChatHistory", 1000, messages=messages[:301])
+    assert summarizer.lines(grown) == summarizer.lines(request)
