@@ -30,9 +30,9 @@ import copy
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field, field_serializer, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from compiler.errors import Diagnostic
 from compiler.profile.checks import check_merged
@@ -59,9 +59,12 @@ __all__ = [
     "ProvenanceEntry",
     "ResolvedAgentProfile",
     "ResolvedToolPolicy",
+    "copy_profile",
     "fragment_from_model",
     "merge_layers",
 ]
+
+_M = TypeVar("_M", bound=BaseModel)
 
 ACCUMULATING_LISTS: frozenset[tuple[str, ...]] = frozenset(
     {
@@ -101,7 +104,9 @@ def fragment_from_model(
 
 
 class ProvenanceEntry(_Model):
-    """Which layer, and which file, set a field."""
+    """Which layer, and which file, set a field (immutable: a copy of a profile shares it)."""
+
+    model_config = ConfigDict(frozen=True)
 
     layer: Layer
     file: str | None = None
@@ -182,6 +187,45 @@ class ResolvedAgentProfile(AgentProfile):
             or not any(tool_matches(pattern, name) for name in names)
         ]
         return self.model_copy(update={"tools": tools, "warnings": warnings})
+
+
+_SHARED: tuple[type, ...] = (str, int, float, bool, type(None), Diagnostic, ProvenanceEntry)
+"""Immutable values a copy of a profile shares with the original."""
+
+
+def copy_profile(profile: ResolvedAgentProfile) -> ResolvedAgentProfile:
+    """A deep copy of ``profile`` (what one changes, the other never sees), made by walking
+    the models, lists and dicts a profile holds and sharing its immutable leaves: an order of
+    magnitude cheaper than ``model_copy(deep=True)``, for a session handing out the profile it
+    keeps turn after turn."""
+    return _copied_model(profile)
+
+
+def _copied(value: Any) -> Any:
+    kind = type(value)
+    if kind in _SHARED:
+        return value
+    if kind is list:
+        return [v if type(v) in _SHARED else _copied(v) for v in value]
+    if kind is dict:
+        return {k: v if type(v) in _SHARED else _copied(v) for k, v in value.items()}
+    if isinstance(value, BaseModel):
+        return _copied_model(value)
+    return copy.deepcopy(value)
+
+
+def _copied_model(model: _M) -> _M:
+    """A copy of ``model`` as pydantic's own ``__copy__`` makes one (a new instance with its
+    field values, extra values, fields-set and private values), its values copied too."""
+    cls = type(model)
+    new = cls.__new__(cls)
+    fields = {k: v if type(v) in _SHARED else _copied(v) for k, v in model.__dict__.items()}
+    extra, private = model.__pydantic_extra__, getattr(model, "__pydantic_private__", None)
+    object.__setattr__(new, "__dict__", fields)
+    object.__setattr__(new, "__pydantic_extra__", None if extra is None else _copied(extra))
+    object.__setattr__(new, "__pydantic_fields_set__", set(model.__pydantic_fields_set__))
+    object.__setattr__(new, "__pydantic_private__", None if private is None else _copied(private))
+    return new
 
 
 # --------------------------------------------------------------------------- merging

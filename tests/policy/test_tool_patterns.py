@@ -14,7 +14,7 @@ from compiler.tool_catalogue import (
 )
 
 # the characters that matter: wildcards, both separators, case, a newline, a regex meta
-_CHARS = st.sampled_from(list("ab.*?_A\n[$") + ["workspace", "mcp"])
+_CHARS = st.sampled_from([*"ab.*?_A\n[$", "workspace", "mcp"])
 _TEXT = st.lists(_CHARS, max_size=6).map("".join)
 _TOOLS = st.lists(st.one_of(_TEXT, st.sampled_from(KNOWN_TOOLS)), max_size=6)
 
@@ -42,7 +42,9 @@ def test_policy_is_the_pairwise_rule(allow: list[str], deny: list[str], run: lis
     assert result.visible == _by_pair(allow, deny, known)
     assert result.approval_required == result.visible
     unmatched = [
-        f"tools.allow[{i}]" for i, p in enumerate(allow) if not any(tool_matches(p, t) for t in known)
+        f"tools.allow[{i}]"
+        for i, p in enumerate(allow)
+        if not any(tool_matches(p, t) for t in known)
     ]
     assert [w.path for w in result.warnings] == unmatched
 
