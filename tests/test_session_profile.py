@@ -108,3 +108,13 @@ def test_a_profile_copy_is_equal_and_shares_nothing_mutable() -> None:
     original, other = mutable(profile), mutable(copied)
     assert original.keys() == other.keys() and len(original) > 20
     assert not set(original.values()) & set(other.values())
+
+
+def test_the_built_in_profile_resolved_again_is_untouched_by_a_caller_s_changes() -> None:
+    first = ProfileLayers().resolve()
+    expected = first.model_copy(deep=True)
+    vandalize(first)
+    second = ProfileLayers().resolve()
+    assert second == expected
+    assert second.provenance["id"].layer == "builtin"
+    assert second.tools.visible and "workspace.write_file" in second.tools.visible

@@ -27,6 +27,7 @@ offending field.
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -38,6 +39,7 @@ from compiler.errors import Diagnostic
 from compiler.profile.checks import check_merged
 from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, DEFAULT_WRITER
 from compiler.profile.models import (
+    DEFAULT_PROFILE_ID,
     AgentProfile,
     Layer,
     ProfileValidationError,
@@ -189,7 +191,9 @@ class ResolvedAgentProfile(AgentProfile):
         return self.model_copy(update={"tools": tools, "warnings": warnings})
 
 
-_SHARED: tuple[type, ...] = (str, int, float, bool, type(None), Diagnostic, ProvenanceEntry)
+_SHARED: frozenset[type] = frozenset(
+    {str, int, float, bool, type(None), Diagnostic, ProvenanceEntry}
+)
 """Immutable values a copy of a profile shares with the original."""
 
 
@@ -323,9 +327,19 @@ def _model_switches(current: dict[str, Any], new: dict[str, Any]) -> bool:
     return new.get("mode") is not None and new["mode"] != current.get("mode")
 
 
+@functools.cache
 def _builtin_fragment() -> Fragment:
+    """The built-in default-writer as a fragment: a constant, made once (merging reads a
+    fragment's data and never changes it)."""
     full = AgentProfile.model_validate(DEFAULT_WRITER)
     return Fragment(layer="builtin", data=full.model_dump(mode="json", by_alias=True))
+
+
+@functools.cache
+def _builtin_profile() -> ResolvedAgentProfile:
+    """The built-in default-writer resolved with no other layer: a constant, made once and
+    never handed out (:func:`merge_layers` gives a copy)."""
+    return _merged([], profile_id=DEFAULT_PROFILE_ID, id_source=None, enabled=None)
 
 
 def merge_layers(
@@ -341,6 +355,18 @@ def merge_layers(
     lists the agent schemas' explicit ``enabled`` flags, lowest precedence first. Raises
     :class:`ProfileValidationError` with every error found in the merged profile.
     """
+    if not fragments and not enabled and id_source is None and profile_id == DEFAULT_PROFILE_ID:
+        return copy_profile(_builtin_profile())  # no layer but the built-in: a constant
+    return _merged(fragments, profile_id=profile_id, id_source=id_source, enabled=enabled)
+
+
+def _merged(
+    fragments: list[Fragment],
+    *,
+    profile_id: str,
+    id_source: Fragment | None,
+    enabled: list[tuple[bool, Fragment]] | None,
+) -> ResolvedAgentProfile:
     merger = _Merger()
     builtin = _builtin_fragment()
     merger.add(builtin)
