@@ -252,6 +252,14 @@ class _Merger:
         self.data: dict[str, Any] = {}
         self.sources: dict[str, _Source] = {}
 
+    @classmethod
+    def over_builtin(cls) -> _Merger:
+        """A merger holding the built-in defaults (their merge is made once and copied)."""
+        data, sources = _builtin_merge()
+        merger = cls()
+        merger.data, merger.sources = _json_copy(data), dict(sources)
+        return merger
+
     def add(self, fragment: Fragment) -> None:
         src = _Source(fragment.layer, fragment.file, fragment.path)
         self._merge(self.data, fragment.data, (), src)
@@ -281,12 +289,18 @@ class _Merger:
             ):
                 self._merge(current, value, here, src)
             else:
-                self._forget(here)
-                base[key] = copy.deepcopy(value)
+                self._forget(here, current)
+                base[key] = _json_copy(value)
                 self._record(here, value, src)
 
-    def _forget(self, path: tuple[str, ...]) -> None:
+    def _forget(self, path: tuple[str, ...], current: Any) -> None:
+        """Drop the sources of ``path`` and below (its value ``current`` is replaced)."""
         name = format_path(path)
+        if not (isinstance(current, dict | list) and current):
+            # nothing below a scalar or an empty value was recorded (replacing one by a
+            # non-empty value forgot what was below it)
+            self.sources.pop(name, None)
+            return
         for key in [k for k in self.sources if k == name or k.startswith((name + ".", name + "["))]:
             del self.sources[key]
 
@@ -315,6 +329,28 @@ class _Merger:
             tokens.pop()
         below = [s for k, s in self.sources.items() if k.startswith((path + ".", path + "["))]
         return below[-1] if below else None
+
+
+@functools.cache
+def _builtin_merge() -> tuple[dict[str, Any], dict[str, _Source]]:
+    """The built-in defaults merged into an empty merger: a constant, made once (a merger
+    starts from a copy, :meth:`_Merger.over_builtin`)."""
+    merger = _Merger()
+    merger.add(_builtin_fragment())
+    return merger.data, merger.sources
+
+
+def _json_copy(value: Any) -> Any:
+    """A deep copy of JSON data (dicts, lists and immutable scalars); anything else is
+    copied by :func:`copy.deepcopy`."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _json_copy(v) for k, v in value.items()}
+    if kind is list:
+        return [_json_copy(v) for v in value]
+    if kind in _SHARED:
+        return value
+    return copy.deepcopy(value)
 
 
 def _model_switches(current: dict[str, Any], new: dict[str, Any]) -> bool:
@@ -367,9 +403,8 @@ def _merged(
     id_source: Fragment | None,
     enabled: list[tuple[bool, Fragment]] | None,
 ) -> ResolvedAgentProfile:
-    merger = _Merger()
+    merger = _Merger.over_builtin()
     builtin = _builtin_fragment()
-    merger.add(builtin)
     alias_warnings: list[Diagnostic] = []
     user_allow: tuple[list[str], _Source] | None = None
     for fragment in fragments:
@@ -479,16 +514,18 @@ def _canonical_tool_names(fragment: Fragment) -> tuple[dict[str, Any], list[Diag
     return {**fragment.data, "tools": out}, warnings
 
 
-def _fill_defaults(merger: _Merger, value: Any, path: tuple[str, ...]) -> None:
-    """Give a leaf no layer set (a default inside a replaced object) its object's source."""
+def _fill_defaults(
+    merger: _Merger, value: Any, path: tuple[str, ...], name: str = "", parent: str = ""
+) -> None:
+    """Give a leaf no layer set (a default inside a replaced object) its object's source
+    (``name``: ``path`` formatted, ``parent``: its parent's)."""
     if path in (("tools", "visible"), ("tools", "approvalRequired")):
         return
     if isinstance(value, dict) and value:
         for key, item in value.items():
-            _fill_defaults(merger, item, (*path, key))
+            _fill_defaults(merger, item, (*path, key), format_path((key,), name), name)
         return
-    name = format_path(path)
     if name in merger.sources:
         return
-    src = merger.source_of(name) or merger.source_of(format_path(path[:-1]))
+    src = merger.source_of(name) or merger.source_of(parent)
     merger.sources[name] = src or _Source("builtin", None, "")
