@@ -6,7 +6,6 @@ Internal: the functions are public as ``compiler.compile`` and friends.
 from __future__ import annotations
 
 import contextlib
-import copy
 import dataclasses
 import json
 import os
@@ -61,9 +60,11 @@ from compiler.profile import ProfileLayers, ResolvedAgentProfile
 from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, system_prompt_for
 from compiler.profile.models import PlanNode, PlanPolicy, ProfileValidationError
 from compiler.profile.plan import check_plan, load_plan, node_tools
+from compiler.profile.resolve import copy_profile
 from compiler.tavern.assemble import assemble_preset, default_mode
 from compiler.tavern.preset import PresetSettings, TavernPreset, ordered_prompts, read_preset
 from compiler.tokens import TokenCounter, counter_for
+from compiler.tool_catalogue import KNOWN_TOOLS
 
 
 @dataclass
@@ -147,15 +148,28 @@ def deep_inputs_coded() -> Iterator[None]:
         raise too_deep() from None
 
 
+@dataclass(frozen=True)
+class ProfileMemo:
+    """A profile a session resolved from the default layers: ``key`` (the card's source name
+    and JSON text), the profile as resolved and the warnings its readers gave; and that
+    profile bound to the run tools ``names`` (``bound``). Neither profile is ever handed out:
+    a compile gets a copy (:func:`~compiler.profile.resolve.copy_profile`)."""
+
+    key: tuple[str, str]
+    resolved: ResolvedAgentProfile
+    warnings: tuple[Diagnostic, ...]
+    names: tuple[str, ...]
+    bound: ResolvedAgentProfile
+
+
 @dataclass
 class TurnMemo:
     """What a session's compile keeps for the next turn: the chat it checked, and the
-    profile it resolved from the default layers (by the card's content: its source name and
-    JSON text), with the warnings its readers gave. What it keeps is never handed out: a
-    compile gets a deep copy. One reference swapped whole per field (thread-safe)."""
+    profile it resolved from the default layers (:class:`ProfileMemo`). One reference swapped
+    whole per field (thread-safe)."""
 
     chat: ChatMemo = field(default_factory=ChatMemo)
-    profile: tuple[tuple[str, str], ResolvedAgentProfile, tuple[Diagnostic, ...]] | None = None
+    profile: ProfileMemo | None = None
 
 
 def _profile_key(opts: CompileOptions, ctx: RunContext) -> tuple[str, str] | None:
@@ -172,6 +186,9 @@ def _profile_key(opts: CompileOptions, ctx: RunContext) -> tuple[str, str] | Non
         return None
 
 
+_KNOWN_TOOLS = frozenset(KNOWN_TOOLS)
+
+
 def _resolve(
     src: Source,
     ctx: RunContext,
@@ -180,28 +197,42 @@ def _resolve(
     memo: TurnMemo | None = None,
 ) -> ResolvedAgentProfile:
     """The profile of this compile, bound to the run's tools: every input is read once (the
-    layers get the preset and the card already parsed); with a ``memo``, the last turn's
-    profile when it came from the same layers (its readers' warnings told again)."""
+    layers get the preset and the card already parsed); with a ``memo``, a copy of the last
+    turn's profile when it came from the same layers (its readers' warnings told again), bound
+    again only when the run's tool names changed."""
+    names = tuple(dict.fromkeys(t.name for t in ctx.tools))
+    if isinstance(opts.profile, ResolvedAgentProfile):
+        return opts.profile.with_run_tools(names)
     key = _profile_key(opts, ctx) if memo is not None else None
     last = memo.profile if memo is not None else None
-    if isinstance(opts.profile, ResolvedAgentProfile):
-        resolved = opts.profile
-    elif key is not None and last is not None and last[0] == key:
-        resolved = last[1].model_copy(deep=True)
-        found.extend(copy.deepcopy(last[2]))
-    else:
-        given, before = opts.profile, len(found)
-        layers = given if isinstance(given, ProfileLayers) else ProfileLayers(given)
-        preset = src.preset.layer_source() if src.preset is not None else None
-        resolved = dataclasses.replace(
-            layers,
-            preset=layers.preset or preset,
-            character=layers.character or ctx.character_source(),
-        ).resolve()
-        if memo is not None and key is not None:
-            memo.profile = (key, resolved.model_copy(deep=True), tuple(found[before:]))
-    # the one computation of tool visibility for this run: known tools plus the run's own
-    return resolved.with_run_tools(t.name for t in ctx.tools)
+    if memo is not None and last is not None and last.key == key:
+        found.extend(last.warnings)  # frozen diagnostics: shared, not copied
+        if last.names != names:
+            last = dataclasses.replace(last, names=names, bound=_bind(last.resolved, names))
+            memo.profile = last
+        return copy_profile(last.bound)
+    given, before = opts.profile, len(found)
+    layers = given if isinstance(given, ProfileLayers) else ProfileLayers(given)
+    preset = src.preset.layer_source() if src.preset is not None else None
+    resolved = dataclasses.replace(
+        layers,
+        preset=layers.preset or preset,
+        character=layers.character or ctx.character_source(),
+    ).resolve()
+    bound = _bind(resolved, names)
+    if memo is None or key is None:
+        return bound
+    memo.profile = ProfileMemo(key, resolved, tuple(found[before:]), names, bound)
+    return copy_profile(bound)
+
+
+def _bind(resolved: ResolvedAgentProfile, names: tuple[str, ...]) -> ResolvedAgentProfile:
+    """A profile just resolved, bound to the run's tool names: the one computation of tool
+    visibility for the run (known tools plus the run's own). A resolved profile's visibility
+    is over the known tools already: when the run adds none, it is that profile."""
+    if _KNOWN_TOOLS.issuperset(names):
+        return resolved
+    return resolved.with_run_tools(names)
 
 
 def compile_source(

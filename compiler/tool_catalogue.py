@@ -47,6 +47,7 @@ from compiler.errors import Diagnostic, did_you_mean
 __all__ = [
     "KNOWN_TOOLS",
     "RUNTIME_ONLY_TOOLS",
+    "ToolPatterns",
     "ToolPolicyResult",
     "ToolRules",
     "canonical_tool_name",
@@ -123,7 +124,8 @@ def tool_matches(pattern: str, tool: str) -> bool:
 
 
 def tool_matches_any(patterns: Iterable[str], tool: str) -> bool:
-    """True when any of the tool ``patterns`` matches ``tool`` (see :func:`tool_matches`)."""
+    """True when any of the tool ``patterns`` matches ``tool`` (see :func:`tool_matches`);
+    to test many tools against one list, compile it once (:class:`ToolPatterns`)."""
     return any(tool_matches(p, tool) for p in patterns)
 
 
@@ -166,6 +168,55 @@ def unmatched_allow_pattern(diagnostic: Diagnostic) -> str | None:
     return found.group(1) if found else None
 
 
+class ToolPatterns:
+    """A list of tool patterns compiled once, to test many tools against (the same answers
+    as :func:`tool_matches_any`): a pattern with no wildcard is compared by set membership,
+    one whose only wildcard is a trailing ``*`` by prefix, any other by its regex."""
+
+    __slots__ = ("_exact", "_prefixes", "_regexes")
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        exact: set[str] = set()
+        prefixes: list[str] = []
+        regexes: list[re.Pattern[str]] = []
+        for pattern in patterns:
+            form = to_provider_name(pattern)
+            star = form.endswith("*")
+            head = form[:-1] if star else form
+            if "*" in head or "?" in head:
+                regexes.append(_compile(form))
+            elif star:
+                prefixes.append(head)
+            else:
+                exact.add(form)
+        self._exact = frozenset(exact)
+        self._prefixes = tuple(prefixes)
+        self._regexes = tuple(regexes)
+
+    def matches(self, tool: str) -> bool:
+        """True when any of the patterns matches ``tool`` (see :func:`tool_matches`)."""
+        return self.matches_name(to_provider_name(tool).lower())
+
+    def matches_name(self, name: str) -> bool:
+        """:meth:`matches` of a tool already in its compared form (provider name, lowercase)."""
+        if name in self._exact:
+            return True
+        # ``*`` is ``[^\n]*``: a prefix pattern admits no newline after its prefix
+        for prefix in self._prefixes:
+            if name.startswith(prefix) and "\n" not in name[len(prefix) :]:
+                return True
+        return any(regex.fullmatch(name) is not None for regex in self._regexes)
+
+
+def _matches_some(pattern: str, names: frozenset[str]) -> bool:
+    """True when the tool ``pattern`` matches one of ``names`` (compared forms)."""
+    form = to_provider_name(pattern)
+    if "*" not in form and "?" not in form:
+        return form in names
+    regex = _compile(form)
+    return any(regex.fullmatch(name) is not None for name in names)
+
+
 def evaluate_tool_policy(
     *,
     allow: Sequence[str],
@@ -180,11 +231,14 @@ def evaluate_tool_policy(
     """Visible and approval-required tools (in ``known`` order) and the allow warnings.
 
     ``ceiling`` (None: none) is an allow list nothing outside of which is visible, whatever
-    ``mode`` says. Patterns match by provider name (:func:`tool_matches`).
+    ``mode`` says. Patterns match by provider name (:func:`tool_matches`); each list is
+    compiled once (:class:`ToolPatterns`) and each tool's compared form made once.
     """
+    names = [(tool, to_provider_name(tool).lower()) for tool in known]
+    compared = frozenset(name for _, name in names)
     warnings: list[Diagnostic] = []
     for index, pattern in enumerate(allow):
-        if not any(tool_matches(pattern, tool) for tool in known):
+        if not _matches_some(pattern, compared):
             warnings.append(
                 Diagnostic(
                     code="agent.profile_unknown_tool",
@@ -195,15 +249,22 @@ def evaluate_tool_policy(
                     file=file,
                 )
             )
-    visible = tuple(
-        tool
-        for tool in known
-        if not tool_matches_any(deny, tool)
-        and (mode == "permissive" or tool_matches_any(allow, tool))
-        and (ceiling is None or tool_matches_any(ceiling, tool))
+    denied, allowed = ToolPatterns(deny), ToolPatterns(allow)
+    bound = ToolPatterns(ceiling) if ceiling is not None else None
+    visible = [
+        (tool, name)
+        for tool, name in names
+        if not denied.matches_name(name)
+        and (mode == "permissive" or allowed.matches_name(name))
+        and (bound is None or bound.matches_name(name))
+    ]
+    approving = ToolPatterns(require_approval)
+    approval = tuple(tool for tool, name in visible if approving.matches_name(name))
+    return ToolPolicyResult(
+        visible=tuple(tool for tool, _ in visible),
+        approval_required=approval,
+        warnings=tuple(warnings),
     )
-    approval = tuple(tool for tool in visible if tool_matches_any(require_approval, tool))
-    return ToolPolicyResult(visible=visible, approval_required=approval, warnings=tuple(warnings))
 
 
 class ToolRules(Protocol):

@@ -36,13 +36,16 @@ class Codes:
     invalid: str
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def format_path(parts: Iterable[str | int], prefix: str = "") -> str:
     """``("profiles", 0, "tools", "alow")`` -> ``profiles[0].tools.alow``; odd keys quoted."""
     out = prefix
     for part in parts:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
+        elif not _PLAIN_KEY.fullmatch(part):
             out += f"[{part!r}]".replace("'", '"')
         else:
             out += f".{part}" if out else part

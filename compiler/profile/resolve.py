@@ -27,17 +27,19 @@ offending field.
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field, field_serializer, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from compiler.errors import Diagnostic
 from compiler.profile.checks import check_merged
 from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, DEFAULT_WRITER
 from compiler.profile.models import (
+    DEFAULT_PROFILE_ID,
     AgentProfile,
     Layer,
     ProfileValidationError,
@@ -59,9 +61,12 @@ __all__ = [
     "ProvenanceEntry",
     "ResolvedAgentProfile",
     "ResolvedToolPolicy",
+    "copy_profile",
     "fragment_from_model",
     "merge_layers",
 ]
+
+_M = TypeVar("_M", bound=BaseModel)
 
 ACCUMULATING_LISTS: frozenset[tuple[str, ...]] = frozenset(
     {
@@ -101,7 +106,9 @@ def fragment_from_model(
 
 
 class ProvenanceEntry(_Model):
-    """Which layer, and which file, set a field."""
+    """Which layer, and which file, set a field (immutable: a copy of a profile shares it)."""
+
+    model_config = ConfigDict(frozen=True)
 
     layer: Layer
     file: str | None = None
@@ -184,6 +191,47 @@ class ResolvedAgentProfile(AgentProfile):
         return self.model_copy(update={"tools": tools, "warnings": warnings})
 
 
+_SHARED: frozenset[type] = frozenset(
+    {str, int, float, bool, type(None), Diagnostic, ProvenanceEntry}
+)
+"""Immutable values a copy of a profile shares with the original."""
+
+
+def copy_profile(profile: ResolvedAgentProfile) -> ResolvedAgentProfile:
+    """A deep copy of ``profile`` (what one changes, the other never sees), made by walking
+    the models, lists and dicts a profile holds and sharing its immutable leaves: an order of
+    magnitude cheaper than ``model_copy(deep=True)``, for a session handing out the profile it
+    keeps turn after turn."""
+    return _copied_model(profile)
+
+
+def _copied(value: Any) -> Any:
+    kind = type(value)
+    if kind in _SHARED:
+        return value
+    if kind is list:
+        return [v if type(v) in _SHARED else _copied(v) for v in value]
+    if kind is dict:
+        return {k: v if type(v) in _SHARED else _copied(v) for k, v in value.items()}
+    if isinstance(value, BaseModel):
+        return _copied_model(value)
+    return copy.deepcopy(value)
+
+
+def _copied_model(model: _M) -> _M:
+    """A copy of ``model`` as pydantic's own ``__copy__`` makes one (a new instance with its
+    field values, extra values, fields-set and private values), its values copied too."""
+    cls = type(model)
+    new = cls.__new__(cls)
+    fields = {k: v if type(v) in _SHARED else _copied(v) for k, v in model.__dict__.items()}
+    extra, private = model.__pydantic_extra__, getattr(model, "__pydantic_private__", None)
+    object.__setattr__(new, "__dict__", fields)
+    object.__setattr__(new, "__pydantic_extra__", None if extra is None else _copied(extra))
+    object.__setattr__(new, "__pydantic_fields_set__", set(model.__pydantic_fields_set__))
+    object.__setattr__(new, "__pydantic_private__", None if private is None else _copied(private))
+    return new
+
+
 # --------------------------------------------------------------------------- merging
 
 
@@ -203,6 +251,14 @@ class _Merger:
     def __init__(self) -> None:
         self.data: dict[str, Any] = {}
         self.sources: dict[str, _Source] = {}
+
+    @classmethod
+    def over_builtin(cls) -> _Merger:
+        """A merger holding the built-in defaults (their merge is made once and copied)."""
+        data, sources = _builtin_merge()
+        merger = cls()
+        merger.data, merger.sources = _json_copy(data), dict(sources)
+        return merger
 
     def add(self, fragment: Fragment) -> None:
         src = _Source(fragment.layer, fragment.file, fragment.path)
@@ -233,12 +289,18 @@ class _Merger:
             ):
                 self._merge(current, value, here, src)
             else:
-                self._forget(here)
-                base[key] = copy.deepcopy(value)
+                self._forget(here, current)
+                base[key] = _json_copy(value)
                 self._record(here, value, src)
 
-    def _forget(self, path: tuple[str, ...]) -> None:
+    def _forget(self, path: tuple[str, ...], current: Any) -> None:
+        """Drop the sources of ``path`` and below (its value ``current`` is replaced)."""
         name = format_path(path)
+        if not (isinstance(current, dict | list) and current):
+            # nothing below a scalar or an empty value was recorded (replacing one by a
+            # non-empty value forgot what was below it)
+            self.sources.pop(name, None)
+            return
         for key in [k for k in self.sources if k == name or k.startswith((name + ".", name + "["))]:
             del self.sources[key]
 
@@ -269,6 +331,28 @@ class _Merger:
         return below[-1] if below else None
 
 
+@functools.cache
+def _builtin_merge() -> tuple[dict[str, Any], dict[str, _Source]]:
+    """The built-in defaults merged into an empty merger: a constant, made once (a merger
+    starts from a copy, :meth:`_Merger.over_builtin`)."""
+    merger = _Merger()
+    merger.add(_builtin_fragment())
+    return merger.data, merger.sources
+
+
+def _json_copy(value: Any) -> Any:
+    """A deep copy of JSON data (dicts, lists and immutable scalars); anything else is
+    copied by :func:`copy.deepcopy`."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _json_copy(v) for k, v in value.items()}
+    if kind is list:
+        return [_json_copy(v) for v in value]
+    if kind in _SHARED:
+        return value
+    return copy.deepcopy(value)
+
+
 def _model_switches(current: dict[str, Any], new: dict[str, Any]) -> bool:
     def form(d: dict[str, Any]) -> str:
         direct = d.get("source") is not None or d.get("model") is not None
@@ -279,9 +363,19 @@ def _model_switches(current: dict[str, Any], new: dict[str, Any]) -> bool:
     return new.get("mode") is not None and new["mode"] != current.get("mode")
 
 
+@functools.cache
 def _builtin_fragment() -> Fragment:
+    """The built-in default-writer as a fragment: a constant, made once (merging reads a
+    fragment's data and never changes it)."""
     full = AgentProfile.model_validate(DEFAULT_WRITER)
     return Fragment(layer="builtin", data=full.model_dump(mode="json", by_alias=True))
+
+
+@functools.cache
+def _builtin_profile() -> ResolvedAgentProfile:
+    """The built-in default-writer resolved with no other layer: a constant, made once and
+    never handed out (:func:`merge_layers` gives a copy)."""
+    return _merged([], profile_id=DEFAULT_PROFILE_ID, id_source=None, enabled=None)
 
 
 def merge_layers(
@@ -297,9 +391,20 @@ def merge_layers(
     lists the agent schemas' explicit ``enabled`` flags, lowest precedence first. Raises
     :class:`ProfileValidationError` with every error found in the merged profile.
     """
-    merger = _Merger()
+    if not fragments and not enabled and id_source is None and profile_id == DEFAULT_PROFILE_ID:
+        return copy_profile(_builtin_profile())  # no layer but the built-in: a constant
+    return _merged(fragments, profile_id=profile_id, id_source=id_source, enabled=enabled)
+
+
+def _merged(
+    fragments: list[Fragment],
+    *,
+    profile_id: str,
+    id_source: Fragment | None,
+    enabled: list[tuple[bool, Fragment]] | None,
+) -> ResolvedAgentProfile:
+    merger = _Merger.over_builtin()
     builtin = _builtin_fragment()
-    merger.add(builtin)
     alias_warnings: list[Diagnostic] = []
     user_allow: tuple[list[str], _Source] | None = None
     for fragment in fragments:
@@ -409,16 +514,18 @@ def _canonical_tool_names(fragment: Fragment) -> tuple[dict[str, Any], list[Diag
     return {**fragment.data, "tools": out}, warnings
 
 
-def _fill_defaults(merger: _Merger, value: Any, path: tuple[str, ...]) -> None:
-    """Give a leaf no layer set (a default inside a replaced object) its object's source."""
+def _fill_defaults(
+    merger: _Merger, value: Any, path: tuple[str, ...], name: str = "", parent: str = ""
+) -> None:
+    """Give a leaf no layer set (a default inside a replaced object) its object's source
+    (``name``: ``path`` formatted, ``parent``: its parent's)."""
     if path in (("tools", "visible"), ("tools", "approvalRequired")):
         return
     if isinstance(value, dict) and value:
         for key, item in value.items():
-            _fill_defaults(merger, item, (*path, key))
+            _fill_defaults(merger, item, (*path, key), format_path((key,), name), name)
         return
-    name = format_path(path)
     if name in merger.sources:
         return
-    src = merger.source_of(name) or merger.source_of(format_path(path[:-1]))
+    src = merger.source_of(name) or merger.source_of(parent)
     merger.sources[name] = src or _Source("builtin", None, "")
