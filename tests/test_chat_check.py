@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compiler.context.inputs import plain_messages
 from compiler.context.lazy_chat import ChatMemo, PlainChat, plain_chat, plain_snapshot
 from compiler.context.run import load_context
 
@@ -72,7 +73,7 @@ def messages(draw: st.DrawFn, texts: st.SearchStrategy[str] = TEXTS) -> dict[str
     null or absent."""
     msg: dict[str, Any] = {"role": draw(ROLES)}
     for key in ("content", "name"):
-        if draw(st.booleans()) or key == "content" and draw(st.booleans()):
+        if draw(st.booleans()) or (key == "content" and draw(st.booleans())):
             msg[key] = draw(st.one_of(texts, st.none()))
     return msg
 
@@ -173,3 +174,41 @@ def test_the_memo_sees_a_message_changed_in_place() -> None:
     assert again is not None and again[10] == {"role": "user", "content": "edited"}
     chat[10]["name"] = "Ann"  # a key added in place
     assert (memo.plain(chat) or [])[10] == {"role": "user", "content": "edited", "name": "Ann"}
+
+
+def flat_oracle(items: list[Any]) -> bool:
+    """:func:`plain_messages`' check as it was: a flat dict of text or null values under
+    ASCII text keys, no lone surrogate."""
+    for item in items:
+        if type(item) is not dict:
+            return False
+        for key, value in item.items():
+            if type(key) is not str or not key.isascii():
+                return False
+            if type(value) is str:
+                if not value.isascii() and _SURROGATE.search(value):
+                    return False
+            elif value is not None:
+                return False
+    return True
+
+
+FLAT_KEYS = st.one_of(KEYS, st.sampled_from(["sendDate", "clé", "toolCallId"]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            messages(),
+            odd_items(),
+            st.dictionaries(FLAT_KEYS, st.one_of(TEXTS, ODD_VALUES), max_size=4),
+        ),
+        max_size=12,
+    )
+)
+def test_flat_messages_are_recognised_as_before(items: list[Any]) -> None:
+    copies = plain_messages(items)
+    assert (copies is not None) == flat_oracle(items)
+    if copies is not None:
+        assert copies == items and all(a is not b for a, b in zip(copies, items, strict=True))

@@ -42,7 +42,7 @@ _ROLE = itemgetter("role")
 _CONTENT = itemgetter("content")
 
 
-def _no_surrogate(texts: list[Any]) -> bool:
+def no_surrogate(texts: list[Any]) -> bool:
     """Whether no text holds a lone surrogate: only non-ASCII text can, and the UTF-8
     encoder refuses one in a single pass over those texts joined."""
     if all(map(str.isascii, texts)):
@@ -65,7 +65,7 @@ def _column(items: list[dict[Any, Any]], key: str) -> list[Any] | None:
         texts = list(filter(None, values))  # the non-empty texts
     else:
         return None
-    return values if _no_surrogate(texts) else None
+    return values if no_surrogate(texts) else None
 
 
 def _columns(items: list[Any]) -> tuple[list[Any], list[Any], list[Any] | None] | None:
@@ -89,7 +89,7 @@ def _columns(items: list[Any]) -> tuple[list[Any], list[Any], list[Any] | None] 
     else:
         if list(map(type, contents)).count(str) == n and sum(map(len, items)) == 2 * n:
             # each message has a role and a text content, and no other key
-            return (roles, contents, None) if _no_surrogate(contents) else None
+            return (roles, contents, None) if no_surrogate(contents) else None
     keys = set().union(*items)
     if not _KEYS.issuperset(keys):
         return None
