@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from compiler.context.inputs import plain_messages
@@ -110,6 +110,8 @@ CHATS = st.one_of(
 
 
 @settings(max_examples=600, deadline=None)
+@example([{"role": "user"}, {"role": "user", Text("name"): "b"}])  # taken: equal to "name"
+@example([{"role": "user", "name": "a"}, {"role": Text("user")}])  # refused: a str subclass
 @given(CHATS)
 def test_the_check_decides_as_the_loop_it_replaced(items: list[Any]) -> None:
     expected = oracle(items)
@@ -197,6 +199,7 @@ FLAT_KEYS = st.one_of(KEYS, st.sampled_from(["sendDate", "clé", "toolCallId"]))
 
 
 @settings(max_examples=400, deadline=None)
+@example([{"name": "a"}, {Text("name"): "b"}])  # a str subclass key after an equal str key
 @given(
     st.lists(
         st.one_of(
