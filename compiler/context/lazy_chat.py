@@ -135,15 +135,6 @@ class PlainChat(Sequence[dict[str, Any]]):
     def __len__(self) -> int:
         return len(self.roles)
 
-    def _message(self, i: int) -> dict[str, Any]:
-        msg: dict[str, Any] = {"role": self.roles[i]}
-        content = self._contents[i]
-        if content is not _ABSENT:
-            msg["content"] = content
-        if self._names is not None and (name := self._names[i]) is not _ABSENT:
-            msg["name"] = name
-        return msg
-
     @overload
     def __getitem__(self, index: int) -> dict[str, Any]: ...
 
@@ -156,14 +147,16 @@ class PlainChat(Sequence[dict[str, Any]]):
                 raise ValueError("a plain chat slices with step 1 only")
             names = None if self._names is None else self._names[index]
             return PlainChat(self.roles[index], self._contents[index], names)
-        i = index.__index__()
-        n = len(self.roles)
-        if not -n <= i < n:
-            raise IndexError("chat index out of range")
-        return self._message(i % n)
+        msg: dict[str, Any] = {"role": self.roles[index]}  # a list's indexing and IndexError
+        content = self._contents[index]
+        if content is not _ABSENT:
+            msg["content"] = content
+        if self._names is not None and (name := self._names[index]) is not _ABSENT:
+            msg["name"] = name
+        return msg
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return map(self._message, range(len(self.roles)))
+        return map(self.__getitem__, range(len(self.roles)))
 
     def __repr__(self) -> str:
         return f"PlainChat({len(self)} messages)"
@@ -290,4 +283,4 @@ class LazyChat(Sequence[T], Generic[T]):
         raw = self._raw
         if isinstance(raw, PlainChat):  # the column the check read
             return raw.roles[self._start : self._stop]
-        return [raw[i]["role"] for i in range(self._start, self._stop)]
+        return list(map(_ROLE, raw[self._start : self._stop]))
