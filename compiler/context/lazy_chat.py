@@ -248,13 +248,17 @@ class LazyChat(Sequence[T], Generic[T]):
                 _start=self._start + start,
                 _stop=self._start + stop,
             )
-        n = len(self)
+        n = self._stop - self._start
         i = index.__index__()
         if i < 0:
             i += n
         if not 0 <= i < n:
             raise IndexError("chat index out of range")
-        return self._at(self._start + i)
+        i += self._start  # _at, inline: the fit reads each kept message through here
+        made = self._made[i]
+        if made is None:
+            made = self._made[i] = self._make(self._raw[i])
+        return made
 
     def __iter__(self) -> Iterator[T]:
         for i in range(self._start, self._stop):
