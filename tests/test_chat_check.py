@@ -3,6 +3,8 @@ replaced, for every input; a plain chat is kept as a snapshot of its texts (issu
 
 from __future__ import annotations
 
+import copy
+import pickle
 import re
 from typing import Any
 
@@ -215,3 +217,15 @@ def test_flat_messages_are_recognised_as_before(items: list[Any]) -> None:
     assert (copies is not None) == flat_oracle(items)
     if copies is not None:
         assert copies == items and all(a is not b for a, b in zip(copies, items, strict=True))
+
+
+def test_a_loaded_context_copies_and_pickles_as_before() -> None:
+    chat = [{"role": "user", "content": "a"}, {"role": "assistant", "name": "Bo"}]
+    ctx = load_context({"chat": chat})
+    want = [("user", "a", None), ("assistant", None, "Bo")]
+    for other in (copy.deepcopy(ctx), ctx.model_copy(deep=True), pickle.loads(pickle.dumps(ctx))):
+        assert [(m.role, m.content, m.name) for m in other.messages] == want
+        assert [m.model_fields_set for m in other.messages] == [
+            {"role", "content"},
+            {"role", "name"},
+        ]

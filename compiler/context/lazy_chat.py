@@ -35,6 +35,9 @@ class _Absent:
     def __bool__(self) -> bool:
         return False
 
+    def __reduce__(self) -> str:
+        return "_ABSENT"  # the one instance, through copy.deepcopy and pickle
+
 
 _ABSENT: Final = _Absent()
 _OPTIONAL = frozenset({str, type(None), _Absent})
@@ -149,9 +152,9 @@ class PlainChat(Sequence[dict[str, Any]]):
             return PlainChat(self.roles[index], self._contents[index], names)
         msg: dict[str, Any] = {"role": self.roles[index]}  # a list's indexing and IndexError
         content = self._contents[index]
-        if content is not _ABSENT:
+        if type(content) is not _Absent:
             msg["content"] = content
-        if self._names is not None and (name := self._names[index]) is not _ABSENT:
+        if self._names is not None and type(name := self._names[index]) is not _Absent:
             msg["name"] = name
         return msg
 
