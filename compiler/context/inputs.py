@@ -29,11 +29,13 @@ import stat
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import regex
 
+from compiler.context.lazy_chat import no_surrogate
 from compiler.context.sandbox import admit
 from compiler.errors import ContextError, Diagnostic, Span
 
@@ -53,6 +55,7 @@ _INT_LIMIT = 10**MAX_INT_DIGITS
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_TEXT_OR_NULL = frozenset({str, type(None)})
 
 
 @dataclass(frozen=True)
@@ -344,22 +347,21 @@ def _plain_json(value: dict[str, Any] | list[Any]) -> Any:
 def plain_messages(items: list[Any]) -> list[dict[str, Any]] | None:
     """A copy of ``items`` when each is a flat ``dict`` of text (or null) values under ASCII
     text keys, with nothing :func:`sanitize` would repair or refuse; else None (then
-    :func:`sanitize` walks them). One tight loop over a chat's messages: the bulk of a run
-    context, where the JSON encoder's pass of :func:`sanitize` costs several times more."""
-    out = []
-    for item in items:
-        if type(item) is not dict:
+    :func:`sanitize` walks them). A few C passes over a chat's messages, their keys and
+    their values: the bulk of a run context, where the JSON encoder's pass of
+    :func:`sanitize` costs several times more."""
+    if list(map(type, items)).count(dict) != len(items):
+        return None
+    keys = list(chain.from_iterable(items))  # every key, each an exact str: no set folds one
+    if list(map(type, keys)).count(str) != len(keys) or not all(map(str.isascii, keys)):
+        return None
+    values = list(chain.from_iterable(map(dict.values, items)))
+    types = list(map(type, values))
+    if types.count(str) != len(types):
+        if not _TEXT_OR_NULL.issuperset(types):
             return None
-        for key, value in item.items():
-            if type(key) is not str or not key.isascii():
-                return None
-            if type(value) is str:
-                if not value.isascii() and _SURROGATE.search(value):
-                    return None
-            elif value is not None:
-                return None
-        out.append(item.copy())
-    return out
+        values = list(filter(None, values))
+    return list(map(dict.copy, items)) if no_surrogate(values) else None
 
 
 def surrogate_warning(count: int, file: str) -> Diagnostic:

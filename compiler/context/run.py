@@ -42,7 +42,7 @@ from compiler.context.inputs import (
     surrogate_warning,
     validate,
 )
-from compiler.context.lazy_chat import ChatMemo, LazyChat, plain_chat
+from compiler.context.lazy_chat import ChatMemo, LazyChat, PlainChat, plain_chat, plain_snapshot
 from compiler.context.sandbox import admit
 from compiler.context.workspace import Workspace
 from compiler.context.world_books import BookSource, Lorebooks, load_books
@@ -527,23 +527,25 @@ def _validated(data: dict[str, Any], file: str, plain: bool | None) -> RunContex
     whole = functools.partial(
         validate, RunContext, code="context.invalid_context", file=file, prefix=""
     )
-    if not plain or not isinstance(chat, list):
+    if not plain or not isinstance(chat, list | PlainChat):
         return whole(data, what="run context")
     try:
         ctx = whole({**data, "chat": []}, what="run context")
-    except ContextError:
-        return whole(data, what="run context")
+    except ContextError:  # the error is elsewhere: reported from the whole, as before
+        return whole({**data, "chat": list(chat)}, what="run context")
     ctx.chat = LazyChat(chat, ChatMessageIn.model_validate)
     return ctx
 
 
 def _sanitized(value: dict[str, Any], memo: ChatMemo | None = None) -> tuple[Any, int, bool]:
     """:func:`sanitize` of a caller's run context, and whether its chat is plain: checked
-    (and copied) by :func:`plain_chat`, else by the cheaper :func:`plain_messages` when
-    every message is flat text, else walked with the rest."""
+    by :func:`plain_chat` and kept as a :class:`PlainChat` (its texts: a snapshot, nothing
+    copied per message) or, in a session, as the memo's copies; else checked and copied by
+    the cheaper :func:`plain_messages` when every message is flat text, else walked with
+    the rest."""
     chat = value.get("chat") if isinstance(value, dict) else None
-    check = plain_chat if memo is None else memo.plain
-    messages = check(chat) if type(chat) is list else None
+    check = plain_snapshot if memo is None else memo.plain
+    messages: Sequence[Any] | None = check(chat) if type(chat) is list else None
     plain = messages is not None
     if messages is None and isinstance(chat, list):
         messages = plain_messages(chat)
