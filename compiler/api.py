@@ -44,6 +44,7 @@ from compiler.errors import (
 from compiler.fit import (
     BudgetLedger,
     CategoryBudgets,
+    PriceMemo,
     fit,
     floor_tokens,
     total_budget,
@@ -164,12 +165,14 @@ class ProfileMemo:
 
 @dataclass
 class TurnMemo:
-    """What a session's compile keeps for the next turn: the chat it checked, and the
-    profile it resolved from the default layers (:class:`ProfileMemo`). One reference swapped
-    whole per field (thread-safe)."""
+    """What a session's compile keeps for the next turn: the chat it checked, the profile it
+    resolved from the default layers (:class:`ProfileMemo`), and the prices of the history
+    messages it read (:class:`~compiler.fit.PriceMemo`). One reference swapped whole per
+    field (thread-safe)."""
 
     chat: ChatMemo = field(default_factory=ChatMemo)
     profile: ProfileMemo | None = None
+    prices: PriceMemo = field(default_factory=PriceMemo)
 
 
 def _profile_key(opts: CompileOptions, ctx: RunContext) -> tuple[str, str] | None:
@@ -287,6 +290,7 @@ def compile_source(
             summaries=opts.summaries,
             summary_cache=opts.summary_cache,
             lowering=dataclasses.replace(opts.lowering(), quiet=quiet),
+            prices=memo.prices if memo is not None else None,
         )
         request = fitted.request  # lowered and counted once, by the fit
         dialect.check(request)

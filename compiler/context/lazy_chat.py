@@ -285,6 +285,18 @@ class LazyChat(Sequence[T], Generic[T]):
         """The same messages made by ``make`` from the raw ones (a memo of its own)."""
         return LazyChat(self._raw[self._start : self._stop], make)
 
+    def sources(self) -> Sequence[Any] | None:
+        """The raw items the messages are made from, when they are objects that stand for
+        their content (a list's: the loader's own copies or parsed messages, which nothing
+        changes), for :mod:`compiler.fit.prices`; None for a :class:`PlainChat` (its items
+        are made afresh on each read)."""
+        raw = self._raw
+        if type(raw) is not list:
+            return None
+        if self._start == 0 and self._stop == len(raw):
+            return raw
+        return raw[self._start : self._stop]
+
     def roles(self) -> list[str]:
         """Every message's role, read from the checked input (nothing validated)."""
         raw = self._raw
