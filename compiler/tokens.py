@@ -237,7 +237,8 @@ class TokenCounter:
                     message=f"the token counter answered {n} for a text of {len(text)} chars",
                 )
         else:
-            n = len(self.encoding.encode_ordinary(text))
+            encoding = self._encoding or self.encoding
+            n = len(encoding.encode_ordinary(text))
         if len(text) > self._max_chars:  # counted, not kept
             return n
         if len(self._cache) >= self._max or self.cached_chars + len(text) > self._max_chars:
