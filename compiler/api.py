@@ -51,7 +51,7 @@ from compiler.fit import (
 from compiler.fit.budgets import TotalBudget, budget_warnings
 from compiler.frame import ComponentKind, ContextFrame, ToolSpec
 from compiler.journal import Event, Journal
-from compiler.lower.base import ModelRequest, get_dialect, layout
+from compiler.lower.base import ModelRequest, get_dialect
 from compiler.macros import BoundTemplate
 from compiler.markers import check_markers
 from compiler.options import CompileOptions
@@ -454,9 +454,15 @@ def _total_budget(
 
 
 def _offered(frame: ContextFrame, dialect: Dialect) -> list[ToolSpec]:
-    """The tools the request offered, under the names the model saw (the dialect's)."""
-    _, tools = layout(frame)
-    return [ToolSpec(**{**t, "alias": dialect.tool_name(t["name"])}) for t in tools]
+    """The tools the request offered, under the names the model saw (the dialect's): the
+    definitions of the frame's tool components, in order (as
+    :func:`compiler.lower.base.layout` lists them)."""
+    return [
+        ToolSpec(**{**t, "alias": dialect.tool_name(t["name"])})
+        for c in frame.components
+        if c.kind == ComponentKind.TOOL_DEFINITIONS
+        for t in c.tools or ()
+    ]
 
 
 def _counter(

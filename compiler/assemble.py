@@ -165,6 +165,8 @@ class Assembler:
     def fill(self, text: str) -> str:
         """``text`` with SillyTavern macros filled; a macro naming a hidden resource is
         ``policy.resource_hidden`` (preset text cannot get around the resource policy)."""
+        if "{{" not in text and "<" not in text:  # no macro: the values are not needed
+            return text
         literal: list[str] = []
         out = substitute(text, self.macro_values, self.macro_env, literal)
         for key, resource in MACRO_RESOURCES.items():
