@@ -30,6 +30,7 @@ from compiler.context.inputs import (
 from compiler.context.lazy_chat import ChatMemo
 from compiler.context.run import RunContext, load_context
 from compiler.context.run_warnings import run_warnings
+from compiler.context.tool_schemas import SchemaMemo
 from compiler.dialect import Dialect
 from compiler.errors import (
     APCError,
@@ -164,12 +165,13 @@ class ProfileMemo:
 
 @dataclass
 class TurnMemo:
-    """What a session's compile keeps for the next turn: the chat it checked, and the
-    profile it resolved from the default layers (:class:`ProfileMemo`). One reference swapped
-    whole per field (thread-safe)."""
+    """What a session's compile keeps for the next turn: the chat it checked, the profile
+    it resolved from the default layers (:class:`ProfileMemo`), and the run tools' schemas it
+    found valid. One reference swapped whole per field (thread-safe)."""
 
     chat: ChatMemo = field(default_factory=ChatMemo)
     profile: ProfileMemo | None = None
+    schemas: SchemaMemo = field(default_factory=SchemaMemo)
 
 
 def _profile_key(opts: CompileOptions, ctx: RunContext) -> tuple[str, str] | None:
@@ -246,7 +248,7 @@ def compile_source(
     """One compile; ``found`` collects the readers' warnings as they read (the source's, the
     run context's, the profile layers', tool-call arguments'); ``counters`` gives the token
     counter of an encoding and ``memo`` what the last turn kept (a session's own)."""
-    ctx = load_context(context, memo=memo.chat if memo is not None else None)
+    ctx = _load(context, memo)
     opts, quiet = _preset_options(opts, src.settings)
     resolved, node = _node_view(opts, _resolve(src, ctx, opts, found, memo))
     dialect = get_dialect(opts.provider)
@@ -314,6 +316,13 @@ def compile_source(
         tools=_offered(fitted.frame, dialect),
         world_info_state=_world_state(assembler),
     )
+
+
+def _load(context: Context, memo: TurnMemo | None) -> RunContext:
+    """The run context, read with what a session's last turn checked (its ``memo``)."""
+    if memo is None:
+        return load_context(context)
+    return load_context(context, memo=memo.chat, schemas=memo.schemas)
 
 
 def _assembled(src: Source, given: bool, assembler: Assembler) -> list[Diagnostic]:

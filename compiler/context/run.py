@@ -44,6 +44,7 @@ from compiler.context.inputs import (
 )
 from compiler.context.lazy_chat import ChatMemo, LazyChat, PlainChat, plain_chat, plain_snapshot
 from compiler.context.sandbox import admit
+from compiler.context.tool_schemas import CHECKED, SchemaMemo
 from compiler.context.workspace import Workspace
 from compiler.context.world_books import BookSource, Lorebooks, load_books
 from compiler.context.world_run import scan_run
@@ -93,7 +94,12 @@ class ToolIn(_Model):
     @field_validator("parameters")
     @classmethod
     def _json_schema(cls, value: dict[str, Any]) -> dict[str, Any]:
-        """``parameters`` must be a valid JSON Schema (draft 2020-12, what providers take)."""
+        """``parameters`` must be a valid JSON Schema (draft 2020-12, what providers take);
+        a schema the compiling session already found valid is not checked again."""
+        memo = CHECKED.get()
+        key = memo.key(value) if memo is not None else None
+        if memo is not None and key is not None and key in memo:
+            return value
         import jsonschema  # imported on first use: most compiles define no tools
 
         try:
@@ -101,6 +107,8 @@ class ToolIn(_Model):
         except jsonschema.SchemaError as exc:
             where = "" if not exc.path else f" at {exc.json_path.replace('$', 'parameters', 1)}"
             raise ValueError(f"not a valid JSON Schema{where}: {exc.message}") from None
+        if memo is not None and key is not None:
+            memo.add(key)
         return value
 
 
@@ -467,11 +475,13 @@ def load_context(
     *,
     from_json: bool = False,
     memo: ChatMemo | None = None,
+    schemas: SchemaMemo | None = None,
 ) -> RunContext:
     """A RunContext from an object, a dict (paths relative to ``base_dir``) or a JSON file.
     ``from_json``: the dict came from :func:`compiler.context.inputs.parse_json`, which
     already repaired and refused what :func:`sanitize` would (a server's request body).
-    ``memo``: a session's last checked chat (a dict's chat checks only what is new)."""
+    ``memo``: a session's last checked chat (a dict's chat checks only what is new);
+    ``schemas``: the tool schemas a session already found valid."""
     if value is None:
         return RunContext()
     if isinstance(value, RunContext):
@@ -493,7 +503,11 @@ def load_context(
             message="the run context must be a JSON object",
             file=file,
         )
-    ctx = _validated(data, file, plain)
+    token = CHECKED.set(schemas)
+    try:
+        ctx = _validated(data, file, plain)
+    finally:
+        CHECKED.reset(token)
     ctx._base_dir = base_dir or Path.cwd()
     ctx._file = file
     ctx.load_inputs()
