@@ -22,6 +22,7 @@ from compiler.checking import (
     SourceKind,
     check_template,
 )
+from compiler.context.cards import CardMemo
 from compiler.context.inputs import (
     decode_text,
     parse_json,
@@ -166,12 +167,14 @@ class ProfileMemo:
 @dataclass
 class TurnMemo:
     """What a session's compile keeps for the next turn: the chat it checked, the profile
-    it resolved from the default layers (:class:`ProfileMemo`), and the run tools' schemas it
-    found valid. One reference swapped whole per field (thread-safe)."""
+    it resolved from the default layers (:class:`ProfileMemo`), the run tools' schemas it
+    found valid and the inline card it read. One reference swapped whole per field
+    (thread-safe)."""
 
     chat: ChatMemo = field(default_factory=ChatMemo)
     profile: ProfileMemo | None = None
     schemas: SchemaMemo = field(default_factory=SchemaMemo)
+    cards: CardMemo = field(default_factory=CardMemo)
 
 
 def _profile_key(opts: CompileOptions, ctx: RunContext) -> tuple[str, str] | None:
@@ -182,6 +185,9 @@ def _profile_key(opts: CompileOptions, ctx: RunContext) -> tuple[str, str] | Non
     card = ctx.character_source()
     if card is None:
         return ("", "")
+    text = ctx.card_text  # the inline card's JSON text, made when the session read it
+    if text is not None and card.data is ctx.character:
+        return (card.file, text)
     try:
         return (card.file, json.dumps(card.data, ensure_ascii=False))
     except (TypeError, ValueError, RecursionError):
@@ -322,7 +328,7 @@ def _load(context: Context, memo: TurnMemo | None) -> RunContext:
     """The run context, read with what a session's last turn checked (its ``memo``)."""
     if memo is None:
         return load_context(context)
-    return load_context(context, memo=memo.chat, schemas=memo.schemas)
+    return load_context(context, memo=memo.chat, schemas=memo.schemas, cards=memo.cards)
 
 
 def _assembled(src: Source, given: bool, assembler: Assembler) -> list[Diagnostic]:

@@ -26,7 +26,13 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from compiler.context.cards import CharacterCard, parse_card, read_card, read_card_json
+from compiler.context.cards import (
+    CardMemo,
+    CharacterCard,
+    parse_card,
+    read_card,
+    read_card_json,
+)
 from compiler.context.chat import ChatMessage, ChatMetadata, SendDate, read_chat_file
 from compiler.context.inputs import (
     INLINE,
@@ -260,6 +266,7 @@ class RunContext(_Model):
     _card: CharacterCard | None = None
     _character_path: Path | None = None
     _card_json: Parsed | None = None
+    _card_text: str | None = None
     _user_lines: int | None = None
     _user_lines_at: list[int] | None = None
     _books: list[BookSource] | None = None
@@ -298,7 +305,7 @@ class RunContext(_Model):
         not a valid card)."""
         return self._card
 
-    def load_inputs(self) -> None:
+    def load_inputs(self, cards: CardMemo | None = None) -> None:
         """Read the inputs given as paths (relative to :attr:`base_dir`), in place.
 
         ``chat`` (a .jsonl or .json file) becomes messages; ``character`` (JSON/PNG/CHARX
@@ -334,6 +341,9 @@ class RunContext(_Model):
                 if not is_too_deep(exc):
                     raise
                 raise too_deep(f"the card {label}") from None
+        elif isinstance(self.character, dict) and cards is not None:  # a session's last
+            where = {"origin": self._file, "json_path": "character"}
+            self._card, self._card_text = cards.read(self.character, **where)
         elif isinstance(self.character, dict):  # a broken inline card is an error too
             self._card = read_card(self.character, origin=self._file, json_path="character")
         self._books = self._load_books()
@@ -428,6 +438,11 @@ class RunContext(_Model):
             path="skills",
         )
 
+    @property
+    def card_text(self) -> str | None:
+        """An inline card's JSON text, when a session's read made it (None: not made)."""
+        return self._card_text
+
     def character_source(self) -> Parsed | None:
         """The character card's JSON as read (from its file, or inline), for profile layers:
         the card file is not read again."""
@@ -476,12 +491,14 @@ def load_context(
     from_json: bool = False,
     memo: ChatMemo | None = None,
     schemas: SchemaMemo | None = None,
+    cards: CardMemo | None = None,
 ) -> RunContext:
     """A RunContext from an object, a dict (paths relative to ``base_dir``) or a JSON file.
     ``from_json``: the dict came from :func:`compiler.context.inputs.parse_json`, which
     already repaired and refused what :func:`sanitize` would (a server's request body).
     ``memo``: a session's last checked chat (a dict's chat checks only what is new);
-    ``schemas``: the tool schemas a session already found valid."""
+    ``schemas``: the tool schemas a session already found valid; ``cards``: the inline card
+    it read last."""
     if value is None:
         return RunContext()
     if isinstance(value, RunContext):
@@ -510,7 +527,7 @@ def load_context(
         CHECKED.reset(token)
     ctx._base_dir = base_dir or Path.cwd()
     ctx._file = file
-    ctx.load_inputs()
+    ctx.load_inputs(cards)
     return ctx
 
 

@@ -1,6 +1,6 @@
-"""A session checks a run tool's parameter schema once (issue 14): a later turn with the same
-tools gives what a one-shot compile gives, and a schema it has not seen valid is checked
-again, with the same error."""
+"""What a session keeps of a run context's inputs (issue 14): a run tool's parameter schema
+checked once, an unchanged inline card parsed once; every turn gives what a one-shot compile
+gives, and what changed or is bad is read again, with the same error."""
 
 from __future__ import annotations
 
@@ -78,3 +78,65 @@ def test_the_memo_is_bounded() -> None:
     assert len(memo._valid) <= SchemaMemo.LIMIT
     assert f"k{SchemaMemo.LIMIT + 4}" in memo
     assert SchemaMemo.key({1j: 1}) is None  # not JSON: never kept
+
+
+CARD_TEMPLATE = "<<agent.character>>\n<<agent.chat.history>>"
+
+
+def test_a_session_reads_an_unchanged_inline_card_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session parses an inline card again only when it changed (its JSON text, key order
+    and value types included); every turn gives what a one-shot compile gives."""
+    import compiler.context.cards as cards
+
+    calls: list[int] = []
+    parse = cards.parse_card
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return parse(*args, **kwargs)
+
+    monkeypatch.setattr(cards, "parse_card", spy)
+    session = compiler.Session.from_string(CARD_TEMPLATE, budget=4000)
+
+    def one_shot(c: dict[str, Any]) -> Any:
+        return compiler.compile_string(CARD_TEMPLATE, context=c, budget=4000)
+
+    card = {"name": "Mira", "description": "{{char}} keeps the light for {{user}}."}
+    edited = {**card, "description": "{{char}} left the light."}
+    turns = [card, dict(card), edited, edited, card]
+    parsed = []
+    for i, c in enumerate(turns):
+        context = {**run(GOOD, i + 2), "character": c}
+        before = len(calls)
+        warm = outcome(session.compile, context)
+        parsed.append(len(calls) - before)
+        assert warm == outcome(one_shot, context)
+    # parsed on turns 1, 3 and 5 (a new card each), not on 2 and 4
+    assert parsed == [1, 0, 1, 0, 1]
+    # a card with its own lorebook is parsed every turn (nothing of it is kept)
+    book = {**card, "character_book": {"entries": [{"keys": ["light"], "content": "A lamp."}]}}
+    for i in range(2):
+        before = len(calls)
+        context = {**run(GOOD, i + 2), "character": book}
+        assert outcome(session.compile, context) == outcome(one_shot, context)
+        assert len(calls) - before == 2  # the session's parse, the one-shot's
+
+
+def test_a_changed_or_broken_card_is_read_again() -> None:
+    session = compiler.Session.from_string(CARD_TEMPLATE, budget=4000)
+    card = {"name": "Mira", "description": "Mira keeps the light."}
+    first = session.compile({**run(GOOD), "character": card})
+    assert "Mira keeps the light." in str(first.request)
+    broken = {**card, "name": 7}
+    with pytest.raises(APCError) as caught:
+        session.compile({**run(GOOD), "character": broken})
+    with pytest.raises(APCError) as again:
+        session.compile({**run(GOOD), "character": broken})
+    assert caught.value.code == again.value.code == "context.invalid_card"
+    renamed = session.compile({**run(GOOD), "character": {**card, "name": "Ines"}})
+    assert (
+        renamed.request
+        == compiler.compile_string(
+            CARD_TEMPLATE, context={**run(GOOD), "character": {**card, "name": "Ines"}}, budget=4000
+        ).request
+    )
