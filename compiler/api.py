@@ -46,6 +46,7 @@ from compiler.errors import (
 from compiler.fit import (
     BudgetLedger,
     CategoryBudgets,
+    PriceMemo,
     fit,
     floor_tokens,
     total_budget,
@@ -166,13 +167,14 @@ class ProfileMemo:
 
 @dataclass
 class TurnMemo:
-    """What a session's compile keeps for the next turn: the chat it checked, the profile
-    it resolved from the default layers (:class:`ProfileMemo`), the run tools' schemas it
-    found valid and the inline card it read. One reference swapped whole per field
-    (thread-safe)."""
+    """What a session's compile keeps for the next turn: the chat it checked, the profile it
+    resolved from the default layers (:class:`ProfileMemo`), the prices of the history
+    messages it read (:class:`~compiler.fit.PriceMemo`), the run tools' schemas it found
+    valid and the inline card it read. One reference swapped whole per field (thread-safe)."""
 
     chat: ChatMemo = field(default_factory=ChatMemo)
     profile: ProfileMemo | None = None
+    prices: PriceMemo = field(default_factory=PriceMemo)
     schemas: SchemaMemo = field(default_factory=SchemaMemo)
     cards: CardMemo = field(default_factory=CardMemo)
 
@@ -295,6 +297,7 @@ def compile_source(
             summaries=opts.summaries,
             summary_cache=opts.summary_cache,
             lowering=dataclasses.replace(opts.lowering(), quiet=quiet),
+            prices=memo.prices if memo is not None else None,
         )
         request = fitted.request  # lowered and counted once, by the fit
         dialect.check(request)

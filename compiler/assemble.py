@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from compiler import visibility
-from compiler.context.chat_frame import frame_message, raw_message
+from compiler.context.chat_frame import frame_chat, frame_message
 from compiler.context.chat_macros import chat_values
 from compiler.context.lazy_chat import LazyChat
 from compiler.context.regex_run import ScriptRunner, script_runner
@@ -405,7 +405,7 @@ def _chat_history(a: Assembler, call: MacroCall) -> dict[str, Any]:
     shown = a.regex_scripts.chat(source)
     messages: Sequence[Message]
     if isinstance(shown, LazyChat):  # plain text messages: each made when the fit reads it
-        messages = shown.remade(raw_message)
+        messages = frame_chat(shown)
     else:
         messages = [frame_message(m, a.context.file, i) for i, m in enumerate(shown, start=first)]
     meta: dict[str, Any] = {"window": window}

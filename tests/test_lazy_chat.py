@@ -6,11 +6,13 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given as hypothesis_given
+from hypothesis import strategies as st
 
 import compiler
-from compiler import assemble
+from compiler.context import chat_frame
 from compiler.context.inputs import INLINE, validate
-from compiler.context.lazy_chat import LazyChat, plain_chat
+from compiler.context.lazy_chat import LazyChat, plain_chat, plain_snapshot
 from compiler.context.run import ChatMessageIn, RunContext, load_context
 from compiler.errors import ContextError
 
@@ -54,13 +56,14 @@ def validated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def framed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The contents of the chat messages copied into the frame's history."""
     seen: list[str] = []
-    real = assemble.raw_message
+    for name in ("raw_message", "_as_made"):  # from checked messages, or a snapshot's columns
+        real = getattr(chat_frame, name)
 
-    def spy(raw: dict[str, Any]) -> Any:
-        seen.append(raw["content"])
-        return real(raw)
+        def spy(raw: dict[str, Any], real: Any = real) -> Any:
+            seen.append(raw["content"])
+            return real(raw)
 
-    monkeypatch.setattr(assemble, "raw_message", spy)
+        monkeypatch.setattr(chat_frame, name, spy)
     return seen
 
 
@@ -214,3 +217,22 @@ def test_a_lazy_context_dumps_as_before() -> None:
     assert lazy.model_dump(by_alias=True) == eager.model_dump(by_alias=True)
     assert lazy.model_dump_json() == eager.model_dump_json()
     assert lazy == eager
+
+
+_TEXT = st.one_of(st.none(), st.text(max_size=5))
+_MESSAGE = st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "assistant", "system", "tool"])},
+    optional={"content": _TEXT, "name": _TEXT},
+)
+
+
+@hypothesis_given(st.lists(_MESSAGE, max_size=8))
+def test_a_snapshot_makes_the_frame_messages_raw_message_makes(messages: list[Any]) -> None:
+    """A one-shot compile makes the frame's messages straight from the snapshot's columns:
+    each is what :func:`raw_message` makes of the caller's message."""
+    snapshot = plain_snapshot(messages)
+    if snapshot is None:  # a lone surrogate in generated text: not plain
+        return
+    framed = chat_frame.frame_chat(LazyChat(snapshot, ChatMessageIn.model_validate))
+    assert list(framed) == [chat_frame.raw_message(m) for m in messages]
+    assert list(framed[1:]) == [chat_frame.raw_message(m) for m in messages[1:]]

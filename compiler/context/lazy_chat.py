@@ -127,13 +127,27 @@ class PlainChat(Sequence[dict[str, Any]]):
     be, without a ``dict`` per message. Message ``i`` is made when it is read: a fresh
     ``dict`` of the keys it had. Slices (step 1) are ``PlainChat`` too."""
 
-    __slots__ = ("_contents", "_names", "roles")
+    __slots__ = ("_contents", "_framed", "_names", "roles")
 
-    def __init__(self, roles: list[Any], contents: list[Any], names: list[Any] | None) -> None:
+    def __init__(
+        self,
+        roles: list[Any],
+        contents: list[Any],
+        names: list[Any] | None,
+        *,
+        framed: bool = False,
+    ) -> None:
         #: every message's role (what :meth:`LazyChat.roles` reads)
         self.roles = roles
         self._contents = contents
         self._names = names
+        self._framed = framed
+
+    def framed(self) -> PlainChat:
+        """The same messages, each read as the frame's message of it (as
+        :func:`compiler.context.chat_frame.raw_message` makes it: its content, null when it
+        had none, and its name when it has a non-empty one), made straight from the columns."""
+        return PlainChat(self.roles, self._contents, self._names, framed=True)
 
     def __len__(self) -> int:
         return len(self.roles)
@@ -149,9 +163,14 @@ class PlainChat(Sequence[dict[str, Any]]):
             if index.step not in (None, 1):
                 raise ValueError("a plain chat slices with step 1 only")
             names = None if self._names is None else self._names[index]
-            return PlainChat(self.roles[index], self._contents[index], names)
+            return PlainChat(self.roles[index], self._contents[index], names, framed=self._framed)
         msg: dict[str, Any] = {"role": self.roles[index]}  # a list's indexing and IndexError
         content = self._contents[index]
+        if self._framed:
+            msg["content"] = None if type(content) is _Absent else content
+            if self._names is not None and (name := self._names[index]):
+                msg["name"] = name
+            return msg
         if type(content) is not _Absent:
             msg["content"] = content
         if self._names is not None and type(name := self._names[index]) is not _Absent:
@@ -283,7 +302,21 @@ class LazyChat(Sequence[T], Generic[T]):
 
     def remade(self, make: Callable[[Any], U]) -> LazyChat[U]:
         """The same messages made by ``make`` from the raw ones (a memo of its own)."""
-        return LazyChat(self._raw[self._start : self._stop], make)
+        return LazyChat(self.raw(), make)
+
+    def raw(self) -> Sequence[Any]:
+        """The raw items the messages are made from (a list's slice, or a
+        :class:`PlainChat`'s)."""
+        if self._start == 0 and self._stop == len(self._raw):
+            return self._raw
+        return self._raw[self._start : self._stop]
+
+    def sources(self) -> Sequence[Any] | None:
+        """The raw items the messages are made from, when they are objects that stand for
+        their content (a list's: the loader's own copies or parsed messages, which nothing
+        changes), for :mod:`compiler.fit.prices`; None for a :class:`PlainChat` (its items
+        are made afresh on each read)."""
+        return self.raw() if type(self._raw) is list else None
 
     def roles(self) -> list[str]:
         """Every message's role, read from the checked input (nothing validated)."""

@@ -3,6 +3,7 @@
 from compiler.fit.allocator import FitResult, fit
 from compiler.fit.budgets import CategoryBudgets, TotalBudget, total_budget
 from compiler.fit.ledger import AppliedBudget, BudgetLedger, CategoryTotal, LedgerEntry
+from compiler.fit.prices import PriceMemo
 from compiler.fit.strategy import effective_strategy, floor_tokens
 from compiler.fit.summarize import (
     ExtractiveSummarizer,
@@ -20,6 +21,7 @@ __all__ = [
     "ExtractiveSummarizer",
     "FitResult",
     "LedgerEntry",
+    "PriceMemo",
     "Summarizer",
     "SummaryCache",
     "SummaryRequest",

@@ -72,6 +72,7 @@ from compiler.fit.fill import Filler
 from compiler.fit.history import min_present
 from compiler.fit.items import Item, Outcome, Turn
 from compiler.fit.ledger import AppliedBudget, BudgetLedger
+from compiler.fit.prices import PriceMemo
 from compiler.fit.record import Recorder
 from compiler.fit.strategy import effective_strategy, floor_tokens
 from compiler.fit.summarize import Summarizer, SummaryCache, SummaryChain
@@ -425,6 +426,7 @@ def fit(
     summaries: Mapping[str, str] | None = None,
     summary_cache: SummaryCache | None = None,
     lowering: LoweringOptions = NO_OPTIONS,
+    prices: PriceMemo | None = None,
 ) -> FitResult:
     """Fit ``frame`` into its budgets (see the module docstring); None: no total budget.
 
@@ -432,6 +434,8 @@ def fit(
     component id or kind to a precomputed summary. ``summary_cache`` holds the results of
     ``summarizer`` across compiles (the caller's; None: a fresh one for this fit).
     ``lowering``: the options the request is lowered with (:attr:`FitResult.request`).
+    ``prices``: the caller's prices of history messages, read and kept turn after turn
+    (:mod:`compiler.fit.prices`; a session's own).
     """
     total = (
         budget
@@ -446,6 +450,7 @@ def fit(
         cache=summary_cache if summary_cache is not None else SummaryCache(),
     )
     text = TextFitter(counter, chain, summaries or {}, plain=bool(frame.metadata.get(ROLEPLAY)))
+    book = prices.book((dialect.name, counter)) if prices is not None else None
     allocator = _Allocator(
         frame,
         dialect=dialect,
@@ -454,7 +459,13 @@ def fit(
         total=total,
         budgets=budgets,
         text=text,
-        windows=WindowFitter(dialect, text, step=step, search_tool=search_tool_alias(frame)),
+        windows=WindowFitter(
+            dialect,
+            text,
+            step=step,
+            search_tool=search_tool_alias(frame),
+            book=book,
+        ),
         record=Recorder(
             journal,
             dialect=dialect,
@@ -466,4 +477,7 @@ def fit(
         ),
         lowering=lowering,
     )
-    return allocator.run()
+    fitted = allocator.run()
+    if book is not None:
+        book.close()
+    return fitted

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from compiler.dialect import Dialect
+from compiler.fit.prices import PriceBook
 from compiler.fit.summarize import SummaryChain, SummaryRequest
 from compiler.fit.truncate import fit_sentences
 from compiler.frame import Message, Role
@@ -80,8 +81,11 @@ class _Walk:
     messages: Sequence[Message]
     dialect: Dialect
     counter: TokenCounter
+    book: PriceBook | None = None  # a session's prices: a message priced last turn is known
 
     def __post_init__(self) -> None:
+        sourced = getattr(self.messages, "sources", None) if self.book is not None else None
+        self.sources: Sequence[object] | None = sourced() if sourced is not None else None
         self.units: list[tuple[int, int]] = []  # (start, cost), newest first
         self.used = 0
         self.next = len(self.messages)  # the end (exclusive) of the next older unit
@@ -93,14 +97,19 @@ class _Walk:
     def extend(self, cap: int | None) -> None:
         """Add older units while they fit ``cap`` (None: all)."""
         msgs, tokens, counter = self.messages, self.dialect.message_tokens, self.counter
+        sources, book = self.sources, self.book
         units, used, end = self.units, self.used, self.next
         while end > 0:
-            last = msgs[end - 1]
-            if last["role"] == "tool":
+            known = book.get(sources[end - 1]) if sources is not None and book else None
+            if known is not None:  # priced before, as a unit of one: not read again
+                s, cost = end - 1, known[2]
+            elif (last := msgs[end - 1])["role"] == "tool":
                 s = unit_start(msgs, end - 1)
                 cost = sum(tokens(msgs[i], counter) for i in range(s, end))
             else:  # a unit of one message: most of them
                 s, cost = end - 1, tokens(last, counter)
+                if sources is not None and book:
+                    book.put(sources[s], last["role"], cost)
             if cap is not None and used + cost > cap:
                 break
             units.append((s, cost))
@@ -138,13 +147,15 @@ def fit_history(
     precomputed: str | None,
     search_tool: str | None = None,
     plain: bool = False,
+    book: PriceBook | None = None,
 ) -> HistoryFit:
     """Fit one history into ``limit`` tokens (everything it keeps, summary included), its
     messages into ``message_limit`` (the history budget) and its summary into
-    ``summary_limit`` (the summary budget). None: no such limit."""
+    ``summary_limit`` (the summary budget). None: no such limit. ``book``: a session's
+    prices of messages (:mod:`compiler.fit.prices`)."""
     n = len(messages)
     cap = min_present(limit, message_limit)
-    walk = _Walk(messages, dialect, counter)
+    walk = _Walk(messages, dialect, counter, book)
     walk.extend(cap)
     if walk.next == 0:
         return HistoryFit(list(messages), walk.used, 0, 0, None, True)

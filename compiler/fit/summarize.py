@@ -71,10 +71,15 @@ _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 MIN_SUMMARY_TOKENS = 32
 
 
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?。！？])\s")
+
+
 def _first_sentence(text: str, limit: int = 200) -> str:
-    """The first sentence of ``text``, at most ``limit`` characters (cut between words)."""
-    text = " ".join(text.split())
-    head = _SENTENCE.split(text, maxsplit=1)[0] if text else ""
+    """The first sentence of ``text`` (up to the first end of a sentence followed by space),
+    its whitespace runs made single spaces, at most ``limit`` characters (cut between
+    words). Only the sentence is read: a long message is never normalized whole."""
+    end = _SENTENCE_BREAK.search(text)
+    head = " ".join((text if end is None else text[: end.start()]).split())
     if len(head) <= limit:
         return head
     return head[: snap_back(head, limit - 1)].rstrip() + "…"

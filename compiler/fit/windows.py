@@ -19,6 +19,7 @@ from compiler.dialect import Dialect
 from compiler.fit.history import fit_history, min_present
 from compiler.fit.items import Item, Outcome
 from compiler.fit.ledger import Action
+from compiler.fit.prices import PriceBook
 from compiler.fit.text import TextFitter
 from compiler.frame import Component, Message
 
@@ -77,8 +78,15 @@ class WindowFitter:
     """Message blocks within a limit."""
 
     def __init__(
-        self, dialect: Dialect, text: TextFitter, *, step: int, search_tool: str | None
+        self,
+        dialect: Dialect,
+        text: TextFitter,
+        *,
+        step: int,
+        search_tool: str | None,
+        book: PriceBook | None = None,
     ) -> None:
+        self.book = book  # a session's prices of history messages
         self.dialect = dialect
         self.counter = text.counter
         self.text = text
@@ -107,6 +115,7 @@ class WindowFitter:
             precomputed=self.text.precomputed(comp),
             search_tool=self.search_tool,
             plain=self.text.plain,
+            book=self.book,
         )
         offered = fitted.used if fitted.counted_all else None
         kept = len(msgs) - fitted.cut

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any, ClassVar
 
 from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
@@ -180,6 +181,16 @@ def distinct_names(messages: list[Message]) -> list[Message]:
 _NAMED_ROLES = ("user", "assistant", "system", "developer")
 
 
+_ROLE = itemgetter("role")
+
+
+def _role_and_text(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether every message is a role (not a tool result) and its content, and nothing
+    else: then :meth:`OpenAIChat.message` makes a copy of each (system text kept under
+    ``system``). Passes at C speed."""
+    return set().union(*messages) <= {"role", "content"} and "tool" not in set(map(_ROLE, messages))
+
+
 class OpenAIChat(Dialect):
     """The Chat Completions request body."""
 
@@ -195,10 +206,11 @@ class OpenAIChat(Dialect):
     ) -> ModelRequest:
         messages, tools = prepared(frame, self, options, report, id_limit=MAX_CALL_ID)
         system = system_role(model)
-        body: ModelRequest = {
-            "model": model,
-            "messages": [self.message(m, system) for m in distinct_names(messages)],
-        }
+        if system == "system" and _role_and_text(messages):  # the wire form is a copy
+            wire: list[dict[str, Any]] = [dict(m) for m in messages]
+        else:
+            wire = [self.message(m, system) for m in distinct_names(messages)]
+        body: ModelRequest = {"model": model, "messages": wire}
         if tools:
             body["tools"] = [self.tool(t) for t in tools]
         body.update(openai_options(options, model=model, dialect=self, report=report))

@@ -23,6 +23,7 @@ from compiler.fit.summarize import (
     ExtractiveSummarizer,
     SummaryCache,
     SummaryChain,
+    _first_sentence,
     _grid,
 )
 from compiler.fit.truncate import ELLIPSIS, fit_sentences
@@ -311,3 +312,23 @@ def test_summary_of_a_growing_cut_keeps_its_lines() -> None:
     request = SummaryRequest("h", "ChatHistory", 1000, messages=messages[:300])
     grown = SummaryRequest("h", "ChatHistory", 1000, messages=messages[:301])
     assert summarizer.lines(grown) == summarizer.lines(request)
+
+
+def _first_sentence_of_whole(text: str, limit: int) -> str:
+    """The rule as first written: the whole text normalized, then cut at a sentence end."""
+    from compiler.fit.summarize import _SENTENCE
+    from compiler.fit.truncate import snap_back
+
+    text = " ".join(text.split())
+    head = _SENTENCE.split(text, maxsplit=1)[0] if text else ""
+    if len(head) <= limit:
+        return head
+    return head[: snap_back(head, limit - 1)].rstrip() + "…"
+
+
+@given(
+    st.text(alphabet=st.sampled_from(list("ab .!?\n\t。！？\u3000\xa0")), max_size=40),
+    st.integers(1, 30),
+)
+def test_a_first_sentence_reads_only_the_sentence(text: str, limit: int) -> None:
+    assert _first_sentence(text, limit) == _first_sentence_of_whole(text, limit)

@@ -150,3 +150,25 @@ def test_message_cost_is_its_wire_message_cost(message: Any) -> None:
     wire = dialect.message(message)  # type: ignore[attr-defined]
     expected = dialect._wire_message_tokens(wire, counter)  # type: ignore[attr-defined]
     assert dialect.message_tokens(message, counter) == expected
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "o3-mini"])
+def test_plain_messages_are_sent_as_their_wire_form_and_not_shared(model: str) -> None:
+    """A conversation of roles and texts is lowered by copying each message (system text
+    under the model's role), and the request shares no message with the frame."""
+    history = [
+        {"role": "user", "content": "Hi."},
+        {"role": "assistant", "content": "Hello."},
+        {"role": "system", "content": "Note."},
+    ]
+    result = compiler.compile_string(
+        "Rules.\n<<agent.chat.history>>", context={"chat": history}, model=model
+    )
+    sent = result.request["messages"]
+    role = system_role(model)
+    assert sent == [{"role": role, "content": "Rules."}] + [
+        {**m, "role": role if m["role"] == "system" else m["role"]} for m in history
+    ]
+    sent[1]["content"] = "changed"
+    kept = next(c for c in result.frame.components if c.messages)
+    assert kept.messages is not None and kept.messages[0]["content"] == "Hi."

@@ -1,0 +1,73 @@
+"""Prices of chat messages kept from one compile of a session to the next.
+
+Internal: a :class:`compiler.Session` owns a :class:`PriceMemo`; each fit opens a
+:class:`PriceBook` on it. A history walk prices each message it reads (the dialect's cost
+of the message, with its framing); on the next turn, the same message is not made and priced
+again: its price is read from the book.
+
+A message is known by its *source*: the object a lazily made history makes it from (see
+:class:`Sourced`), a session's own copy of the caller's message, which nothing changes. The
+book holds each source it prices, so an identity it matches is never one reused by another
+object. A compile reads the prices of the last compile and keeps those it read or made,
+swapped whole at its end (a memo holds one compile's prices, and threads see one or another).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+#: (source, role, price) of one message
+Entry = tuple[object, str, int]
+
+
+class Sourced(Protocol):
+    """Messages made lazily from source objects that stand for their content (a session's
+    own copies); ``sources()`` is None when there are none (made fresh on each read)."""
+
+    def sources(self) -> Sequence[object] | None: ...
+
+
+class PriceMemo:
+    """The prices the last compile of a session read or made, for one cost model (``key``:
+    the dialect's name and the token counter)."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self) -> None:
+        self._state: tuple[object, dict[int, Entry]] = (None, {})
+
+    def book(self, key: object) -> PriceBook:
+        """The book of one compile whose cost model is ``key`` (another model: no prices)."""
+        last_key, last = self._state
+        return PriceBook(self, key, last if last_key == key else {})
+
+    def keep(self, key: object, prices: dict[int, Entry]) -> None:
+        self._state = (key, prices)
+
+
+class PriceBook:
+    """One compile's prices: the last compile's (read), and this one's (read or made)."""
+
+    __slots__ = ("_key", "_last", "_memo", "seen")
+
+    def __init__(self, memo: PriceMemo, key: object, last: dict[int, Entry]) -> None:
+        self._memo, self._key, self._last = memo, key, last
+        self.seen: dict[int, Entry] = {}
+
+    def get(self, source: object) -> Entry | None:
+        """The entry of ``source`` when it was priced (this compile or the last)."""
+        entry = self.seen.get(id(source))
+        if entry is None:
+            entry = self._last.get(id(source))
+            if entry is None or entry[0] is not source:
+                return None
+            self.seen[id(source)] = entry
+        return entry if entry[0] is source else None
+
+    def put(self, source: object, role: str, price: int) -> None:
+        self.seen[id(source)] = (source, role, price)
+
+    def close(self) -> None:
+        """Keep this compile's prices for the next one."""
+        self._memo.keep(self._key, self.seen)
