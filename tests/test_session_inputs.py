@@ -8,14 +8,18 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import compiler
-from compiler.context.tool_schemas import SchemaMemo
+from compiler.context.tool_schemas import SchemaMemo, plainly_valid
 from compiler.errors import APCError
 
 TEMPLATE = "<<agent.tools.available>>\n<<agent.chat.history>>"
 GOOD = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 BAD = {"type": "object", "properties": {"path": {"type": 7}}}
+#: valid, but not of the plain shape checked without the metaschema (a ``pattern``)
+PATTERNED = {"type": "object", "properties": {"path": {"type": "string", "pattern": "^[a-z]+$"}}}
 
 
 def run(schema: dict[str, Any], n: int = 2) -> dict[str, Any]:
@@ -49,8 +53,12 @@ def test_same_tools_checked_once_per_session(monkeypatch: pytest.MonkeyPatch) ->
     session = compiler.Session.from_string(TEMPLATE, budget=4000)
     one_shot = lambda c: compiler.compile_string(TEMPLATE, context=c, budget=4000)  # noqa: E731
     for n in (2, 3, 4):
-        assert outcome(session.compile, run(GOOD, n)) == outcome(one_shot, run(GOOD, n))
+        assert outcome(session.compile, run(PATTERNED, n)) == outcome(one_shot, run(PATTERNED, n))
     assert len(calls) == 1 + 3  # the session's first turn; every one-shot compile
+    calls.clear()
+    for n in (2, 3):  # the plain shape: no metaschema check at all
+        assert outcome(session.compile, run(GOOD, n)) == outcome(one_shot, run(GOOD, n))
+    assert calls == []
 
 
 def test_an_invalid_schema_is_refused_every_turn(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,3 +148,64 @@ def test_a_changed_or_broken_card_is_read_again() -> None:
             CARD_TEMPLATE, context={**run(GOOD), "character": {**card, "name": "Ines"}}, budget=4000
         ).request
     )
+
+
+SCHEMA_KEYS = [
+    "type", "properties", "required", "items", "additionalProperties", "enum", "description",
+    "title", "default", "minimum", "maxLength", "minItems", "pattern", "$ref", "anyOf",
+]  # fmt: skip
+ATOMS = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2), st.text(max_size=3),
+    st.sampled_from(["string", "object", "array", "integer", "number", "boolean", "null",
+                     "str", "^a", "(", "#/x"]),
+)  # fmt: skip
+SCHEMAS = st.recursive(
+    ATOMS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from(SCHEMA_KEYS), inner, max_size=4),
+        st.dictionaries(st.text(max_size=2), inner, max_size=3),
+    ),
+    max_leaves=12,
+)
+
+
+TYPES = ["string", "object", "array", "integer", "number", "boolean", "null"]
+NEAR_PLAIN = st.recursive(
+    st.booleans() | st.just({}),
+    lambda inner: st.fixed_dictionaries(
+        {},
+        optional={
+            "type": st.sampled_from(TYPES) | st.lists(st.sampled_from(TYPES), max_size=3) | ATOMS,
+            "properties": st.dictionaries(st.text(max_size=2), inner, max_size=3) | ATOMS,
+            "required": st.lists(st.text(max_size=2), max_size=3) | ATOMS,
+            "items": inner | ATOMS,
+            "additionalProperties": inner,
+            "enum": st.lists(ATOMS, max_size=2) | ATOMS,
+            "description": st.text(max_size=3) | ATOMS,
+            "minimum": st.integers() | st.floats(allow_nan=False, allow_infinity=False) | ATOMS,
+            "maxLength": st.integers(-1, 5) | ATOMS,
+            "default": ATOMS,
+        },
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(SCHEMAS | NEAR_PLAIN)
+def test_a_plainly_valid_schema_is_one_the_metaschema_accepts(schema: Any) -> None:
+    """The fast check never accepts what the full check refuses."""
+    if plainly_valid(schema):
+        jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_the_usual_tool_schemas_are_plainly_valid() -> None:
+    assert plainly_valid(GOOD)
+    assert plainly_valid({"type": ["string", "null"], "enum": ["a", None], "default": "a"})
+    assert plainly_valid({"type": "array", "items": {"type": "integer", "minimum": 0}})
+    assert plainly_valid(True)
+    for bad in (BAD, {"type": []}, {"type": ["a", "a"]}, {"required": ["a", "a"]},
+                {"maxLength": True}, {"minimum": True}, {"description": None},
+                {"items": [{}]}, {"enum": "x"}, PATTERNED, {"$ref": "#"}):  # fmt: skip
+        assert not plainly_valid(bad), bad

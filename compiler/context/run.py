@@ -50,7 +50,7 @@ from compiler.context.inputs import (
 )
 from compiler.context.lazy_chat import ChatMemo, LazyChat, PlainChat, plain_chat, plain_snapshot
 from compiler.context.sandbox import admit
-from compiler.context.tool_schemas import CHECKED, SchemaMemo
+from compiler.context.tool_schemas import CHECKED, SchemaMemo, plainly_valid
 from compiler.context.workspace import Workspace
 from compiler.context.world_books import BookSource, Lorebooks, load_books
 from compiler.context.world_run import scan_run
@@ -102,6 +102,8 @@ class ToolIn(_Model):
     def _json_schema(cls, value: dict[str, Any]) -> dict[str, Any]:
         """``parameters`` must be a valid JSON Schema (draft 2020-12, what providers take);
         a schema the compiling session already found valid is not checked again."""
+        if plainly_valid(value):  # the usual shape: no metaschema walk (~0.4 ms) needed
+            return value
         memo = CHECKED.get()
         key = memo.key(value) if memo is not None else None
         if memo is not None and key is not None and key in memo:

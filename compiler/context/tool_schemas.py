@@ -42,3 +42,50 @@ class SchemaMemo:
 
 #: the checked schemas of the session whose run context is being validated (None: no session)
 CHECKED: ContextVar[SchemaMemo | None] = ContextVar("apc_checked_schemas", default=None)
+
+
+_TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
+_TEXT = frozenset({"description", "title"})
+_SCHEMA = frozenset({"items", "additionalProperties"})
+_NUMBER = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+_COUNT = frozenset(
+    {"minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"}
+)
+_DEEPEST = 32
+
+
+def plainly_valid(schema: Any, depth: int = 0) -> bool:
+    """Whether ``schema`` is a JSON Schema the draft 2020-12 metaschema accepts, decided
+    without it for the shape tool parameters usually have: only ``type``, ``properties``,
+    ``required``, ``items``, ``additionalProperties``, ``enum``, ``description``, ``title``,
+    ``default`` and the numeric and count bounds, each of the type the metaschema asks. False
+    says only "not plainly": the full check decides (and words any error)."""
+    if isinstance(schema, bool):
+        return True
+    if not isinstance(schema, dict) or depth > _DEEPEST:
+        return False
+    for key, value in schema.items():
+        if key in _TEXT:
+            ok = isinstance(value, str)
+        elif key == "type":
+            names = value if isinstance(value, list) and value else [value]
+            ok = all(isinstance(n, str) and n in _TYPES for n in names)
+            ok = ok and len(set(names)) == len(names)
+        elif key == "properties":
+            ok = isinstance(value, dict) and all(
+                plainly_valid(v, depth + 1) for v in value.values()
+            )
+        elif key in _SCHEMA:
+            ok = plainly_valid(value, depth + 1)
+        elif key == "required":
+            ok = isinstance(value, list) and all(isinstance(n, str) for n in value)
+            ok = ok and len(set(value)) == len(value)
+        elif key in _NUMBER:
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+        elif key in _COUNT:
+            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        else:
+            ok = key in ("enum", "default") and (key != "enum" or isinstance(value, list))
+        if not ok:
+            return False
+    return True
