@@ -22,6 +22,7 @@ from compiler.checking import (
     SourceKind,
     check_template,
 )
+from compiler.context.cards import CardMemo
 from compiler.context.inputs import (
     decode_text,
     parse_json,
@@ -30,6 +31,7 @@ from compiler.context.inputs import (
 from compiler.context.lazy_chat import ChatMemo
 from compiler.context.run import RunContext, load_context
 from compiler.context.run_warnings import run_warnings
+from compiler.context.tool_schemas import SchemaMemo
 from compiler.dialect import Dialect
 from compiler.errors import (
     APCError,
@@ -52,7 +54,7 @@ from compiler.fit import (
 from compiler.fit.budgets import TotalBudget, budget_warnings
 from compiler.frame import ComponentKind, ContextFrame, ToolSpec
 from compiler.journal import Event, Journal
-from compiler.lower.base import ModelRequest, get_dialect, layout
+from compiler.lower.base import ModelRequest, get_dialect
 from compiler.macros import BoundTemplate
 from compiler.markers import check_markers
 from compiler.options import CompileOptions
@@ -166,13 +168,15 @@ class ProfileMemo:
 @dataclass
 class TurnMemo:
     """What a session's compile keeps for the next turn: the chat it checked, the profile it
-    resolved from the default layers (:class:`ProfileMemo`), and the prices of the history
-    messages it read (:class:`~compiler.fit.PriceMemo`). One reference swapped whole per
-    field (thread-safe)."""
+    resolved from the default layers (:class:`ProfileMemo`), the prices of the history
+    messages it read (:class:`~compiler.fit.PriceMemo`), the run tools' schemas it found
+    valid and the inline card it read. One reference swapped whole per field (thread-safe)."""
 
     chat: ChatMemo = field(default_factory=ChatMemo)
     profile: ProfileMemo | None = None
     prices: PriceMemo = field(default_factory=PriceMemo)
+    schemas: SchemaMemo = field(default_factory=SchemaMemo)
+    cards: CardMemo = field(default_factory=CardMemo)
 
 
 def _profile_key(opts: CompileOptions, ctx: RunContext) -> tuple[str, str] | None:
@@ -183,6 +187,9 @@ def _profile_key(opts: CompileOptions, ctx: RunContext) -> tuple[str, str] | Non
     card = ctx.character_source()
     if card is None:
         return ("", "")
+    text = ctx.card_text  # the inline card's JSON text, made when the session read it
+    if text is not None and card.data is ctx.character:
+        return (card.file, text)
     try:
         return (card.file, json.dumps(card.data, ensure_ascii=False))
     except (TypeError, ValueError, RecursionError):
@@ -249,7 +256,7 @@ def compile_source(
     """One compile; ``found`` collects the readers' warnings as they read (the source's, the
     run context's, the profile layers', tool-call arguments'); ``counters`` gives the token
     counter of an encoding and ``memo`` what the last turn kept (a session's own)."""
-    ctx = load_context(context, memo=memo.chat if memo is not None else None)
+    ctx = _load(context, memo)
     opts, quiet = _preset_options(opts, src.settings)
     resolved, node = _node_view(opts, _resolve(src, ctx, opts, found, memo))
     dialect = get_dialect(opts.provider)
@@ -318,6 +325,13 @@ def compile_source(
         tools=_offered(fitted.frame, dialect),
         world_info_state=_world_state(assembler),
     )
+
+
+def _load(context: Context, memo: TurnMemo | None) -> RunContext:
+    """The run context, read with what a session's last turn checked (its ``memo``)."""
+    if memo is None:
+        return load_context(context)
+    return load_context(context, memo=memo.chat, schemas=memo.schemas, cards=memo.cards)
 
 
 def _assembled(src: Source, given: bool, assembler: Assembler) -> list[Diagnostic]:
@@ -458,9 +472,15 @@ def _total_budget(
 
 
 def _offered(frame: ContextFrame, dialect: Dialect) -> list[ToolSpec]:
-    """The tools the request offered, under the names the model saw (the dialect's)."""
-    _, tools = layout(frame)
-    return [ToolSpec(**{**t, "alias": dialect.tool_name(t["name"])}) for t in tools]
+    """The tools the request offered, under the names the model saw (the dialect's): the
+    definitions of the frame's tool components, in order (as
+    :func:`compiler.lower.base.layout` lists them)."""
+    return [
+        ToolSpec(**{**t, "alias": dialect.tool_name(t["name"])})
+        for c in frame.components
+        if c.kind == ComponentKind.TOOL_DEFINITIONS
+        for t in c.tools or ()
+    ]
 
 
 def _counter(

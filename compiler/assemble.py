@@ -87,6 +87,11 @@ class Assembler:
         #: the SillyTavern macros already reported as left literal
         self._literal_macros: set[str] = set()
         self._serial = 0  #: components made so far: ids stay unique when empty ones are left out
+        #: what the policy said of each resource asked about, and the visible chat, with the
+        #: policy (and context) they were computed for (:meth:`visible`, :meth:`visible_chat`)
+        self._seen: tuple[VisibleResourcePolicy | None, dict[str, bool]] = (None, {})
+        self._shown: tuple[object, object, tuple[Sequence[ChatMessageIn], str | None]] | None
+        self._shown = None
         self.resources = VisibleResourcePolicy(
             include=tuple(profile.context.include),
             exclude=tuple(profile.context.exclude),
@@ -102,11 +107,20 @@ class Assembler:
             self.resources = dataclasses.replace(self.resources, workspace_only=only)
 
     def visible(self, resource: str) -> bool:
-        """Whether the resource policy shows ``resource``."""
-        return self.resources.is_visible(resource)
+        """Whether the resource policy shows ``resource`` (asked once per policy)."""
+        policy, seen = self._seen
+        if policy is not self.resources:
+            seen = {}
+            self._seen = (self.resources, seen)
+        shown = seen.get(resource)
+        if shown is None:
+            shown = seen[resource] = self.resources.is_visible(resource)
+        return shown
 
     def require(self, resource: str, call: MacroCall) -> None:
         """The one place a macro's resource is checked, before anything is read."""
+        if self.visible(resource):
+            return
         where = _where(call.span.file, call.span.line, call.span.column)
         self.resources.require(resource, what=call.name, where=where)
 
@@ -142,7 +156,8 @@ class Assembler:
         ctx = self.context
         return MacroEnv(
             now=ctx.now or datetime.now().astimezone(),
-            seed=ctx.macro_seed,
+            seed=ctx.seed or 0,
+            seed_from=None if ctx.seed is not None else lambda: ctx.macro_seed,
             variables={k: _variable(v) for k, v in ctx.variables.items()},
             global_variables={k: _variable(v) for k, v in ctx.global_variables.items()},
         )
@@ -150,6 +165,8 @@ class Assembler:
     def fill(self, text: str) -> str:
         """``text`` with SillyTavern macros filled; a macro naming a hidden resource is
         ``policy.resource_hidden`` (preset text cannot get around the resource policy)."""
+        if "{{" not in text and "<" not in text:  # no macro: the values are not needed
+            return text
         literal: list[str] = []
         out = substitute(text, self.macro_values, self.macro_env, literal)
         for key, resource in MACRO_RESOURCES.items():
@@ -202,10 +219,15 @@ class Assembler:
         """The chat messages the profile shows, and the window (``"tail"`` or None): all of
         them, the newest ``context.historyTailMessages`` when only ``chat.history.tail`` is
         granted (never starting with a tool result whose call is cut), or none
-        (:func:`compiler.visibility.visible_chat`)."""
-        return visibility.visible_chat(
+        (:func:`compiler.visibility.visible_chat`); computed once per context and policy."""
+        last = self._shown
+        if last is not None and last[0] is self.context and last[1] is self.resources:
+            return last[2]
+        shown = visibility.visible_chat(
             self.context.messages, self.resources, self.profile.context.history_tail_messages
         )
+        self._shown = (self.context, self.resources, shown)
+        return shown
 
     @functools.cached_property
     def regex_scripts(self) -> ScriptRunner:
@@ -412,6 +434,8 @@ def _summary_meta(a: Assembler, kind: ComponentKind) -> dict[str, Any]:
     before any summarizer."""
     text = a.context.summaries.get(kind.value)
     path = SUMMARY_FILES.get(kind)
+    if a.context.workspace is None and path is not None and a.visible(file_resource(path)):
+        return {"summary": text} if text and text.strip() else {}  # no workspace: no file
     if text is None and path is not None and a.mode == "agent":
         try:
             text = a.workspace.read(path)

@@ -6,6 +6,7 @@ Internal: the public name of an event is :class:`compiler.Event`.
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +34,15 @@ class Event(BaseModel):
     payload: dict[str, Any] = Field(default_factory=dict)
 
 
+def _uuid4_hex() -> str:
+    """``uuid.uuid4().hex``, made directly from the random bytes (the version and variant
+    bits set as :class:`uuid.UUID` sets them): a compile emits several events."""
+    b = bytearray(os.urandom(16))
+    b[6] = b[6] & 0x0F | 0x40
+    b[8] = b[8] & 0x3F | 0x80
+    return b.hex()
+
+
 class Journal:
     """Collects the events of one compile, in order."""
 
@@ -43,7 +53,7 @@ class Journal:
     def emit(self, type_: str, level: Level = "info", **payload: Any) -> Event:
         event = Event(
             seq=len(self.events) + 1,
-            id=uuid.uuid4().hex,
+            id=_uuid4_hex(),
             run_id=self.run_id,
             timestamp=datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             level=level,

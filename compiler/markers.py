@@ -20,6 +20,8 @@ in-chat injection messages marked ``origin: "unmaterialized"``.
 
 from __future__ import annotations
 
+import operator
+
 from compiler.errors import PolicyError
 from compiler.frame import MESSAGE_KINDS, Component, ComponentKind, ContextFrame
 
@@ -52,6 +54,10 @@ def _fail(text: str, source: str | None) -> PolicyError:
     )
 
 
+_ORIGIN = operator.methodcaller("get", "origin")
+"""A message's ``origin`` (None when it has none): read in one C pass over a history."""
+
+
 def check_markers(frame: ContextFrame) -> None:
     """Raise ``agent.prompt_marker_unmaterialized`` for the first message of ``frame`` that
     carries more ``<<agent.`` openers than its components may (see the module docstring)."""
@@ -66,9 +72,10 @@ def check_markers(frame: ContextFrame) -> None:
     for comp in frame.components:
         if comp.kind in MESSAGE_KINDS:
             flush()
-            for message in comp.messages or ():
-                if message.get("origin") == "unmaterialized":
-                    raise _fail(str(message.get("content") or ""), message.get("at", comp.source))
+            messages = comp.messages or ()
+            if "unmaterialized" in map(_ORIGIN, messages):  # an in-chat injection's mark
+                message = next(m for m in messages if m.get("origin") == "unmaterialized")
+                raise _fail(str(message.get("content") or ""), message.get("at", comp.source))
         elif comp.inline_content:
             if group and (group[-1].group, group[-1].role) != (comp.group, comp.role):
                 flush()

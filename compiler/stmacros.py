@@ -32,6 +32,7 @@ SillyTavern macro names cannot contain dots, so ``values`` keys must be plain na
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import random
 import re
@@ -89,6 +90,15 @@ class MacroEnv:
     seed: int = 0
     variables: Mapping[str, str] = dataclasses.field(default_factory=dict)
     global_variables: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    #: computes the seed when a macro first needs it, in place of ``seed`` (a seed derived
+    #: from the chat costs a hash that most compiles never use)
+    seed_from: Callable[[], int] | None = dataclasses.field(default=None, compare=False, repr=False)
+
+    @functools.cached_property
+    def random_seed(self) -> int:
+        """The seed of ``{{random}}``, ``{{pick}}`` and ``{{roll}}``: ``seed_from()`` (computed
+        once), else ``seed``."""
+        return self.seed_from() if self.seed_from is not None else self.seed
 
 
 _NEWLINE = re.compile(r"\{\{newline\}\}", re.IGNORECASE)
@@ -272,7 +282,7 @@ class _State:
 
     def rng(self, kind: str, offset: int) -> random.Random:
         assert self.env is not None
-        return random.Random(f"{self.env.seed}\x00{kind}\x00{offset}\x00{self.text}")
+        return random.Random(f"{self.env.random_seed}\x00{kind}\x00{offset}\x00{self.text}")
 
     def evaluate(self, body: str, offset: int) -> str | None:
         key = body.lower()

@@ -171,3 +171,18 @@ def test_an_empty_chat_and_a_missing_card_are_warnings(tmp_path: Path) -> None:
     # a preset that never says {{char}} does not need a card
     plain = write(tmp_path, "plain.json", {"prompts": [PRESET["prompts"][-1]]})
     assert "context.no_character" not in codes(compiler.compile(plain, context={"chat": CHAT}))
+
+
+def test_event_ids_are_distinct_uuid4_hex() -> None:
+    """An event's ``id`` (and the run's ``runId``) is a version-4 UUID's 32 hex digits, as
+    ``uuid.uuid4().hex`` gives, and no two events share one."""
+    import uuid
+
+    from compiler.journal import Journal
+
+    journal = Journal()
+    events = [journal.emit("context_component_added", n=i) for i in range(200)]
+    assert len({e.id for e in events}) == 200
+    for value in [journal.run_id, *(e.id for e in events)]:
+        parsed = uuid.UUID(hex=value)
+        assert (parsed.version, parsed.variant, parsed.hex) == (4, uuid.RFC_4122, value)

@@ -218,3 +218,53 @@ def test_a_literal_macro_is_a_check_warning(
     assert head.startswith(f"{path}#prompts[0].content:1:24: warning[template.unknown_st_macro]")
     assert "{{banned" in head and "{{time}}" not in head and "{{random" not in head
     assert main(["check", "--strict", str(path)]) == 1
+
+
+def test_a_lazily_derived_seed_draws_as_the_seed_it_computes() -> None:
+    """``seed_from`` (the seed derived from the chat, computed on first use) gives the draws
+    of the same seed given outright, and is computed once."""
+    calls: list[int] = []
+
+    def derive() -> int:
+        calls.append(1)
+        return 12345
+
+    text = "{{random:a,b,c,d,e,f}} {{roll:d1000}} {{pick::x::y::z}}"
+    lazy = MacroEnv(now=NOW, seed_from=derive)
+    assert sub(text, env=lazy) == sub(text, env=MacroEnv(now=NOW, seed=12345))
+    assert sub(text, env=lazy) == sub(text, env=MacroEnv(now=NOW, seed=12345))
+    assert calls == [1]
+    assert sub("no randomness here", env=MacroEnv(now=NOW, seed_from=derive)) == (
+        "no randomness here"
+    )
+    assert calls == [1]  # no macro drew: the seed was never computed
+
+
+def test_compile_draws_from_the_run_seed_derived_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compile's draws use :attr:`RunContext.macro_seed` (derived from the card and the first
+    message) exactly as an explicit ``seed`` of that value; a compile whose text draws nothing
+    does not derive it."""
+    chat = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}]
+    card = {"name": "Mira", "description": "{{roll:d1000000}} {{random:a,b,c,d,e,f,g,h}}"}
+    run: dict[str, Any] = {"chat": chat, "character": card}
+    seed = compiler.load_context(dict(run)).macro_seed
+    text = "<<agent.character>>\n<<agent.chat.history>>"
+
+    def system(context: dict[str, Any]) -> str:
+        out = compiler.compile_string(text, context=context, budget=4000)
+        return str(out.request["messages"][0]["content"])
+
+    assert system(run) == system({**run, "seed": seed})
+    calls: list[int] = []
+    derived = compiler.RunContext.macro_seed
+
+    def counted(self: compiler.RunContext) -> int:
+        calls.append(1)
+        return derived.fget(self)  # type: ignore[attr-defined,no-any-return]
+
+    monkeypatch.setattr(compiler.RunContext, "macro_seed", property(counted))
+    system(run)
+    assert calls == [1]
+    plain = {**run, "character": {**card, "description": "{{char}} and {{user}}"}}
+    assert system(plain).startswith("Mira and User")
+    assert calls == [1]

@@ -26,7 +26,13 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from compiler.context.cards import CharacterCard, parse_card, read_card, read_card_json
+from compiler.context.cards import (
+    CardMemo,
+    CharacterCard,
+    parse_card,
+    read_card,
+    read_card_json,
+)
 from compiler.context.chat import ChatMessage, ChatMetadata, SendDate, read_chat_file
 from compiler.context.inputs import (
     INLINE,
@@ -44,6 +50,7 @@ from compiler.context.inputs import (
 )
 from compiler.context.lazy_chat import ChatMemo, LazyChat, PlainChat, plain_chat, plain_snapshot
 from compiler.context.sandbox import admit
+from compiler.context.tool_schemas import CHECKED, SchemaMemo, plainly_valid
 from compiler.context.workspace import Workspace
 from compiler.context.world_books import BookSource, Lorebooks, load_books
 from compiler.context.world_run import scan_run
@@ -93,7 +100,14 @@ class ToolIn(_Model):
     @field_validator("parameters")
     @classmethod
     def _json_schema(cls, value: dict[str, Any]) -> dict[str, Any]:
-        """``parameters`` must be a valid JSON Schema (draft 2020-12, what providers take)."""
+        """``parameters`` must be a valid JSON Schema (draft 2020-12, what providers take);
+        a schema the compiling session already found valid is not checked again."""
+        if plainly_valid(value):  # the usual shape: no metaschema walk (~0.4 ms) needed
+            return value
+        memo = CHECKED.get()
+        key = memo.key(value) if memo is not None else None
+        if memo is not None and key is not None and key in memo:
+            return value
         import jsonschema  # imported on first use: most compiles define no tools
 
         try:
@@ -101,6 +115,8 @@ class ToolIn(_Model):
         except jsonschema.SchemaError as exc:
             where = "" if not exc.path else f" at {exc.json_path.replace('$', 'parameters', 1)}"
             raise ValueError(f"not a valid JSON Schema{where}: {exc.message}") from None
+        if memo is not None and key is not None:
+            memo.add(key)
         return value
 
 
@@ -252,6 +268,7 @@ class RunContext(_Model):
     _card: CharacterCard | None = None
     _character_path: Path | None = None
     _card_json: Parsed | None = None
+    _card_text: str | None = None
     _user_lines: int | None = None
     _user_lines_at: list[int] | None = None
     _books: list[BookSource] | None = None
@@ -290,7 +307,7 @@ class RunContext(_Model):
         not a valid card)."""
         return self._card
 
-    def load_inputs(self) -> None:
+    def load_inputs(self, cards: CardMemo | None = None) -> None:
         """Read the inputs given as paths (relative to :attr:`base_dir`), in place.
 
         ``chat`` (a .jsonl or .json file) becomes messages; ``character`` (JSON/PNG/CHARX
@@ -326,6 +343,9 @@ class RunContext(_Model):
                 if not is_too_deep(exc):
                     raise
                 raise too_deep(f"the card {label}") from None
+        elif isinstance(self.character, dict) and cards is not None:  # a session's last
+            where = {"origin": self._file, "json_path": "character"}
+            self._card, self._card_text = cards.read(self.character, **where)
         elif isinstance(self.character, dict):  # a broken inline card is an error too
             self._card = read_card(self.character, origin=self._file, json_path="character")
         self._books = self._load_books()
@@ -420,6 +440,11 @@ class RunContext(_Model):
             path="skills",
         )
 
+    @property
+    def card_text(self) -> str | None:
+        """An inline card's JSON text, when a session's read made it (None: not made)."""
+        return self._card_text
+
     def character_source(self) -> Parsed | None:
         """The character card's JSON as read (from its file, or inline), for profile layers:
         the card file is not read again."""
@@ -467,11 +492,15 @@ def load_context(
     *,
     from_json: bool = False,
     memo: ChatMemo | None = None,
+    schemas: SchemaMemo | None = None,
+    cards: CardMemo | None = None,
 ) -> RunContext:
     """A RunContext from an object, a dict (paths relative to ``base_dir``) or a JSON file.
     ``from_json``: the dict came from :func:`compiler.context.inputs.parse_json`, which
     already repaired and refused what :func:`sanitize` would (a server's request body).
-    ``memo``: a session's last checked chat (a dict's chat checks only what is new)."""
+    ``memo``: a session's last checked chat (a dict's chat checks only what is new);
+    ``schemas``: the tool schemas a session already found valid; ``cards``: the inline card
+    it read last."""
     if value is None:
         return RunContext()
     if isinstance(value, RunContext):
@@ -493,10 +522,14 @@ def load_context(
             message="the run context must be a JSON object",
             file=file,
         )
-    ctx = _validated(data, file, plain)
+    token = CHECKED.set(schemas)
+    try:
+        ctx = _validated(data, file, plain)
+    finally:
+        CHECKED.reset(token)
     ctx._base_dir = base_dir or Path.cwd()
     ctx._file = file
-    ctx.load_inputs()
+    ctx.load_inputs(cards)
     return ctx
 
 
