@@ -239,7 +239,9 @@ class SummaryChain:
     ) -> tuple[str, str] | None:
         """(text, which summarizer) within ``request.target_tokens``, or None. A summarizer
         is never asked for fewer than :data:`MIN_SUMMARY_TOKENS`; a precomputed summary, or
-        an answer the callable gave earlier in this compile, is fitted to any target."""
+        an answer the callable gave earlier in this compile, is fitted to any target. The
+        extractive summary of messages is whole lines whose own counts fit: its caller (the
+        history) counts the message it makes exactly and fits it by whole lines."""
         target = request.target_tokens
         if target <= 0:
             return None
@@ -258,6 +260,10 @@ class SummaryChain:
         lines = extractive.lines(request)
         key = (f"extractive:{enc}", extractive.key(request, lines), target)
         out = self.cache.get_or_make(key, lambda: extractive.within(lines, target))
+        if out and request.messages:
+            # whole lines whose counts fit the target; the history counts the message it
+            # makes of them exactly, and fits it by whole lines (not counted twice here)
+            return out, "extractive"
         text = fit_sentences(out, target, self.counter) if out else ""
         return (text, "extractive") if text else None
 
