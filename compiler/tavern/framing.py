@@ -8,6 +8,7 @@ Internal: the API is :mod:`compiler.tavern`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 
 from compiler.assemble import Assembler
 from compiler.context.regex_scripts import AI_OUTPUT
@@ -49,7 +50,7 @@ def add_new_chat(assembler: Assembler, preset: TavernPreset, prompt: PresetPromp
 
 
 def named(
-    messages: list[Message],
+    messages: Sequence[Message],
     behavior: int,
     user: str,
     char: str,
@@ -57,33 +58,41 @@ def named(
     persona: bool = True,
     quotes: bool = False,
 ) -> list[Message]:
-    """Chat messages as SillyTavern's ``setOpenAIMessages`` sends them. Names by the preset's
-    ``names_behavior``: 1 sends each speaker's ``name``; 2 moves it into the content as a
-    ``Name: `` prefix (not on narrator, i.e. system, messages); 0 (a one-to-one chat, the
-    only kind a run context holds) prefixes only a user message another persona wrote (its
-    ``name`` is not ``user``, when the run names its ``persona``); -1 sends none. A user or
-    assistant message without a ``name`` is the persona's (``user``) or the card's
-    (``char``), as every message of a SillyTavern chat is named by its speaker. The content
-    loses its ``\r``; with ``quotes`` (the preset's ``wrap_in_quotes``) a user message is
-    sent in double quotes."""
+    """Chat messages as SillyTavern's ``setOpenAIMessages`` sends them: each as
+    :func:`namer` makes it."""
+    return list(map(namer(behavior, user, char, persona=persona, quotes=quotes), messages))
+
+
+def namer(
+    behavior: int, user: str, char: str, *, persona: bool = True, quotes: bool = False
+) -> Callable[[Message], Message]:
+    """A chat message as SillyTavern's ``setOpenAIMessages`` sends it (a new one: the given
+    one is not changed). Names by the preset's ``names_behavior``: 1 sends each speaker's
+    ``name``; 2 moves it into the content as a ``Name: `` prefix (not on narrator, i.e.
+    system, messages); 0 (a one-to-one chat, the only kind a run context holds) prefixes
+    only a user message another persona wrote (its ``name`` is not ``user``, when the run
+    names its ``persona``); -1 sends none. A user or assistant message without a ``name``
+    is the persona's (``user``) or the card's (``char``), as every message of a SillyTavern
+    chat is named by its speaker. The content loses its ``\r``; with ``quotes`` (the
+    preset's ``wrap_in_quotes``) a user message is sent in double quotes."""
     speakers = {"user": user, "assistant": char}
-    out: list[Message] = []
-    for m in messages:
+
+    def one(m: Message) -> Message:
         role, own = m["role"], m.get("name")
         name = own or speakers.get(role)
         content = m.get("content")
         m = {**m, "name": name} if behavior == 1 and name else _without_name(m)
         if not isinstance(content, str):
-            out.append(m)
-            continue
+            return m
         if behavior == 2 and name and role in speakers and content:
             content = f"{name}: {content}"
         elif behavior == 0 and role == "user" and own and persona and own != user:
             content = f"{own}: {content}"
         content = content.replace("\r", "")
         m["content"] = f'"{content}"' if quotes and role == "user" else content
-        out.append(m)
-    return out
+        return m
+
+    return one
 
 
 def _without_name(message: Message) -> Message:
@@ -124,15 +133,18 @@ def _chosen_greeting(assembler: Assembler) -> str | None:
     return greetings[choice] or (card.alternate_greetings[:1] or [""])[0]
 
 
-def send_if_empty(assembler: Assembler, preset: TavernPreset, chat: list[Message]) -> list[Message]:
-    """The chat with the preset's ``send_if_empty`` (macros filled) as the user's message
-    when the chat ends with the assistant's (its greeting included): what SillyTavern sends
-    when Send is pressed with nothing typed (script.js Generate: ``sendMessageAsUser``)."""
+def send_if_empty(
+    assembler: Assembler, preset: TavernPreset, chat: Sequence[Message]
+) -> list[Message]:
+    """What follows the chat: the preset's ``send_if_empty`` (macros filled) as the user's
+    message when the chat ends with the assistant's (its greeting included), what
+    SillyTavern sends when Send is pressed with nothing typed (script.js Generate:
+    ``sendMessageAsUser``); else nothing. Only the last message is read."""
     text = preset_text(preset, "send_if_empty", "").strip()
     last = chat[-1] if chat else None
     if not text or last is None or last["role"] != "assistant" or last.get("toolCalls"):
-        return chat
-    return [*chat, {"role": "user", "content": assembler.fill(text)}]
+        return []
+    return [{"role": "user", "content": assembler.fill(text)}]
 
 
 def start_with_greeting(assembler: Assembler) -> None:
