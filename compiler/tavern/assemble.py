@@ -65,6 +65,7 @@ from compiler.tavern.framing import (
     add_examples,
     add_new_chat,
     greeting,
+    name_free,
     namer,
     send_if_empty,
     start_with_greeting,
@@ -456,15 +457,16 @@ def _add_entry(
 def _framed_chat(assembler: Assembler, preset: TavernPreset, chat: Sequence[Message]) -> ChatView:
     """The chat as the preset sends it (:func:`~compiler.tavern.framing.namer`), its
     ``send_if_empty`` message after it: a view, each message framed when it is read."""
-    values = assembler.macro_values
+    values, behavior = assembler.macro_values, preset.settings.names_behavior
     make = namer(
-        preset.settings.names_behavior,
+        behavior,
         values.get("user", ""),
         values.get("char", ""),
         persona=assembler.context.persona is not None,
         quotes=preset.extra.get("wrap_in_quotes") is True,
     )
-    return ChatView(chat, make, [make(m) for m in send_if_empty(assembler, preset, chat)])
+    extra = [make(m) for m in send_if_empty(assembler, preset, chat)]
+    return ChatView(chat, make, extra, free=name_free(behavior))
 
 
 def _overridden(

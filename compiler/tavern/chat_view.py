@@ -22,7 +22,7 @@ class ChatView(Sequence[Message]):
     Behaves as a list of messages would for reading (``len``, indexing, step-1 slices as
     views, iteration); nothing in ``base`` is changed."""
 
-    __slots__ = ("_base", "_made", "_make", "_start", "_stop", "_tail")
+    __slots__ = ("_base", "_free", "_made", "_make", "_start", "_stop", "_tail")
 
     def __init__(
         self,
@@ -30,12 +30,14 @@ class ChatView(Sequence[Message]):
         make: Callable[[Any], Message],
         tail: Sequence[Message] = (),
         *,
+        free: Callable[[Any], bool] | None = None,
         _made: list[Message | None] | None = None,
         _start: int = 0,
         _stop: int | None = None,
     ) -> None:
         self._base = base
         self._make = make
+        self._free = free
         self._made: list[Message | None] = [None] * len(base) if _made is None else _made
         self._start = _start
         self._stop = len(base) if _stop is None else _stop
@@ -61,6 +63,11 @@ class ChatView(Sequence[Message]):
     def __getitem__(self, index: slice) -> Sequence[Message]: ...
 
     def __getitem__(self, index: int | slice) -> Message | Sequence[Message]:
+        if type(index) is int and index >= 0 and (j := self._start + index) < self._stop:
+            made = self._made[j]  # a message of the base (the fit reads each through here)
+            if made is None:
+                made = self._made[j] = self._make(self._base[j])
+            return made
         n = len(self)
         if isinstance(index, slice):
             start, stop, step = index.indices(n)
@@ -83,13 +90,20 @@ class ChatView(Sequence[Message]):
             self._base,
             self._make,
             tail,
+            free=self._free,
             _made=self._made,
             _start=min(self._start + start, base_stop),
             _stop=base_stop,
         )
 
     def __iter__(self) -> Iterator[Message]:
-        return map(self._at, range(len(self)))
+        made, make, base = self._made, self._make, self._base
+        for j in range(self._start, self._stop):
+            m = made[j]
+            if m is None:
+                m = made[j] = make(base[j])
+            yield m
+        yield from self._tail
 
     def __reversed__(self) -> Iterator[Message]:
         return map(self._at, range(len(self) - 1, -1, -1))
@@ -111,7 +125,54 @@ class ChatView(Sequence[Message]):
             keep._base,
             keep._make,
             (*keep._tail, *tail),
+            free=keep._free,
             _made=keep._made,
             _start=keep._start,
             _stop=keep._stop,
         )
+
+    def sources(self) -> Sequence[object] | None:
+        """What each message is made from, for :mod:`compiler.fit.prices`: the base's
+        source (a session's own copy of the caller's message) where ``free`` says the
+        message made of it depends on nothing else that can change between compiles (it
+        does depend on the preset, which a session's compiles share); a new object, never
+        priced before, for any other message. None when the base has no sources."""
+        sourced = getattr(self._base, "sources", None)
+        got = sourced() if sourced is not None and self._free is not None else None
+        if got is None or self._free is None:
+            return None
+        return _Sources(got, self._free, self._start, self._stop, len(self._tail))
+
+
+class _Sources(Sequence[object]):
+    """:meth:`ChatView.sources`, each read when asked for."""
+
+    __slots__ = ("_free", "_got", "_start", "_stop", "_tail")
+
+    def __init__(
+        self, got: Sequence[object], free: Callable[[Any], bool], start: int, stop: int, tail: int
+    ) -> None:
+        self._got, self._free = got, free
+        self._start, self._stop, self._tail = start, stop, tail
+
+    def __len__(self) -> int:
+        return self._stop - self._start + self._tail
+
+    @overload
+    def __getitem__(self, index: int) -> object: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[object]: ...
+
+    def __getitem__(self, index: int | slice) -> object | Sequence[object]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        i = index.__index__()
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("chat index out of range")
+        j = self._start + i
+        if j < self._stop and self._free(source := self._got[j]):
+            return source
+        return object()  # stands for nothing: priced afresh

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from compiler.assemble import Assembler
 from compiler.context.regex_scripts import AI_OUTPUT
@@ -93,6 +94,25 @@ def namer(
         return m
 
     return one
+
+
+def name_free(behavior: int) -> Callable[[Any], bool]:
+    """Whether :func:`namer`'s message of a chat message (``raw``: the checked message
+    the frame's one is made from, a ``dict``) is the same whatever the run's persona and
+    names: it then depends only on the message and the preset. Under ``names_behavior`` 1
+    or 2 a user or assistant message without a ``name`` of its own is named by the run;
+    under 0 a user message with one is prefixed depending on the run's persona."""
+
+    def free(raw: Any) -> bool:
+        if type(raw) is not dict:
+            return False
+        if behavior in (1, 2):
+            return bool(raw.get("name")) or raw.get("role") not in ("user", "assistant")
+        if behavior == 0:
+            return raw.get("role") != "user" or not raw.get("name")
+        return True
+
+    return free
 
 
 def _without_name(message: Message) -> Message:
