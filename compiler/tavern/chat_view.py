@@ -165,6 +165,9 @@ class _Sources(Sequence[object]):
     def __getitem__(self, index: slice) -> Sequence[object]: ...
 
     def __getitem__(self, index: int | slice) -> object | Sequence[object]:
+        if type(index) is int and index >= 0 and (j := self._start + index) < self._stop:
+            source = self._got[j]  # the history walk reads each through here
+            return source if self._free(source) else object()
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         i = index.__index__()

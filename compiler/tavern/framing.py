@@ -50,35 +50,31 @@ def add_new_chat(assembler: Assembler, preset: TavernPreset, prompt: PresetPromp
         )
 
 
-def named(
-    messages: Sequence[Message],
-    behavior: int,
-    user: str,
-    char: str,
-    *,
-    persona: bool = True,
-    quotes: bool = False,
-) -> list[Message]:
-    """Chat messages as SillyTavern's ``setOpenAIMessages`` sends them: each as
-    :func:`namer` makes it."""
-    return list(map(namer(behavior, user, char, persona=persona, quotes=quotes), messages))
-
-
 def namer(
     behavior: int, user: str, char: str, *, persona: bool = True, quotes: bool = False
 ) -> Callable[[Message], Message]:
-    """A chat message as SillyTavern's ``setOpenAIMessages`` sends it (a new one: the given
-    one is not changed). Names by the preset's ``names_behavior``: 1 sends each speaker's
-    ``name``; 2 moves it into the content as a ``Name: `` prefix (not on narrator, i.e.
-    system, messages); 0 (a one-to-one chat, the only kind a run context holds) prefixes
-    only a user message another persona wrote (its ``name`` is not ``user``, when the run
-    names its ``persona``); -1 sends none. A user or assistant message without a ``name``
-    is the persona's (``user``) or the card's (``char``), as every message of a SillyTavern
-    chat is named by its speaker. The content loses its ``\r``; with ``quotes`` (the
-    preset's ``wrap_in_quotes``) a user message is sent in double quotes."""
+    """A chat message as SillyTavern's ``setOpenAIMessages`` sends it (the given one is not
+    changed: it is the message itself when it is sent as it is, else a new one). Names by
+    the preset's ``names_behavior``: 1 sends each speaker's ``name``; 2 moves it into the
+    content as a ``Name: `` prefix (not on narrator, i.e. system, messages); 0 (a one-to-one
+    chat, the only kind a run context holds) prefixes only a user message another persona
+    wrote (its ``name`` is not ``user``, when the run names its ``persona``); -1 sends none.
+    A user or assistant message without a ``name`` is the persona's (``user``) or the
+    card's (``char``), as every message of a SillyTavern chat is named by its speaker. The
+    content loses its ``\r``; with ``quotes`` (the preset's ``wrap_in_quotes``) a user
+    message is sent in double quotes."""
     speakers = {"user": user, "assistant": char}
+    unnamed = behavior not in (1, 2)  # a message without a name of its own stays unnamed
 
     def one(m: Message) -> Message:
+        if (
+            unnamed
+            and len(m) == 2  # a role and a content: most messages, sent as they are
+            and type(text := m["content"]) is str
+            and "\r" not in text
+            and not (quotes and m["role"] == "user")
+        ):
+            return m
         role, own = m["role"], m.get("name")
         name = own or speakers.get(role)
         content = m.get("content")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import compiler
 from compiler.errors import APCError
 from compiler.tavern.chat_view import ChatView
-from compiler.tavern.framing import name_free, named, namer
+from compiler.tavern.framing import name_free, namer
 from compiler.tavern.injections import apply_injections, inject_newest
 from compiler.tavern.preset import PresetPrompt
 
@@ -192,8 +192,9 @@ def test_a_long_chat_is_framed_only_where_it_is_read() -> None:
 
     view = ChatView(base, make, [{"role": "user", "content": "tail"}])
     assert len(view) == 10_001 and view[-1]["content"] == "tail"
-    assert view[9_999] == named([base[9_999]], 0, "User", "Mira")[0]
-    assert list(view[9_998:]) == [*named(base[9_998:], 0, "User", "Mira"), view[-1]]
+    name = namer(0, "User", "Mira")
+    assert view[9_999] == name(base[9_999])
+    assert list(view[9_998:]) == [*map(name, base[9_998:]), view[-1]]
     assert len(made) == 2  # read twice, made once each
     prompts = [PresetPrompt(identifier="x", content="X", injection_position=1, injection_depth=3)]
 
