@@ -359,13 +359,14 @@ def _substituted(bound: BoundTemplate, assembler: Assembler) -> BoundTemplate:
     escapes it held plus those the filled-in values brought (:mod:`compiler.markers`). A
     macro left literal is reported where it is (``FILE#prompts[3].content``)."""
     items: list[Text | MacroCall] = []
+    changed = False
     for item in bound.items:
         if isinstance(item, Text):
             text, from_values = _filled_at(assembler, item.value, item.span.file)
-            items.append(Text(text, item.span, item.literal_opens + from_values))
-        else:
-            items.append(item)
-    return dataclasses.replace(bound, items=tuple(items))
+            if text != item.value or from_values:
+                item, changed = Text(text, item.span, item.literal_opens + from_values), True
+        items.append(item)
+    return dataclasses.replace(bound, items=tuple(items)) if changed else bound
 
 
 def _filled_at(assembler: Assembler, text: str, file: str) -> tuple[str, int]:
