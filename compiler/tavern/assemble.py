@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from compiler.assemble import Assembler, PresetMode
@@ -64,10 +63,8 @@ from compiler.tavern.framing import (
     CARD_RESOURCE,
     add_examples,
     add_new_chat,
+    framed_chat,
     greeting,
-    name_free,
-    namer,
-    send_if_empty,
     start_with_greeting,
 )
 from compiler.tavern.injections import (
@@ -437,7 +434,7 @@ def _add_entry(
         if comp.kind == ComponentKind.CHAT_HISTORY and not comp.messages:
             comp.messages = greeting(assembler)
         if comp.kind == ComponentKind.CHAT_HISTORY and comp.messages:
-            comp.messages = _framed_chat(assembler, preset, comp.messages)
+            comp.messages = framed_chat(assembler, preset, comp.messages)
         # legacy fits as SillyTavern fills its budget: the fixed prompts must fit, history
         # is cut oldest first with no note, the examples come last (see add_examples)
         if assembler.mode == "legacy" and comp.strategy is None:
@@ -453,21 +450,6 @@ def _add_entry(
             comp.metadata[ALLOWANCE] = allowance(comp) + extra
 
     assembler.add_template(bound, prompt.role, shape)
-
-
-def _framed_chat(assembler: Assembler, preset: TavernPreset, chat: Sequence[Message]) -> ChatView:
-    """The chat as the preset sends it (:func:`~compiler.tavern.framing.namer`), its
-    ``send_if_empty`` message after it: a view, each message framed when it is read."""
-    values, behavior = assembler.macro_values, preset.settings.names_behavior
-    make = namer(
-        behavior,
-        values.get("user", ""),
-        values.get("char", ""),
-        persona=assembler.context.persona is not None,
-        quotes=preset.extra.get("wrap_in_quotes") is True,
-    )
-    extra = [make(m) for m in send_if_empty(assembler, preset, chat)]
-    return ChatView(chat, make, extra, free=name_free(behavior))
 
 
 def _overridden(

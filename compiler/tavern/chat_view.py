@@ -17,7 +17,8 @@ from compiler.frame import Message
 
 class ChatView(Sequence[Message]):
     """``make(base[i])`` for ``i`` in ``start..stop``, each made when first read (once,
-    shared by every slice), then the messages of ``tail`` (made already).
+    shared by every slice; ``made``: those made already, None where not), then the messages
+    of ``tail`` (made already).
 
     Behaves as a list of messages would for reading (``len``, indexing, step-1 slices as
     views, iteration); nothing in ``base`` is changed."""
@@ -31,14 +32,14 @@ class ChatView(Sequence[Message]):
         tail: Sequence[Message] = (),
         *,
         free: Callable[[Any], bool] | None = None,
-        _made: list[Message | None] | None = None,
+        made: list[Message | None] | None = None,
         _start: int = 0,
         _stop: int | None = None,
     ) -> None:
         self._base = base
         self._make = make
         self._free = free
-        self._made: list[Message | None] = [None] * len(base) if _made is None else _made
+        self._made: list[Message | None] = [None] * len(base) if made is None else made
         self._start = _start
         self._stop = len(base) if _stop is None else _stop
         self._tail = tuple(tail)
@@ -91,7 +92,7 @@ class ChatView(Sequence[Message]):
             self._make,
             tail,
             free=self._free,
-            _made=self._made,
+            made=self._made,
             _start=min(self._start + start, base_stop),
             _stop=base_stop,
         )
@@ -126,7 +127,7 @@ class ChatView(Sequence[Message]):
             keep._make,
             (*keep._tail, *tail),
             free=keep._free,
-            _made=keep._made,
+            made=keep._made,
             _start=keep._start,
             _stop=keep._stop,
         )

@@ -24,6 +24,7 @@ from compiler.frame import (
     ComponentKind,
     Message,
 )
+from compiler.tavern.chat_view import ChatView
 from compiler.tavern.preset import PresetPrompt, TavernPreset
 
 #: The resource a card's text belongs to.
@@ -90,6 +91,30 @@ def namer(
         return m
 
     return one
+
+
+def framed_chat(assembler: Assembler, preset: TavernPreset, chat: Sequence[Message]) -> ChatView:
+    """The chat as the preset sends it (:func:`namer`), its ``send_if_empty`` message after
+    it: a view, each message framed when it is read; a short chat (up to
+    :data:`FRAMED_WHOLE` messages) is framed whole, in one pass, cheaper than message by
+    message when most of it is kept."""
+    values, behavior = assembler.macro_values, preset.settings.names_behavior
+    make = namer(
+        behavior,
+        values.get("user", ""),
+        values.get("char", ""),
+        persona=assembler.context.persona is not None,
+        quotes=preset.extra.get("wrap_in_quotes") is True,
+    )
+    extra = [make(m) for m in send_if_empty(assembler, preset, chat)]
+    made: list[Message | None] | None = None
+    if len(chat) <= FRAMED_WHOLE:
+        made = list(map(make, chat))
+    return ChatView(chat, make, extra, free=name_free(behavior), made=made)
+
+
+#: the longest chat :func:`framed_chat` frames whole
+FRAMED_WHOLE = 256
 
 
 def name_free(behavior: int) -> Callable[[Any], bool]:

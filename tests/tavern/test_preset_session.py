@@ -237,3 +237,26 @@ def test_a_message_s_price_is_kept_only_when_the_run_cannot_change_it() -> None:
     assert not name_free(1)(plain) and not name_free(2)(bot)  # named by the run
     assert name_free(1)(own) and name_free(2)({"role": "system", "content": "x"})
     assert not name_free(-1)("not a dict")
+
+
+@pytest.mark.parametrize("behavior", [-1, 0, 1, 2])
+def test_a_long_chat_framed_as_read_is_what_a_one_shot_compile_sends(behavior: int) -> None:
+    """Past FRAMED_WHOLE messages the chat is framed as the fit reads it: turn after turn
+    (names changing, messages named, injections at depth) a session equals one-shot compiles."""
+    from compiler.tavern.framing import FRAMED_WHOLE
+
+    text = preset(behavior, True, "(continue)", [0, 4])
+    session = compiler.Session.from_string(text, kind="preset", budget=1200)
+    chat = [message(i) for i in range(FRAMED_WHOLE + 50)]
+    for i in range(0, len(chat), 7):
+        chat[i]["name"] = ["Sam", "Zed", "User"][i % 3]
+    ctx: dict[str, Any] = {"chat": chat, "character": CARD, "persona": {"name": "Sam"}}
+    for n in range(4):
+        chat.append(message(FRAMED_WHOLE + 50 + n))
+        if n == 2:
+            ctx["persona"] = {"name": "Zed"}
+        warm = outcome(session.compile, ctx)
+        cold = outcome(
+            compiler.compile_string, text, kind="preset", context=copy.deepcopy(ctx), budget=1200
+        )
+        assert warm == cold and warm[0] != "error", n
