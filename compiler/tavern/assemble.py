@@ -58,7 +58,7 @@ from compiler.profile import ResolvedAgentProfile, resolve_profile
 from compiler.stmacros import comment_spans, inert
 from compiler.syntax import parse
 from compiler.syntax.ast import Template, Text
-from compiler.tavern.chat_view import ChatView
+from compiler.tavern.chat_view import ChatView, FramedList
 from compiler.tavern.framing import (
     CARD_RESOURCE,
     add_examples,
@@ -557,7 +557,10 @@ def _inject(
         return {"role": role, "content": text, "origin": "unmaterialized", "at": at}
 
     chat = comp.messages
-    view = chat if isinstance(chat, ChatView) else ChatView(chat or [], _as_it_is)
+    if isinstance(chat, FramedList):
+        view = chat.view
+    else:
+        view = chat if isinstance(chat, ChatView) else ChatView(chat or [], _as_it_is)
     k, tail = inject_newest(  # only the newest messages, down to the deepest injection
         view,
         injections[0],
@@ -565,7 +568,8 @@ def _inject(
         extensions=injections[1],
         answers_a_call=lambda m: m.get("role") == "tool",
     )
-    comp.messages = view.spliced(k, tail)
+    spliced = view.spliced(k, tail)
+    comp.messages = FramedList(spliced) if isinstance(chat, FramedList) else spliced
 
 
 def _as_it_is(message: Message) -> Message:

@@ -180,3 +180,15 @@ class _Sources(Sequence[object]):
         if j < self._stop and self._free(source := self._got[j]):
             return source
         return object()  # stands for nothing: priced afresh
+
+
+class FramedList(list[Message]):
+    """A :class:`ChatView`'s messages as a list (read at C speed: for a short chat, framed
+    whole), still telling the fit their sources (:meth:`ChatView.sources`)."""
+
+    def __init__(self, view: ChatView) -> None:
+        super().__init__(view)
+        self.view = view
+
+    def sources(self) -> Sequence[object] | None:
+        return self.view.sources()

@@ -24,7 +24,7 @@ from compiler.frame import (
     ComponentKind,
     Message,
 )
-from compiler.tavern.chat_view import ChatView
+from compiler.tavern.chat_view import ChatView, FramedList
 from compiler.tavern.preset import PresetPrompt, TavernPreset
 
 #: The resource a card's text belongs to.
@@ -93,11 +93,13 @@ def namer(
     return one
 
 
-def framed_chat(assembler: Assembler, preset: TavernPreset, chat: Sequence[Message]) -> ChatView:
+def framed_chat(
+    assembler: Assembler, preset: TavernPreset, chat: Sequence[Message]
+) -> ChatView | FramedList:
     """The chat as the preset sends it (:func:`namer`), its ``send_if_empty`` message after
     it: a view, each message framed when it is read; a short chat (up to
-    :data:`FRAMED_WHOLE` messages) is framed whole, in one pass, cheaper than message by
-    message when most of it is kept."""
+    :data:`FRAMED_WHOLE` messages) is framed whole, in one pass, as a list: cheaper than
+    message by message when most of it is kept."""
     values, behavior = assembler.macro_values, preset.settings.names_behavior
     make = namer(
         behavior,
@@ -107,10 +109,10 @@ def framed_chat(assembler: Assembler, preset: TavernPreset, chat: Sequence[Messa
         quotes=preset.extra.get("wrap_in_quotes") is True,
     )
     extra = [make(m) for m in send_if_empty(assembler, preset, chat)]
-    made: list[Message | None] | None = None
-    if len(chat) <= FRAMED_WHOLE:
-        made = list(map(make, chat))
-    return ChatView(chat, make, extra, free=name_free(behavior), made=made)
+    if len(chat) > FRAMED_WHOLE:
+        return ChatView(chat, make, extra, free=name_free(behavior))
+    made: list[Message | None] = list(map(make, chat))
+    return FramedList(ChatView(chat, make, extra, free=name_free(behavior), made=made))
 
 
 #: the longest chat :func:`framed_chat` frames whole
