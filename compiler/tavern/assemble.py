@@ -58,20 +58,20 @@ from compiler.profile import ResolvedAgentProfile, resolve_profile
 from compiler.stmacros import comment_spans, inert
 from compiler.syntax import parse
 from compiler.syntax.ast import Template, Text
+from compiler.tavern.chat_view import ChatView, FramedList
 from compiler.tavern.framing import (
     CARD_RESOURCE,
     add_examples,
     add_new_chat,
+    framed_chat,
     greeting,
-    named,
-    send_if_empty,
     start_with_greeting,
 )
 from compiler.tavern.injections import (
     MAX_INJECTION_DEPTH,
     ExtensionPrompt,
     Source,
-    apply_injections,
+    inject_newest,
 )
 from compiler.tavern.notes import (
     Notes,
@@ -199,7 +199,7 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     if mode == "agent" and not any(
         c.kind == ComponentKind.TOOL_DEFINITIONS for c in assembler.components
     ):  # agent mode always offers the profile's tools; an entry only decides where
-        assembler.add_template(bind(parse(TOOLS_MACRO, f"{preset.source}#tools")))
+        assembler.add_template(parsed_entry(preset, TOOLS_MACRO, f"{preset.source}#tools"))
 
 
 TOOLS_MACRO = "<<agent.tools.available>>"
@@ -230,7 +230,7 @@ def _anchor_note(
     before = set(order[: order.index("main")])
     at = max((i + 1 for i, e in enumerate(entries) if e.prompt.identifier in before), default=0)
     anchor = PresetPrompt(identifier="main", forbid_overrides=True)
-    entries.insert(at, _Entry(anchor, bind(parse("", f"{preset.source}#main"))))
+    entries.insert(at, _Entry(anchor, parsed_entry(preset, "", f"{preset.source}#main")))
 
 
 #: TauriTavern's Agent entries, as its PromptManager adds them when a preset lacks them.
@@ -293,12 +293,29 @@ def _bind_entry(
     text = MARKER_MACROS.get(prompt.identifier) if prompt.is_marker else prompt.content
     if text is None:  # an unknown marker: SillyTavern fills it from an extension; we cannot
         text = ""
-    name = preset.where(prompt)
     try:
-        return bind(parse_entry(text, name))
+        return parsed_entry(preset, text, preset.where(prompt))
     except TemplateError as exc:
         errors.extend(exc.diagnostics)
         return None
+
+
+def parsed_entry(preset: TavernPreset, text: str, name: str) -> BoundTemplate:
+    """:func:`parse_entry` bound, or its TemplateError, read once per preset: the preset
+    keeps each result (frozen: a template or its frozen diagnostics), so a session, whose
+    source holds the preset, parses an entry on its first compile only."""
+    memo = preset._parsed
+    key = (text, name)
+    done = memo.get(key)
+    if done is None:
+        try:
+            done = bind(parse_entry(text, name))
+        except TemplateError as exc:
+            done = tuple(exc.diagnostics)
+        memo[key] = done
+    if isinstance(done, BoundTemplate):
+        return done
+    raise TemplateError(list(done))
 
 
 def parse_entry(text: str, name: str) -> Template:
@@ -339,13 +356,14 @@ def _substituted(bound: BoundTemplate, assembler: Assembler) -> BoundTemplate:
     escapes it held plus those the filled-in values brought (:mod:`compiler.markers`). A
     macro left literal is reported where it is (``FILE#prompts[3].content``)."""
     items: list[Text | MacroCall] = []
+    changed = False
     for item in bound.items:
         if isinstance(item, Text):
             text, from_values = _filled_at(assembler, item.value, item.span.file)
-            items.append(Text(text, item.span, item.literal_opens + from_values))
-        else:
-            items.append(item)
-    return dataclasses.replace(bound, items=tuple(items))
+            if text != item.value or from_values:
+                item, changed = Text(text, item.span, item.literal_opens + from_values), True
+        items.append(item)
+    return dataclasses.replace(bound, items=tuple(items)) if changed else bound
 
 
 def _filled_at(assembler: Assembler, text: str, file: str) -> tuple[str, int]:
@@ -416,15 +434,7 @@ def _add_entry(
         if comp.kind == ComponentKind.CHAT_HISTORY and not comp.messages:
             comp.messages = greeting(assembler)
         if comp.kind == ComponentKind.CHAT_HISTORY and comp.messages:
-            values = assembler.macro_values
-            comp.messages = named(
-                send_if_empty(assembler, preset, list(comp.messages)),
-                preset.settings.names_behavior,
-                values.get("user", ""),
-                values.get("char", ""),
-                persona=assembler.context.persona is not None,
-                quotes=preset.extra.get("wrap_in_quotes") is True,
-            )
+            comp.messages = framed_chat(assembler, preset, comp.messages)
         # legacy fits as SillyTavern fills its budget: the fixed prompts must fit, history
         # is cut oldest first with no note, the examples come last (see add_examples)
         if assembler.mode == "legacy" and comp.strategy is None:
@@ -546,10 +556,21 @@ def _inject(
         at = located.get(raw.content, f"in-chat prompt {name}")
         return {"role": role, "content": text, "origin": "unmaterialized", "at": at}
 
-    comp.messages = apply_injections(
-        list(comp.messages or []),
+    chat = comp.messages
+    if isinstance(chat, FramedList):
+        view = chat.view
+    else:
+        view = chat if isinstance(chat, ChatView) else ChatView(chat or [], _as_it_is)
+    k, tail = inject_newest(  # only the newest messages, down to the deepest injection
+        view,
         injections[0],
         make,
         extensions=injections[1],
         answers_a_call=lambda m: m.get("role") == "tool",
     )
+    spliced = view.spliced(k, tail)
+    comp.messages = FramedList(spliced) if isinstance(chat, FramedList) else spliced
+
+
+def _as_it_is(message: Message) -> Message:
+    return message

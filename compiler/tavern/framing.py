@@ -8,6 +8,8 @@ Internal: the API is :mod:`compiler.tavern`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from compiler.assemble import Assembler
 from compiler.context.regex_scripts import AI_OUTPUT
@@ -22,6 +24,7 @@ from compiler.frame import (
     ComponentKind,
     Message,
 )
+from compiler.tavern.chat_view import ChatView, FramedList
 from compiler.tavern.preset import PresetPrompt, TavernPreset
 
 #: The resource a card's text belongs to.
@@ -48,42 +51,91 @@ def add_new_chat(assembler: Assembler, preset: TavernPreset, prompt: PresetPromp
         )
 
 
-def named(
-    messages: list[Message],
-    behavior: int,
-    user: str,
-    char: str,
-    *,
-    persona: bool = True,
-    quotes: bool = False,
-) -> list[Message]:
-    """Chat messages as SillyTavern's ``setOpenAIMessages`` sends them. Names by the preset's
-    ``names_behavior``: 1 sends each speaker's ``name``; 2 moves it into the content as a
-    ``Name: `` prefix (not on narrator, i.e. system, messages); 0 (a one-to-one chat, the
-    only kind a run context holds) prefixes only a user message another persona wrote (its
-    ``name`` is not ``user``, when the run names its ``persona``); -1 sends none. A user or
-    assistant message without a ``name`` is the persona's (``user``) or the card's
-    (``char``), as every message of a SillyTavern chat is named by its speaker. The content
-    loses its ``\r``; with ``quotes`` (the preset's ``wrap_in_quotes``) a user message is
-    sent in double quotes."""
+def namer(
+    behavior: int, user: str, char: str, *, persona: bool = True, quotes: bool = False
+) -> Callable[[Message], Message]:
+    """A chat message as SillyTavern's ``setOpenAIMessages`` sends it (the given one is not
+    changed: it is the message itself when it is sent as it is, else a new one). Names by
+    the preset's ``names_behavior``: 1 sends each speaker's ``name``; 2 moves it into the
+    content as a ``Name: `` prefix (not on narrator, i.e. system, messages); 0 (a one-to-one
+    chat, the only kind a run context holds) prefixes only a user message another persona
+    wrote (its ``name`` is not ``user``, when the run names its ``persona``); -1 sends none.
+    A user or assistant message without a ``name`` is the persona's (``user``) or the
+    card's (``char``), as every message of a SillyTavern chat is named by its speaker. The
+    content loses its ``\r``; with ``quotes`` (the preset's ``wrap_in_quotes``) a user
+    message is sent in double quotes."""
     speakers = {"user": user, "assistant": char}
-    out: list[Message] = []
-    for m in messages:
+    unnamed = behavior not in (1, 2)  # a message without a name of its own stays unnamed
+
+    def one(m: Message) -> Message:
+        if (
+            unnamed
+            and len(m) == 2  # a role and a content: most messages, sent as they are
+            and type(text := m["content"]) is str
+            and "\r" not in text
+            and not (quotes and m["role"] == "user")
+        ):
+            return m
         role, own = m["role"], m.get("name")
         name = own or speakers.get(role)
         content = m.get("content")
         m = {**m, "name": name} if behavior == 1 and name else _without_name(m)
         if not isinstance(content, str):
-            out.append(m)
-            continue
+            return m
         if behavior == 2 and name and role in speakers and content:
             content = f"{name}: {content}"
         elif behavior == 0 and role == "user" and own and persona and own != user:
             content = f"{own}: {content}"
         content = content.replace("\r", "")
         m["content"] = f'"{content}"' if quotes and role == "user" else content
-        out.append(m)
-    return out
+        return m
+
+    return one
+
+
+def framed_chat(
+    assembler: Assembler, preset: TavernPreset, chat: Sequence[Message]
+) -> ChatView | FramedList:
+    """The chat as the preset sends it (:func:`namer`), its ``send_if_empty`` message after
+    it: a view, each message framed when it is read; a short chat (up to
+    :data:`FRAMED_WHOLE` messages) is framed whole, in one pass, as a list: cheaper than
+    message by message when most of it is kept."""
+    values, behavior = assembler.macro_values, preset.settings.names_behavior
+    make = namer(
+        behavior,
+        values.get("user", ""),
+        values.get("char", ""),
+        persona=assembler.context.persona is not None,
+        quotes=preset.extra.get("wrap_in_quotes") is True,
+    )
+    extra = [make(m) for m in send_if_empty(assembler, preset, chat)]
+    if len(chat) > FRAMED_WHOLE:
+        return ChatView(chat, make, extra, free=name_free(behavior))
+    made: list[Message | None] = list(map(make, chat))
+    return FramedList(ChatView(chat, make, extra, free=name_free(behavior), made=made))
+
+
+#: the longest chat :func:`framed_chat` frames whole
+FRAMED_WHOLE = 256
+
+
+def name_free(behavior: int) -> Callable[[Any], bool]:
+    """Whether :func:`namer`'s message of a chat message (``raw``: the checked message
+    the frame's one is made from, a ``dict``) is the same whatever the run's persona and
+    names: it then depends only on the message and the preset. Under ``names_behavior`` 1
+    or 2 a user or assistant message without a ``name`` of its own is named by the run;
+    under 0 a user message with one is prefixed depending on the run's persona."""
+
+    def free(raw: Any) -> bool:
+        if type(raw) is not dict:
+            return False
+        if behavior in (1, 2):
+            return bool(raw.get("name")) or raw.get("role") not in ("user", "assistant")
+        if behavior == 0:
+            return raw.get("role") != "user" or not raw.get("name")
+        return True
+
+    return free
 
 
 def _without_name(message: Message) -> Message:
@@ -124,15 +176,18 @@ def _chosen_greeting(assembler: Assembler) -> str | None:
     return greetings[choice] or (card.alternate_greetings[:1] or [""])[0]
 
 
-def send_if_empty(assembler: Assembler, preset: TavernPreset, chat: list[Message]) -> list[Message]:
-    """The chat with the preset's ``send_if_empty`` (macros filled) as the user's message
-    when the chat ends with the assistant's (its greeting included): what SillyTavern sends
-    when Send is pressed with nothing typed (script.js Generate: ``sendMessageAsUser``)."""
+def send_if_empty(
+    assembler: Assembler, preset: TavernPreset, chat: Sequence[Message]
+) -> list[Message]:
+    """What follows the chat: the preset's ``send_if_empty`` (macros filled) as the user's
+    message when the chat ends with the assistant's (its greeting included), what
+    SillyTavern sends when Send is pressed with nothing typed (script.js Generate:
+    ``sendMessageAsUser``); else nothing. Only the last message is read."""
     text = preset_text(preset, "send_if_empty", "").strip()
     last = chat[-1] if chat else None
     if not text or last is None or last["role"] != "assistant" or last.get("toolCalls"):
-        return chat
-    return [*chat, {"role": "user", "content": assembler.fill(text)}]
+        return []
+    return [{"role": "user", "content": assembler.fill(text)}]
 
 
 def start_with_greeting(assembler: Assembler) -> None:

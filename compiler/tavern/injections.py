@@ -109,26 +109,74 @@ def apply_injections(
     injection never lands between a tool call and its results, which no provider accepts:
     it moves up to just before the call.
     """
-    entries: dict[int, list[PresetPrompt]] = {}  # by depth, each in its given order
-    for p in injections:
-        if _fires(p, generation_type) and p.injection_depth <= MAX_INJECTION_DEPTH:
-            entries.setdefault(p.injection_depth, []).append(p)
-    placed: dict[int, list[ExtensionPrompt]] = {}
-    for e in extensions:
-        if e.content and 0 <= e.depth <= MAX_INJECTION_DEPTH:
-            placed.setdefault(e.depth, []).append(e)
-    newest_first: list[T] = list(reversed(history))
-    inserted = 0
-    for depth in sorted(entries.keys() | placed.keys()):
-        built = injection_messages(entries.get(depth, []), placed.get(depth, []))
-        if not built:
-            continue
-        at = min(depth + inserted, len(newest_first))
-        while answers_a_call is not None and 0 < at <= len(newest_first):
-            if not answers_a_call(newest_first[at - 1]):
-                break
-            at += 1  # inside a call and its results: before the call instead
-        newest_first[at:at] = [make_message(role, text, src) for role, text, src in built]
-        inserted += len(built)
-    newest_first.reverse()
-    return newest_first
+    at = _Placement(injections, extensions, generation_type)
+    return at.inserted(list(history), make_message, answers_a_call)[0]
+
+
+def inject_newest(
+    history: Sequence[T],
+    injections: Iterable[PresetPrompt],
+    make_message: Callable[[PromptRole, str, list[Source]], T],
+    *,
+    extensions: Iterable[ExtensionPrompt] = (),
+    generation_type: str = "normal",
+    answers_a_call: Callable[[T], bool] | None = None,
+) -> tuple[int, list[T]]:
+    """:func:`apply_injections` reading only the newest messages: ``(k, tail)`` such that
+    ``history[:len(history) - k] + tail`` is what it returns. The newest messages down to
+    the deepest injection are read; more (up to all) only when an injection would land at
+    the top of those, where the older ones decide its place."""
+    at = _Placement(injections, extensions, generation_type)
+    n = len(history)
+    k = min(n, at.deepest + 1)
+    while True:
+        tail, topped = at.inserted(list(history[n - k :]), make_message, answers_a_call)
+        if not topped or k == n:
+            return k, tail
+        k = min(n, 2 * k)
+
+
+class _Placement:
+    """The injections and extension prompts that take part, by depth."""
+
+    def __init__(
+        self,
+        injections: Iterable[PresetPrompt],
+        extensions: Iterable[ExtensionPrompt],
+        generation_type: str,
+    ) -> None:
+        self.entries: dict[int, list[PresetPrompt]] = {}  # by depth, each in its given order
+        for p in injections:
+            if _fires(p, generation_type) and p.injection_depth <= MAX_INJECTION_DEPTH:
+                self.entries.setdefault(p.injection_depth, []).append(p)
+        self.placed: dict[int, list[ExtensionPrompt]] = {}
+        for e in extensions:
+            if e.content and 0 <= e.depth <= MAX_INJECTION_DEPTH:
+                self.placed.setdefault(e.depth, []).append(e)
+        self.deepest = max(self.entries.keys() | self.placed.keys(), default=-1)
+
+    def inserted(
+        self,
+        history: list[T],
+        make_message: Callable[[PromptRole, str, list[Source]], T],
+        answers_a_call: Callable[[T], bool] | None,
+    ) -> tuple[list[T], bool]:
+        """``history`` with the messages inserted, and whether a placement reached the top
+        of it (where older messages, had there been any, could decide otherwise)."""
+        newest_first: list[T] = history[::-1]
+        inserted = 0
+        topped = False
+        for depth in sorted(self.entries.keys() | self.placed.keys()):
+            built = injection_messages(self.entries.get(depth, []), self.placed.get(depth, []))
+            if not built:
+                continue
+            at = min(depth + inserted, len(newest_first))
+            while answers_a_call is not None and 0 < at <= len(newest_first):
+                if not answers_a_call(newest_first[at - 1]):
+                    break
+                at += 1  # inside a call and its results: before the call instead
+            topped = topped or at >= len(newest_first)
+            newest_first[at:at] = [make_message(role, text, src) for role, text, src in built]
+            inserted += len(built)
+        newest_first.reverse()
+        return newest_first, topped

@@ -33,6 +33,7 @@ from typing import Any
 
 from compiler.assemble import Assembler
 from compiler.context.chat import ChatMetadata
+from compiler.context.run import RunContext
 from compiler.context.world_place import position_unsupported, texts_at, world_position
 from compiler.errors import Diagnostic
 from compiler.frame import PromptRole
@@ -60,11 +61,11 @@ class Notes:
     beside_main: tuple[PromptRole, str, int, bool] | None = None
 
 
-def note_inserted(meta: ChatMetadata, user_messages: int) -> bool:
+def note_inserted(meta: ChatMetadata, context: RunContext) -> bool:
     """Whether the Author's Note goes into this request (setFloatingPrompt's interval, on
-    the chat's number of user messages)."""
+    the chat's number of user messages, counted only when the interval is not 1)."""
     interval = meta.note_interval
-    users = 1 if interval == 1 else user_messages
+    users = 1 if interval == 1 else context.user_messages
     if users <= 0 or interval <= 0:
         return False
     return (users % interval if users >= interval else interval - users) == 0
@@ -159,7 +160,7 @@ def _absent(entry: dict[str, Any]) -> Diagnostic:
 def _author_note(assembler: Assembler, notes: Notes, raw: list[str], *, in_chat: bool) -> None:
     """The Author's Note (with what wraps it) into ``notes``, where its position says."""
     meta = assembler.context.chat_metadata
-    text = _wrapped_note(assembler, note_inserted(meta, assembler.context.user_messages))
+    text = _wrapped_note(assembler, note_inserted(meta, assembler.context))
     if not text:
         return
     where = "chatMetadata.note_position"
@@ -291,7 +292,7 @@ def scan_prompts(assembler: Assembler) -> list[str]:
     if not ctx.note_settings.allow_wi_scan:
         return out
     meta = ctx.chat_metadata
-    if note_inserted(meta, ctx.user_messages):
+    if note_inserted(meta, ctx):
         out.append(meta.note_prompt)
     card = ctx.card
     spec = card.extensions.get("depth_prompt") if card is not None else None

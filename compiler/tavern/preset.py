@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from compiler.context.inputs import (
     INLINE,
@@ -261,6 +261,10 @@ class TavernPreset(BaseModel):
     agent: Any = None
     extra: dict[str, Any] = Field(default_factory=dict)
     settings: PresetSettings = Field(default_factory=PresetSettings)
+    #: what its entries parse to, (text, name) -> a template or its errors: filled by
+    #: :func:`compiler.tavern.assemble.parsed_entry` as a compile reads them, so a preset
+    #: held by a session (its source) parses each entry once, never again
+    _parsed: dict[tuple[str, str], Any] = PrivateAttr(default_factory=dict)
 
     def prompt(self, identifier: str) -> PresetPrompt | None:
         """The ``prompts[]`` entry with this identifier, if any."""
