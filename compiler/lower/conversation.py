@@ -125,11 +125,10 @@ def short_call_ids(messages: Sequence[Message], limit: int) -> list[Message]:
 
 
 def has_tool_turns(messages: Sequence[Message]) -> bool:
-    """Whether any message is a tool call or a tool result (or may be: a ``toolCalls`` or
-    ``toolCallId`` key, even empty, says yes). Two passes at C speed, no Python per message."""
-    keys: set[str] = set().union(*messages)
-    if "toolCalls" in keys or "toolCallId" in keys:
-        return True
+    """Whether any message is a tool call or a tool result. Two passes at C speed when no
+    message has a ``toolCalls`` key (most conversations), else one in Python."""
+    if "toolCalls" in set().union(*messages):
+        return any(m["role"] == "tool" or m.get("toolCalls") for m in messages)
     return "tool" in set(map(itemgetter("role"), messages))
 
 

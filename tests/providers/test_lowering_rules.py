@@ -144,3 +144,22 @@ def test_an_injection_never_lands_between_a_call_and_its_results(tmp_path: Path)
         )
         get_dialect(provider).check(result.request)
         assert "Remember the river." in json.dumps(result.request)
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        ([{"role": "user", "content": "a"}], False),
+        ([{"role": "user", "content": "a"}, {"role": "tool", "content": "b"}], True),
+        ([{"role": "assistant", "content": "a", "toolCalls": []}], False),
+        ([{"role": "assistant", "content": "a", "toolCalls": [{"id": "c"}]}], True),
+        ([{"role": "user", "content": "a", "toolCallId": "c"}], False),
+        ([], False),
+    ],
+)
+def test_tool_turns_are_calls_made_or_results(messages: list[Any], expected: bool) -> None:
+    """An empty ``toolCalls`` list is no tool turn (no rewrite, no warning), as before the
+    check took its C-speed path."""
+    from compiler.lower.conversation import has_tool_turns
+
+    assert has_tool_turns(messages) is expected
