@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from compiler.dialect import Dialect
-from compiler.fit.prices import PriceBook
+from compiler.fit.prices import PriceBook, Sourced
 from compiler.fit.summarize import SummaryChain, SummaryRequest
 from compiler.fit.truncate import fit_sentences
 from compiler.frame import Message, Role
@@ -84,8 +84,11 @@ class _Walk:
     book: PriceBook | None = None  # a session's prices: a message priced last turn is known
 
     def __post_init__(self) -> None:
-        sourced = getattr(self.messages, "sources", None) if self.book is not None else None
-        self.sources: Sequence[object] | None = sourced() if sourced is not None else None
+        self.sources: Sequence[object] | None = (
+            self.messages.sources()
+            if self.book is not None and isinstance(self.messages, Sourced)
+            else None
+        )
         self.units: list[tuple[int, int]] = []  # (start, cost), newest first
         self.used = 0
         self.next = len(self.messages)  # the end (exclusive) of the next older unit

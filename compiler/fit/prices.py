@@ -15,12 +15,13 @@ swapped whole at its end (a memo holds one compile's prices, and threads see one
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 #: (source, role, price) of one message
 Entry = tuple[object, str, int]
 
 
+@runtime_checkable
 class Sourced(Protocol):
     """Messages made lazily from source objects that stand for their content (a session's
     own copies); ``sources()`` is None when there are none (made fresh on each read)."""
