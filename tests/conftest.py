@@ -44,3 +44,20 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip(f"real-data corpus not found at {CORPUS}")
     return CORPUS
+
+
+@pytest.fixture
+def priced(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
+    """The messages the OpenAI dialect prices one by one (``message_tokens``) from here on:
+    what a history walk reads and prices afresh, not from a session's kept prices."""
+    from compiler.lower.openai_chat import OpenAIChat
+
+    seen: list[dict[str, object]] = []
+    original = OpenAIChat.message_tokens
+
+    def spy(self: OpenAIChat, message: dict[str, object], counter: object) -> int:
+        seen.append(message)
+        return original(self, message, counter)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(OpenAIChat, "message_tokens", spy)
+    return seen

@@ -251,27 +251,15 @@ def test_a_kept_profile_tells_its_readers_warnings_again(monkeypatch: Any) -> No
     assert "context.lone_surrogate" in [w.code for w in second.warnings]
 
 
-def test_a_warm_turn_prices_only_what_it_has_not_priced() -> None:
+def test_a_warm_turn_prices_only_what_it_has_not_priced(priced: list[Any]) -> None:
     """The history walk of a warm turn reads the prices of the messages the last turn
     priced: one appended message is the one message priced again (the summary aside)."""
-    from compiler.lower.openai_chat import OpenAIChat
-
     session = compiler.Session.from_string(TEMPLATE, budget=600)
     chat = [message(i) for i in range(200)]
     session.compile({"chat": chat, "character": CARD})
     chat.append(message(200))
-    priced: list[Any] = []
-    original = OpenAIChat.message_tokens
-
-    def spy(self: OpenAIChat, m: Any, counter: Any) -> int:
-        priced.append(m)
-        return original(self, m, counter)
-
-    try:
-        OpenAIChat.message_tokens = spy  # type: ignore[method-assign]
-        warm = session.compile({"chat": chat, "character": CARD})
-    finally:
-        OpenAIChat.message_tokens = original  # type: ignore[method-assign]
+    priced.clear()
+    warm = session.compile({"chat": chat, "character": CARD})
     history = [m for m in priced if m.get("content", "").endswith("#200")]
     others = [m for m in priced if m["role"] != "system" and m not in history]
     assert len(history) == 1 and others == []

@@ -263,26 +263,14 @@ def test_a_long_chat_framed_as_read_is_what_a_one_shot_compile_sends(behavior: i
 
 
 @pytest.mark.parametrize("n", [40, 400])  # framed whole, and framed as read
-def test_a_warm_preset_turn_prices_only_the_new_message(n: int) -> None:
-    from compiler.lower.openai_chat import OpenAIChat
-
+def test_a_warm_preset_turn_prices_only_the_new_message(n: int, priced: list[Any]) -> None:
     text = preset(0, False, "", [])
     session = compiler.Session.from_string(text, kind="preset", budget=1500)
     chat = [message(i) for i in range(n)]
     session.compile({"chat": chat, "character": CARD})
     chat.append(message(n))
-    priced: list[Any] = []
-    original = OpenAIChat.message_tokens
-
-    def spy(self: OpenAIChat, m: Any, counter: Any) -> int:
-        priced.append(m)
-        return original(self, m, counter)
-
-    try:
-        OpenAIChat.message_tokens = spy  # type: ignore[method-assign]
-        warm = session.compile({"chat": chat, "character": CARD})
-    finally:
-        OpenAIChat.message_tokens = original  # type: ignore[method-assign]
+    priced.clear()
+    warm = session.compile({"chat": chat, "character": CARD})
     history = [m for m in priced if m["role"] != "system"]
     assert [m["content"] for m in history] == [message(n)["content"]]
     cold = compiler.compile_string(
