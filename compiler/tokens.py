@@ -248,6 +248,15 @@ class TokenCounter:
         self.cached_chars += len(text)
         return n
 
+    def total(self, texts: list[str]) -> int:
+        """The tokens of ``texts`` summed, as :meth:`count` counts each: the texts counted
+        before are looked up at C speed."""
+        hits = list(map(self._cache.get, texts))
+        if None not in hits:
+            return sum(hits)
+        count = self.count
+        return sum(n if n is not None else count(t) for n, t in zip(hits, texts, strict=True))
+
     def encode(self, text: str) -> list[int]:
         return self.encoding.encode_ordinary(text)
 

@@ -182,6 +182,8 @@ _NAMED_ROLES = ("user", "assistant", "system", "developer")
 
 
 _ROLE = itemgetter("role")
+_CONTENT = itemgetter("content")
+_TEXT_OR_NULL = frozenset({str, type(None)})
 
 
 def _role_and_text(messages: Sequence[Mapping[str, Any]]) -> bool:
@@ -189,6 +191,22 @@ def _role_and_text(messages: Sequence[Mapping[str, Any]]) -> bool:
     else: then :meth:`OpenAIChat.message` makes a copy of each (system text kept under
     ``system``). Passes at C speed."""
     return set().union(*messages) <= {"role", "content"} and "tool" not in set(map(_ROLE, messages))
+
+
+def _roles_and_texts(msgs: list[dict[str, Any]]) -> list[str] | None:
+    """The roles and the non-empty texts of wire messages that are each exactly a role and
+    its text (or null), as :meth:`OpenAIChat._wire_message_tokens` counts them; else None."""
+    if sum(map(len, msgs)) != 2 * len(msgs):
+        return None
+    try:  # every message has both keys, and (by the sum) no other
+        roles, contents = list(map(_ROLE, msgs)), list(map(_CONTENT, msgs))
+    except (KeyError, TypeError):
+        return None
+    if list(map(type, roles)).count(str) != len(roles) or not _TEXT_OR_NULL.issuperset(
+        map(type, contents)
+    ):
+        return None
+    return roles + list(filter(None, contents))
 
 
 class OpenAIChat(Dialect):
@@ -282,10 +300,16 @@ class OpenAIChat(Dialect):
         return function_tokens([self.tool(t)["function"] for t in tools], counter)
 
     def count_request(self, request: ModelRequest, counter: TokenCounter) -> int:
-        n = REPLY_PRIMING
-        for msg in request["messages"]:
+        msgs = request["messages"]
+        n = REPLY_PRIMING + function_tokens(
+            [t["function"] for t in request.get("tools", [])], counter
+        )
+        texts = _roles_and_texts(msgs)
+        if texts is not None:  # each a role and its text: counted at C speed
+            return n + PER_MESSAGE * len(msgs) + counter.total(texts)
+        for msg in msgs:
             n += self._wire_message_tokens(msg, counter)
-        return n + function_tokens([t["function"] for t in request.get("tools", [])], counter)
+        return n
 
     # -- shape check -------------------------------------------------------------------
     def check(self, request: ModelRequest) -> None:

@@ -7,10 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import compiler
 from compiler.lower import get_dialect
-from compiler.lower.openai_chat import system_role
+from compiler.lower.openai_chat import REPLY_PRIMING, system_role
 from compiler.tokens import counter_for
 from tests.providers.frames import CASES, preset_case
 from tests.providers.sdk import needs_openai, validate_strictly, wire_body
@@ -172,3 +174,26 @@ def test_plain_messages_are_sent_as_their_wire_form_and_not_shared(model: str) -
     sent[1]["content"] = "changed"
     kept = next(c for c in result.frame.components if c.messages)
     assert kept.messages is not None and kept.messages[0]["content"] == "Hi."
+
+
+_WIRE_TEXT = st.one_of(st.none(), st.text(max_size=12), st.integers(0, 3))
+_WIRE_MESSAGE = st.dictionaries(
+    st.sampled_from(["role", "content", "name", "tool_call_id"]),
+    st.one_of(_WIRE_TEXT, st.sampled_from(["user", "assistant", "system"])),
+    max_size=3,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WIRE_MESSAGE, max_size=6))
+def test_request_count_is_the_sum_of_its_wire_messages(messages: list[dict[str, Any]]) -> None:
+    """A request of role-and-text messages is counted at C speed: the count is the one the
+    per-message rule gives, whatever the messages hold (other keys, other value types)."""
+    counter = counter_for("o200k_base")
+    dialect = get_dialect("openai")
+    request = {"model": "gpt-4o", "messages": messages}
+    expected = REPLY_PRIMING + sum(
+        dialect._wire_message_tokens(m, counter)  # type: ignore[attr-defined]
+        for m in messages
+    )
+    assert dialect.count_request(request, counter) == expected
