@@ -12,6 +12,8 @@ messages fitted into ``--budget`` o200k tokens, produced as OpenAI Chat messages
 - ours cold: one-shot ``compiler.compile_string`` (history strategy: summarize, the default);
 - ours truncate: the same with ``strategy="truncate"`` (no summary: the peers' work);
 - ours warm: a ``compiler.Session`` that compiled the previous turn (one message fewer);
+- ours warm log: the same with the chat kept in a ``compiler.ChatLog`` (one message appended
+  to it), so the session checks only the new message;
 - langchain: ``trim_messages(strategy="last")`` with a per-message tiktoken counter;
 - priompt: ``render`` with priorities rising toward the newest message;
 - prompt-poet (``--poet-python``: its own venv, it pins an older tiktoken): ``tokenize()`` +
@@ -57,7 +59,7 @@ def floor(chat: list[dict[str, str]], budget: int) -> int:
     return workload_floor(chat, budget, ENC.encode_ordinary)
 
 
-def context(chat: list[dict[str, str]]) -> dict[str, Any]:
+def context(chat: Any) -> dict[str, Any]:
     return {"chat": chat, "character": CARD}
 
 
@@ -78,6 +80,18 @@ def ours_warm(chat: list[dict[str, str]], budget: int) -> Contender:
         state["s"].compile(before)
 
     return setup, (lambda: state["s"].compile(after))
+
+
+def ours_warm_log(chat: list[dict[str, str]], budget: int) -> Contender:
+    state: dict[str, Any] = {}
+
+    def setup() -> None:
+        state["log"] = log = compiler.ChatLog(chat[:-1])
+        state["s"] = compiler.Session.from_string(TEMPLATE, budget=budget)
+        state["s"].compile(context(log))
+        log.append(chat[-1])
+
+    return setup, (lambda: state["s"].compile(context(state["log"])))
 
 
 def langchain(chat: list[dict[str, str]], budget: int) -> Contender:
@@ -216,6 +230,7 @@ def main() -> None:
             "ours cold": ours(TEMPLATE, chat, args.budget),
             "ours truncate": ours(TRUNCATE, chat, args.budget),
             "ours warm": ours_warm(chat, args.budget),
+            "ours warm log": ours_warm_log(chat, args.budget),
         }
         if "langchain" not in skip:
             contenders["langchain"] = langchain(chat, args.budget)
@@ -239,6 +254,7 @@ def main() -> None:
             f"{f['ours cold'] / f['floor']:.1f}x",
             f"{f['ours cold'] / base:.1f}x",
             f"{f['ours warm'] / f['floor']:.2f}x",
+            f"{f['ours warm log'] / f['floor']:.2f}x",
         ]
         row += [
             f"{f[p] / f['ours cold']:.1f}x" if p in f else "-" for p in ("langchain", "priompt")
@@ -249,6 +265,7 @@ def main() -> None:
         "ours cold/floor",
         f"ours cold/ours at {sizes[0]:,}",
         "ours warm/floor",
+        "warm log/floor",
         "langchain/ours",
         "priompt/ours",
     ]

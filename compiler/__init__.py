@@ -9,7 +9,8 @@
 text; both take a :class:`CompileOptions` (or its fields as keywords). A runtime that
 compiles the same source turn after turn keeps a :class:`Session` (``Session(path)`` or
 ``Session.from_string(text)``; ``session.compile(context)``): it reads the source once and
-keeps its token-count and summary caches between turns.
+keeps its token-count and summary caches between turns; a :class:`ChatLog` as the run's
+``chat`` tells it which messages are new, so a turn checks only those.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads the pipeline
     from compiler.api import CompileResult, Feasibility
     from compiler.checking import PresetCheck, check, check_string
+    from compiler.context.chat_log import ChatLog
     from compiler.context.run import RunContext, load_context
     from compiler.errors import (
         APCError,
@@ -51,6 +53,7 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
 _HOMES = {
     "compiler.api": "CompileResult Feasibility",
     "compiler.checking": "PresetCheck check check_string",
+    "compiler.context.chat_log": "ChatLog",
     "compiler.context.run": "RunContext load_context",
     "compiler.errors": "APCError BudgetError ContextError Diagnostic InternalError LoweringError "
     "PolicyError ProfileError Span StrictError TemplateError TokenizerError",
@@ -91,6 +94,7 @@ __all__ = [
     "BoundTemplate",
     "BudgetError",
     "BudgetLedger",
+    "ChatLog",
     "CompileOptions",
     "CompileResult",
     "Component",

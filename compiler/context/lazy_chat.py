@@ -18,7 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from itertools import filterfalse, repeat
 from operator import itemgetter
-from typing import Any, Final, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, overload
+
+if TYPE_CHECKING:
+    from compiler.context.chat_log import ChatLog
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -193,12 +196,33 @@ class ChatMemo:
     changed); the rest is checked as :func:`plain_chat` checks it. Equality, not identity: a
     caller that changes a message in place, or sends fresh copies, is checked again or
     reused by content. One reference swapped whole, so threads sharing a memo see one turn's
-    copies or another's, never a mixture; it holds one chat (the last one accepted)."""
+    copies or another's, never a mixture; it holds one chat (the last one accepted).
 
-    __slots__ = ("_last",)
+    A :class:`~compiler.context.chat_log.ChatLog` is read by :meth:`logged` instead: the
+    log says what changed, so nothing is compared."""
+
+    __slots__ = ("_last", "_log")
 
     def __init__(self) -> None:
         self._last: list[dict[str, Any]] = []
+        #: the log read last, how many changes it had had, and how many messages it had
+        self._log: tuple[ChatLog, int, int] | None = None
+
+    def logged(self, log: ChatLog) -> list[dict[str, Any]] | None:
+        """The messages of ``log`` (its own, never changed: not copied) when each is one
+        :func:`plain_chat` accepts, else None; only those appended or changed since this
+        memo last read the same log are checked."""
+        items, changes = log.read()
+        state = self._log  # read once: another thread may swap it meanwhile
+        checked = 0
+        if state is not None and state[0] is log:
+            _, seen, checked = state
+            lowest = log.lowest_change(seen, changes)
+            checked = min(checked, len(items), checked if lowest is None else lowest)
+        if checked < len(items) and plain_chat(items[checked:], copy=False) is None:
+            return None
+        self._log = (log, changes, len(items))
+        return items
 
     def plain(self, items: list[Any]) -> list[dict[str, Any]] | None:
         """:func:`plain_chat` of ``items`` (copies), reusing the last accepted chat's copies

@@ -34,6 +34,7 @@ from compiler.context.cards import (
     read_card_json,
 )
 from compiler.context.chat import ChatMessage, ChatMetadata, SendDate, read_chat_file
+from compiler.context.chat_log import ChatLog
 from compiler.context.inputs import (
     INLINE,
     Parsed,
@@ -577,6 +578,13 @@ def _sanitized(value: dict[str, Any], memo: ChatMemo | None = None) -> tuple[Any
     the cheaper :func:`plain_messages` when every message is flat text, else walked with
     the rest."""
     chat = value.get("chat") if isinstance(value, dict) else None
+    if isinstance(chat, ChatLog):
+        logged = memo.logged(chat) if memo is not None else None
+        if logged is not None:  # the log's own messages: nothing changes them
+            rest, repaired = sanitize({k: v for k, v in value.items() if k != "chat"})
+            return {**rest, "chat": logged}, repaired, True
+        chat = chat.read()[0]  # checked (and copied) below as a list is
+        value = {**value, "chat": chat}
     check = plain_snapshot if memo is None else memo.plain
     messages: Sequence[Any] | None = check(chat) if type(chat) is list else None
     plain = messages is not None

@@ -1,0 +1,160 @@
+"""A chat a runtime keeps from turn to turn, so that a session checks only what changed.
+
+A :class:`ChatLog` is a list of chat messages that holds its own copies: a message is
+copied when it goes in and when it comes out, so nothing outside the log can change one
+in place. Appends go to the end; any other change (an edit, a deletion, a swipe that
+replaces the newest message) is recorded with the lowest index it touched. A session that
+compiled the log last turn therefore knows, without reading the old messages, which of
+them are the ones it checked: it checks only the messages appended or changed since (see
+:meth:`compiler.context.lazy_chat.ChatMemo.logged`), where a plain ``list`` must be
+compared message by message with last turn's copies.
+
+Internal: the API is ``compiler.ChatLog``; pass it as a run context's ``chat``. It may be appended to
+while a compile reads it (that compile sees the messages there when it started); changes
+other than appends replace the list whole, so a compile under way never sees them. One
+writer at a time, as for a list.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Iterator, MutableSequence
+from typing import Any, overload
+
+from compiler.errors import ContextError
+
+_FLAT = frozenset({str, type(None)})
+
+
+def _own(message: Any, where: str) -> Any:
+    """A copy of ``message`` nothing else holds: a flat ``dict`` of text values is copied
+    shallowly (its values cannot change), anything else deeply."""
+    if type(message) is dict and _FLAT.issuperset(map(type, message.values())):
+        return dict(message)
+    try:
+        return copy.deepcopy(message)
+    except Exception as exc:  # a message that cannot be copied cannot be JSON either
+        raise ContextError(
+            code="context.invalid_chat",
+            message=f"{where} cannot be copied into a chat log: {type(exc).__name__}: {exc}"[:300],
+            hint="a chat message is a JSON object (role, content, name, toolCalls, ...)",
+        ) from exc
+
+
+class ChatLog(MutableSequence[Any]):
+    """Chat messages a runtime keeps across the turns of a :class:`compiler.Session`.
+
+    Use it as a list (``append``, ``extend``, ``log[i] = message``, ``del log[i]``,
+    ``pop``, ``clear``, iteration, indexing, ``len``) and pass it as a run context's
+    ``chat``: the result is the same as for a list of the same messages, and a session
+    checks only the messages appended or changed since its last compile of this log.
+    Messages are copied in and out; reading one gives a copy, so changing it changes
+    nothing in the log. What a message must be is checked by the compile, as for a list.
+    """
+
+    __slots__ = ("_edits", "_items")
+
+    def __init__(self, messages: Iterable[Any] = ()) -> None:
+        self._items: list[Any] = []
+        #: for each change other than an append, the lowest index it touched (in order)
+        self._edits: list[int] = []
+        self.extend(messages)
+
+    # -- reading ---------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [_own(m, "a message") for m in self._items[index]]
+        return _own(self._items[index], "a message")
+
+    def __iter__(self) -> Iterator[Any]:
+        return (_own(m, "a message") for m in self._items[:])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ChatLog):
+            return self._items == other._items
+        if isinstance(other, list):
+            return self._items == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a list
+
+    def __repr__(self) -> str:
+        return f"ChatLog({len(self._items)} messages)"
+
+    def read(self) -> tuple[list[Any], int]:
+        """The log's own messages now (a list the log never changes; never hand its items
+        out) and how many changes other than appends it has had: what a compile reads."""
+        items = self._items  # first the list, then the count (see _change)
+        return items[:], len(self._edits)
+
+    def lowest_change(self, since: int, until: int) -> int | None:
+        """The lowest index that changes ``since`` .. ``until`` (counts from :meth:`read`)
+        touched, or None when there were none."""
+        return min(self._edits[since:until], default=None)
+
+    # -- changing --------------------------------------------------------------------
+    def append(self, value: Any) -> None:
+        self._items.append(_own(value, f"message {len(self._items)}"))
+
+    def extend(self, values: Iterable[Any]) -> None:
+        start = len(self._items)
+        owned = [_own(m, f"message {start + i}") for i, m in enumerate(values)]
+        self._items.extend(owned)  # all or nothing
+
+    def insert(self, index: int, value: Any) -> None:
+        owned = _own(value, "the message inserted")
+        self._change(lambda items: items.insert(index, owned), _lowest(index, len(self)))
+
+    @overload
+    def __setitem__(self, index: int, value: Any) -> None: ...
+
+    @overload
+    def __setitem__(self, index: slice, value: Iterable[Any]) -> None: ...
+
+    def __setitem__(self, index: int | slice, value: Any) -> None:
+        if isinstance(index, slice):
+            owned: Any = [_own(m, "a message set") for m in value]
+        else:
+            owned = _own(value, "the message set")
+        self._change(lambda items: items.__setitem__(index, owned), _lowest(index, len(self)))
+
+    def __delitem__(self, index: int | slice) -> None:
+        self._change(lambda items: items.__delitem__(index), _lowest(index, len(self)))
+
+    def pop(self, index: int = -1) -> Any:
+        popped: list[Any] = []
+        self._change(lambda items: popped.append(items.pop(index)), _lowest(index, len(self)))
+        return popped[0]
+
+    def clear(self) -> None:
+        self._change(list.clear, 0)
+
+    def reverse(self) -> None:
+        self._change(list.reverse, 0)
+
+    def _change(self, edit: Any, lowest: int) -> None:
+        """Apply ``edit`` to a copy of the list, record ``lowest``, then swap the copy in:
+        a compile that read the old list keeps reading it whole, and one that reads the
+        new list (after the record) learns what changed."""
+        items = self._items[:]
+        edit(items)  # raises as a list's method would, before anything changed
+        self._edits.append(lowest)
+        self._items = items
+
+
+def _lowest(index: int | slice, n: int) -> int:
+    """The lowest index of a list of ``n`` that ``index`` touches (``n`` when none)."""
+    if isinstance(index, slice):
+        start, _, step = index.indices(n)
+        return start if step == 1 else 0
+    i = index.__index__()
+    return max(0, min(i + n if i < 0 else i, n))

@@ -1,0 +1,170 @@
+"""compiler.ChatLog: a chat kept across a session's turns, so a turn checks only what is new.
+
+It must behave as a list of the same messages would (the same requests, ledgers, warnings
+and errors, whatever the runtime does to it between turns), hold its own copies, and let a
+warm turn check only the messages appended or changed since the last one."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import compiler
+from compiler.context import lazy_chat
+from compiler.errors import ContextError
+from tests.test_session_turns import CARD, TEMPLATE, message, outcome
+
+# a turn: what the runtime does to its log before compiling it again
+OPS = st.one_of(
+    st.tuples(st.just("append"), st.integers(1, 3)),
+    st.tuples(st.just("set"), st.integers(0, 10_000)),  # an earlier message replaced
+    st.tuples(st.just("swipe"), st.just(0)),  # the newest message replaced
+    st.tuples(st.just("pop"), st.integers(1, 2)),
+    st.tuples(st.just("delete"), st.integers(0, 10_000)),
+    st.tuples(st.just("insert"), st.integers(0, 10_000)),
+    st.tuples(st.just("odd"), st.integers(0, 10_000)),  # not plain: a tool call, a bad role
+    st.tuples(st.just("clear"), st.just(0)),
+    st.tuples(st.just("same"), st.just(0)),
+)
+
+
+def apply(log: compiler.ChatLog, op: str, arg: int, counter: list[int]) -> None:
+    counter[0] += 1
+    fresh = message(counter[0], 4 + counter[0] % 30)
+    if op == "append":
+        log.extend(message(counter[0] + k) for k in range(arg))
+        counter[0] += arg
+    elif op == "set" and log:
+        log[arg % len(log)] = fresh
+    elif op == "swipe" and log:
+        log[-1] = {**fresh, "role": "assistant"}
+    elif op == "pop":
+        for _ in range(min(arg, len(log))):
+            log.pop()
+    elif op == "delete" and log:
+        del log[arg % len(log)]
+    elif op == "insert":
+        log.insert(arg % (len(log) + 1), fresh)
+    elif op == "odd" and log:
+        odd: list[dict[str, Any]] = [
+            {"role": "assistant", "content": None, "toolCalls": [{"id": "c1", "name": "x"}]},
+            {"role": "narrator", "content": "not a role"},
+            {"role": "user", "content": "hi", "sendDate": "2024-01-01"},
+        ]
+        log[arg % len(log)] = odd[arg % 3]
+    elif op == "clear":
+        log.clear()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 60), st.lists(OPS, min_size=1, max_size=8), st.sampled_from([400, 900]))
+def test_turns_over_a_log_are_one_shot_compiles_of_a_list(
+    start: int, ops: list[tuple[str, int]], budget: int
+) -> None:
+    session = compiler.Session.from_string(TEMPLATE, budget=budget)
+    log = compiler.ChatLog(message(i) for i in range(start))
+    counter = [start]
+    for op, arg in [("same", 0), *ops]:
+        apply(log, op, arg, counter)
+        got = outcome(session.compile, {"chat": log, "character": CARD})
+        want = outcome(
+            compiler.compile_string,
+            TEMPLATE,
+            context={"chat": list(log), "character": CARD},
+            budget=budget,
+        )
+        assert got == want, (op, arg)
+
+
+def test_a_warm_turn_checks_only_what_was_appended_or_changed(monkeypatch: Any) -> None:
+    """No message of the last turn is read again: the log says what changed."""
+    checked: list[int] = []
+    real = lazy_chat.plain_chat
+
+    def spy(items: list[Any], *, copy: bool = True) -> Any:
+        checked.append(len(items))
+        return real(items, copy=copy)
+
+    session = compiler.Session.from_string(TEMPLATE, budget=600)
+    log = compiler.ChatLog(message(i) for i in range(200))
+    session.compile({"chat": log, "character": CARD})
+    monkeypatch.setattr(lazy_chat, "plain_chat", spy)
+    monkeypatch.setattr(lazy_chat.ChatMemo, "plain", None)  # the list path is never taken
+    log.append(message(200))
+    session.compile({"chat": log, "character": CARD})
+    assert checked == [1]
+    log[150] = message(999)  # an edit: checked from there on
+    session.compile({"chat": log, "character": CARD})
+    assert checked == [1, 51]
+    session.compile({"chat": log, "character": CARD})  # nothing changed: nothing checked
+    assert checked == [1, 51]
+
+
+def test_a_log_holds_its_own_copies() -> None:
+    """Changing a message after appending it, or a message read from the log, changes
+    nothing in the log (so a session may trust what it checked)."""
+    source = {"role": "user", "content": "hello"}
+    calls = {"role": "assistant", "content": None, "toolCalls": [{"id": "a", "name": "n"}]}
+    log = compiler.ChatLog([source, calls])
+    source["content"] = "changed"
+    calls["toolCalls"][0]["id"] = "changed"
+    read = log[0]
+    read["content"] = "changed too"
+    log[1]["toolCalls"][0]["name"] = "changed"
+    for m in log:
+        m["role"] = "system"
+    assert log == [
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": None, "toolCalls": [{"id": "a", "name": "n"}]},
+    ]
+
+
+def test_a_log_is_a_list_of_its_messages() -> None:
+    log = compiler.ChatLog()
+    log.append(message(0))
+    log.extend([message(1), message(2), message(3)])
+    log.insert(0, message(9))
+    log[1:3] = [message(5)]
+    del log[-1]
+    assert log.pop(0) == message(9)
+    log += [message(7)]
+    assert list(log) == [message(5), message(2), message(7)]
+    assert len(log) == 3 and log[-1] == message(7) and log[:1] == [message(5)]
+    assert message(2) in log and log.index(message(7)) == 2
+    log.reverse()
+    assert list(log) == [message(7), message(2), message(5)]
+    with pytest.raises(IndexError):
+        log.pop(10)
+    assert len(log) == 3  # a failed change changes nothing
+    log.clear()
+    assert log == [] and repr(log) == "ChatLog(0 messages)"
+
+
+def test_what_a_compile_read_is_not_changed_by_later_changes() -> None:
+    log = compiler.ChatLog([message(0), message(1)])
+    items, changes = log.read()
+    log.append(message(2))
+    log[0] = message(5)
+    del log[1]
+    assert items == [message(0), message(1)] and changes == 0
+    assert log.lowest_change(changes, log.read()[1]) == 0
+
+
+def test_bad_messages_in_a_log_are_the_errors_of_a_list() -> None:
+    bad = [message(0), {"role": "narrator", "content": "x"}]
+    session = compiler.Session.from_string(TEMPLATE, budget=600)
+    got = outcome(session.compile, {"chat": compiler.ChatLog(bad), "character": CARD})
+    want = outcome(compiler.compile_string, TEMPLATE, context={"chat": bad, "character": CARD})
+    assert got == want and got[0] == "error"
+
+
+def test_a_message_that_cannot_be_copied_is_refused_when_it_goes_in() -> None:
+    log = compiler.ChatLog([message(0)])
+    with pytest.raises(ContextError) as err:
+        log.append({"role": "user", "content": threading.Lock()})
+    assert err.value.code == "context.invalid_chat" and "message 1" in err.value.message
+    assert log == [message(0)]
