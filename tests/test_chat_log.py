@@ -6,6 +6,7 @@ warm turn check only the messages appended or changed since the last one."""
 
 from __future__ import annotations
 
+import copy
 import threading
 from typing import Any
 
@@ -140,18 +141,21 @@ def test_a_log_is_a_list_of_its_messages() -> None:
     with pytest.raises(IndexError):
         log.pop(10)
     assert len(log) == 3  # a failed change changes nothing
+    twin = copy.copy(log)
+    twin.append(message(8))
+    assert len(log) == 3 and len(copy.deepcopy(twin)) == 4  # a copy is a log of its own
     log.clear()
     assert log == [] and repr(log) == "ChatLog(0 messages)"
 
 
 def test_what_a_compile_read_is_not_changed_by_later_changes() -> None:
     log = compiler.ChatLog([message(0), message(1)])
-    items, changes = log.read()
+    items, changes = log._snapshot()
     log.append(message(2))
     log[0] = message(5)
     del log[1]
     assert items == [message(0), message(1)] and changes == 0
-    assert log.lowest_change(changes, log.read()[1]) == 0
+    assert log._lowest_change(changes, log._snapshot()[1]) == 0
 
 
 def test_bad_messages_in_a_log_are_the_errors_of_a_list() -> None:

@@ -9,10 +9,10 @@ them are the ones it checked: it checks only the messages appended or changed si
 :meth:`compiler.context.lazy_chat.ChatMemo.logged`), where a plain ``list`` must be
 compared message by message with last turn's copies.
 
-Internal: the API is ``compiler.ChatLog``; pass it as a run context's ``chat``. It may be appended to
-while a compile reads it (that compile sees the messages there when it started); changes
-other than appends replace the list whole, so a compile under way never sees them. One
-writer at a time, as for a list.
+Internal: the API is ``compiler.ChatLog``; pass it as a run context's ``chat``. It may be
+appended to while a compile reads it (that compile sees the messages there when it
+started); changes other than appends replace the list whole, so a compile under way never
+sees them. One writer at a time, as for a list.
 """
 
 from __future__ import annotations
@@ -90,14 +90,20 @@ class ChatLog(MutableSequence[Any]):
     def __repr__(self) -> str:
         return f"ChatLog({len(self._items)} messages)"
 
-    def read(self) -> tuple[list[Any], int]:
+    def __copy__(self) -> ChatLog:
+        return ChatLog(self._items)  # a log of its own (the slots would share the lists)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ChatLog:
+        return ChatLog(self._items)
+
+    def _snapshot(self) -> tuple[list[Any], int]:
         """The log's own messages now (a list the log never changes; never hand its items
         out) and how many changes other than appends it has had: what a compile reads."""
         items = self._items  # first the list, then the count (see _change)
         return items[:], len(self._edits)
 
-    def lowest_change(self, since: int, until: int) -> int | None:
-        """The lowest index that changes ``since`` .. ``until`` (counts from :meth:`read`)
+    def _lowest_change(self, since: int, until: int) -> int | None:
+        """The lowest index that changes ``since`` .. ``until`` (counts from :meth:`_snapshot`)
         touched, or None when there were none."""
         return min(self._edits[since:until], default=None)
 

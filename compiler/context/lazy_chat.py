@@ -212,12 +212,12 @@ class ChatMemo:
         """The messages of ``log`` (its own, never changed: not copied) when each is one
         :func:`plain_chat` accepts, else None; only those appended or changed since this
         memo last read the same log are checked."""
-        items, changes = log.read()
+        items, changes = log._snapshot()
         state = self._log  # read once: another thread may swap it meanwhile
         checked = 0
         if state is not None and state[0] is log:
             _, seen, checked = state
-            lowest = log.lowest_change(seen, changes)
+            lowest = log._lowest_change(seen, changes)
             checked = min(checked, len(items), checked if lowest is None else lowest)
         if checked < len(items) and plain_chat(items[checked:], copy=False) is None:
             return None

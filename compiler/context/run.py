@@ -583,7 +583,7 @@ def _sanitized(value: dict[str, Any], memo: ChatMemo | None = None) -> tuple[Any
         if logged is not None:  # the log's own messages: nothing changes them
             rest, repaired = sanitize({k: v for k, v in value.items() if k != "chat"})
             return {**rest, "chat": logged}, repaired, True
-        chat = chat.read()[0]  # checked (and copied) below as a list is
+        chat = chat._snapshot()[0]  # checked (and copied) below as a list is
         value = {**value, "chat": chat}
     check = plain_snapshot if memo is None else memo.plain
     messages: Sequence[Any] | None = check(chat) if type(chat) is list else None
