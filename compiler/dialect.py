@@ -18,7 +18,7 @@ choice, its tool naming rule, its option names, and what it cannot express
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -90,6 +90,10 @@ class Dialect(ABC):
     @abstractmethod
     def message_tokens(self, message: Message, counter: TokenCounter) -> int:
         """What one history message adds to the request's count."""
+
+    def messages_tokens(self, messages: Sequence[Message], counter: TokenCounter) -> list[int]:
+        """:meth:`message_tokens` of each message (a dialect may count many at once)."""
+        return [self.message_tokens(m, counter) for m in messages]
 
     @abstractmethod
     def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:

@@ -257,6 +257,35 @@ class TokenCounter:
         count = self.count
         return sum(n if n is not None else count(t) for n, t in zip(hits, texts, strict=True))
 
+    @property
+    def local(self) -> bool:
+        """Whether counting is tiktoken's here (no caller's ``count_fn``, which may be a
+        request to a provider: then nothing is counted that is not needed)."""
+        return self._count_fn is None
+
+    def counts(self, texts: list[str]) -> list[int]:
+        """Each text's :meth:`count`: the ones counted before looked up, the others encoded
+        at C speed (with a caller's ``count_fn``, one by one) and remembered as :meth:`count`
+        remembers them."""
+        hits: list[int | None] = list(map(self._cache.get, texts))
+        if None not in hits:
+            return hits  # type: ignore[return-value]  # no None among them
+        if self._count_fn is not None:
+            count = self.count
+            return [n if n is not None else count(t) for n, t in zip(hits, texts, strict=True)]
+        new = list({t: None for t, n in zip(texts, hits, strict=True) if n is None and t})
+        encode = (self._encoding or self.encoding).encode_ordinary
+        found = dict(zip(new, map(len, map(encode, new)), strict=True))
+        for text, n in found.items():  # kept as count() keeps them
+            if len(text) <= self._max_chars:
+                if len(self._cache) >= self._max or self.cached_chars + len(text) > self._max_chars:
+                    self._cache.clear()
+                    self.cached_chars = 0
+                self._cache[text] = n
+                self.cached_chars += len(text)
+        found[""] = 0
+        return [n if n is not None else found[t] for n, t in zip(hits, texts, strict=True)]
+
     def encode(self, text: str) -> list[int]:
         return self.encoding.encode_ordinary(text)
 

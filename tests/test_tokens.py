@@ -8,6 +8,8 @@ import socket
 
 import pytest
 import tiktoken_ext.openai_public as public
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tiktoken.load import check_hash
 
 from compiler.errors import TokenizerError
@@ -164,3 +166,28 @@ def test_a_counter_s_cache_is_bounded_in_characters_too() -> None:
     from compiler.tokens import MAX_CACHED_CHARS
 
     assert TokenCounter("o200k_base")._max_chars == MAX_CACHED_CHARS  # a session's default
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["", "a", "hello world", "灯台", "x" * 40, "the ferry."]), max_size=12
+    ),
+    st.integers(1, 5),
+    st.integers(1, 60),
+    st.booleans(),
+)
+def test_counts_are_count_s_and_kept_as_it_keeps_them(
+    texts: list[str], max_entries: int, max_chars: int, own: bool
+) -> None:
+    """A batch count gives each text's count and leaves the cache as counting one by one
+    would (its bounds: entries and characters, then it starts over)."""
+    encoding = get_encoding("o200k_base")
+    fn = (lambda t: len(encoding.encode_ordinary(t)) + 1) if own else None
+    batch = TokenCounter("o200k_base", max_entries, count_fn=fn, max_chars=max_chars)
+    single = TokenCounter("o200k_base", max_entries, count_fn=fn, max_chars=max_chars)
+    batch.count("hello world")
+    single.count("hello world")
+    assert batch.counts(texts) == [single.count(t) for t in texts]
+    assert batch.cached_chars <= max_chars and len(batch._cache) <= max_entries
+    assert all(single.count(t) == n for t, n in batch._cache.items())

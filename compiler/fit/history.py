@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import NamedTuple
 
 from compiler.dialect import Dialect
@@ -35,6 +36,8 @@ from compiler.frame import Message, Role
 from compiler.tokens import TokenCounter
 
 SUMMARY_ROLE: Role = "system"
+FIRST_BLOCK = 16  # messages the history walk prices at once first (see _Walk.extend)
+_ROLE = itemgetter("role")
 MAX_RESERVE = 1024  # at most this many tokens are set aside for a history summary
 
 
@@ -98,11 +101,30 @@ class _Walk:
         return self.units[-1][0] if self.units else len(self.messages)
 
     def extend(self, cap: int | None) -> None:
-        """Add older units while they fit ``cap`` (None: all)."""
+        """Add older units while they fit ``cap`` (None: all). Without a session's prices,
+        and with tiktoken counting, messages are priced a block at a time (see
+        :meth:`_block`); the units kept are the same."""
+        if self.sources is not None or not self.counter.local:
+            self._units(0, cap)
+            return
+        size = self._block_size(cap)
+        while self.next > 0:
+            lo = max(0, self.next - size) if cap is not None else 0
+            fits = self._block(lo, cap)
+            if fits is None:  # a tool result among them: unit by unit
+                fits = self._units(lo, cap)
+            if not fits:
+                return
+            size = self._block_size(cap)
+
+    def _units(self, floor: int, cap: int | None) -> bool:
+        """Add older units, one at a time, down to ``floor`` while they fit ``cap``; False
+        when one did not fit."""
         msgs, tokens, counter = self.messages, self.dialect.message_tokens, self.counter
         sources, book = self.sources, self.book
         units, used, end = self.units, self.used, self.next
-        while end > 0:
+        fits = True
+        while end > floor:
             known = book.get(sources[end - 1]) if sources is not None and book else None
             if known is not None:  # priced before, as a unit of one: not read again
                 s, cost = end - 1, known[2]
@@ -114,11 +136,43 @@ class _Walk:
                 if sources is not None and book:
                     book.put(sources[s], last["role"], cost)
             if cap is not None and used + cost > cap:
+                fits = False
                 break
             units.append((s, cost))
             used += cost
             end = s
         self.used, self.next = used, end
+        return fits
+
+    def _block(self, lo: int, cap: int | None) -> bool | None:
+        """Add the messages ``lo`` .. :attr:`next`, newest first, while they fit ``cap``,
+        each a unit of one, priced together (:meth:`Dialect.messages_tokens`); False when
+        one did not fit, None (nothing added) when one is a tool result."""
+        end = self.next
+        block = list(self.messages[lo:end])
+        if "tool" in map(_ROLE, block):
+            return None
+        prices = self.dialect.messages_tokens(block, self.counter)
+        units, used = self.units, self.used
+        for i in range(end - 1, lo - 1, -1):
+            cost = prices[i - lo]
+            if cap is not None and used + cost > cap:
+                self.used, self.next = used, i + 1
+                return False
+            units.append((i, cost))
+            used += cost
+        self.used, self.next = used, lo
+        return True
+
+    def _block_size(self, cap: int | None) -> int:
+        """How many messages the next block prices: most of what the room left holds at
+        the average price so far, and one at a time once that is less than one message
+        (so few are priced and not kept: a block's messages that are dearer than the
+        average)."""
+        if cap is None or not self.units:
+            return FIRST_BLOCK
+        average = max(1.0, self.used / len(self.units))
+        return max(1, int((cap - self.used) / average * 0.8))
 
     def trim(self, cap: int) -> None:
         """Drop the oldest kept units until ``used <= cap``."""

@@ -296,6 +296,18 @@ class OpenAIChat(Dialect):
             return PER_MESSAGE + counter.count(message["role"]) + counter.count(content)
         return self._wire_message_tokens(self.message(message), counter)
 
+    def messages_tokens(self, messages: Sequence[Message], counter: TokenCounter) -> list[int]:
+        if (
+            sum(map(len, messages)) != 2 * len(messages)
+            or not _role_and_text(messages)
+            or not _TEXT_OR_NULL.issuperset(map(type, contents := list(map(_CONTENT, messages))))
+        ):
+            return super().messages_tokens(messages, counter)
+        # each a role (not a tool result) and its text or null: priced as message_tokens does
+        roles = counter.counts(list(map(_ROLE, messages)))
+        texts = counter.counts([c or "" for c in contents])
+        return [PER_MESSAGE + r + t for r, t in zip(roles, texts, strict=True)]
+
     def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:
         return function_tokens([self.tool(t)["function"] for t in tools], counter)
 

@@ -1,0 +1,75 @@
+"""The history walk prices plain messages a block at a time: it keeps exactly the units the
+one-at-a-time walk keeps, for every dialect, chat shape and cap (tool units included)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compiler.fit.history import _Walk
+from compiler.lower import get_dialect
+from compiler.tokens import TokenCounter, get_encoding
+
+WORDS = st.sampled_from(["the", "ferry", "river.", "Mira!", "灯", "\n", "  ", "42"])
+TEXT = st.lists(WORDS, max_size=30).map("".join)
+
+
+@st.composite
+def units(draw: Any) -> list[dict[str, Any]]:
+    """One unit: a plain message (maybe named, maybe empty), or a tool call and its results."""
+    kind = draw(st.sampled_from(["plain", "plain", "plain", "named", "null", "tools"]))
+    role = draw(st.sampled_from(["user", "assistant", "system"]))
+    if kind == "plain":
+        return [{"role": role, "content": draw(TEXT)}]
+    if kind == "named":
+        return [{"role": role, "content": draw(TEXT), "name": "Sam"}]
+    if kind == "null":
+        return [{"role": role, "content": None}]
+    calls = draw(st.integers(1, 2))
+    call = {
+        "role": "assistant",
+        "content": draw(st.one_of(st.none(), TEXT)),
+        "toolCalls": [{"id": f"c{i}", "name": "fs.read", "arguments": {}} for i in range(calls)],
+    }
+    return [call] + [
+        {"role": "tool", "content": draw(TEXT), "toolCallId": f"c{i}"} for i in range(calls)
+    ]
+
+
+CHATS = st.lists(units(), max_size=40).map(lambda us: [m for u in us for m in u])
+
+
+def walked(messages: list[dict[str, Any]], dialect: str, caps: list[int], batched: bool) -> Any:
+    encoding = get_encoding("o200k_base")
+    count = None if batched else (lambda text: len(encoding.encode_ordinary(text)))
+    walk = _Walk(messages, get_dialect(dialect), TokenCounter("o200k_base", count_fn=count))
+    seen = []
+    for i, cap in enumerate(caps):  # a fit's calls: extend, trim for the summary, extend
+        if i % 2:
+            walk.trim(cap)
+        else:
+            walk.extend(cap)
+        seen.append((list(walk.units), walk.used, walk.next))
+    return seen
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    CHATS,
+    st.sampled_from(["openai", "anthropic", "gemini", "openai-responses"]),
+    st.lists(st.integers(0, 900), min_size=1, max_size=3),
+)
+def test_the_block_walk_keeps_what_the_unit_walk_keeps(
+    messages: list[dict[str, Any]], dialect: str, caps: list[int]
+) -> None:
+    assert walked(messages, dialect, caps, True) == walked(messages, dialect, caps, False)
+
+
+def test_an_uncapped_walk_keeps_everything_in_one_block() -> None:
+    messages = [{"role": "user", "content": f"message {i}"} for i in range(50)]
+    assert walked(messages, "openai", [10**9], True)[-1][2] == 0
+    walk = _Walk(messages, get_dialect("openai"), TokenCounter("o200k_base"))
+    walk.extend(None)
+    assert walk.next == 0 and len(walk.units) == 50
