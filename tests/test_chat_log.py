@@ -172,3 +172,47 @@ def test_a_message_that_cannot_be_copied_is_refused_when_it_goes_in() -> None:
         log.append({"role": "user", "content": threading.Lock()})
     assert err.value.code == "context.invalid_chat" and "message 1" in err.value.message
     assert log == [message(0)]
+
+
+def same_as_a_list(session: compiler.Session, log: compiler.ChatLog) -> None:
+    """The session's compile of ``log`` is the one-shot compile of its messages as a list."""
+    got = outcome(session.compile, {"chat": log, "character": CARD})
+    want = outcome(
+        compiler.compile_string,
+        TEMPLATE,
+        context={"chat": list(log), "character": CARD},
+        budget=100_000,
+    )
+    assert got == want
+
+
+class Shifty:
+    """An index that says 5 the first time it is read, then 0."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def __index__(self) -> int:
+        self.reads += 1
+        return 5 if self.reads == 1 else 0
+
+
+BAD = {"role": "narrator", "content": "not a role"}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda log: log.insert(Shifty(), BAD),  # type: ignore[arg-type]
+        lambda log: log.__setitem__(Shifty(), BAD),
+        lambda log: log.__setitem__(slice(Shifty(), 6), [BAD]),
+    ],
+)
+def test_an_index_is_read_once(change: Any) -> None:
+    """The index a change records is the one it applies (an ``__index__`` that answers
+    differently each time cannot leave a changed message unchecked)."""
+    session = compiler.Session.from_string(TEMPLATE, budget=100_000)
+    log = compiler.ChatLog(message(i) for i in range(10))
+    session.compile({"chat": log, "character": CARD})
+    change(log)
+    same_as_a_list(session, log)

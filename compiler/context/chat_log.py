@@ -18,6 +18,7 @@ sees them. One writer at a time, as for a list.
 from __future__ import annotations
 
 import copy
+import operator
 from collections.abc import Iterable, Iterator, MutableSequence
 from typing import Any, overload
 
@@ -118,7 +119,8 @@ class ChatLog(MutableSequence[Any]):
 
     def insert(self, index: int, value: Any) -> None:
         owned = _own(value, "the message inserted")
-        self._change(lambda items: items.insert(index, owned), _lowest(index, len(self)))
+        at = _index(index)
+        self._change(lambda items: items.insert(at, owned), _lowest(at, len(self)))
 
     @overload
     def __setitem__(self, index: int, value: Any) -> None: ...
@@ -131,14 +133,17 @@ class ChatLog(MutableSequence[Any]):
             owned: Any = [_own(m, "a message set") for m in value]
         else:
             owned = _own(value, "the message set")
-        self._change(lambda items: items.__setitem__(index, owned), _lowest(index, len(self)))
+        at = _index(index)
+        self._change(lambda items: items.__setitem__(at, owned), _lowest(at, len(self)))
 
     def __delitem__(self, index: int | slice) -> None:
-        self._change(lambda items: items.__delitem__(index), _lowest(index, len(self)))
+        at = _index(index)
+        self._change(lambda items: items.__delitem__(at), _lowest(at, len(self)))
 
     def pop(self, index: int = -1) -> Any:
         popped: list[Any] = []
-        self._change(lambda items: popped.append(items.pop(index)), _lowest(index, len(self)))
+        at = _index(index)
+        self._change(lambda items: popped.append(items.pop(at)), _lowest(at, len(self)))
         return popped[0]
 
     def clear(self) -> None:
@@ -157,10 +162,19 @@ class ChatLog(MutableSequence[Any]):
         self._items = items
 
 
+def _index(index: Any) -> int | slice:
+    """``index`` (an int, a slice, or what has ``__index__``) as plain ints, each read once:
+    the index a change records is then the one it applies."""
+    if isinstance(index, slice):
+        parts = (index.start, index.stop, index.step)
+        return slice(*(None if part is None else operator.index(part) for part in parts))
+    return operator.index(index)
+
+
 def _lowest(index: int | slice, n: int) -> int:
-    """The lowest index of a list of ``n`` that ``index`` touches (``n`` when none)."""
+    """The lowest index of a list of ``n`` that ``index`` (of :func:`_index`) touches
+    (``n`` when none)."""
     if isinstance(index, slice):
         start, _, step = index.indices(n)
         return start if step == 1 else 0
-    i = index.__index__()
-    return max(0, min(i + n if i < 0 else i, n))
+    return max(0, min(index + n if index < 0 else index, n))
