@@ -7,6 +7,7 @@ warm turn check only the messages appended or changed since the last one."""
 from __future__ import annotations
 
 import copy
+import pickle
 import threading
 from typing import Any
 
@@ -216,3 +217,42 @@ def test_an_index_is_read_once(change: Any) -> None:
     session.compile({"chat": log, "character": CARD})
     change(log)
     same_as_a_list(session, log)
+
+
+def test_comparing_a_log_hands_out_none_of_its_messages() -> None:
+    """``==`` compares copies: the other side's ``__eq__`` never holds a message the log
+    trusts a session to have checked."""
+    grabbed: list[Any] = []
+
+    class Grabby(dict):  # type: ignore[type-arg]
+        def __eq__(self, other: object) -> bool:
+            grabbed.append(other)
+            return False
+
+    session = compiler.Session.from_string(TEMPLATE, budget=100_000)
+    log = compiler.ChatLog(message(i) for i in range(3))
+    session.compile({"chat": log, "character": CARD})
+    assert log != [Grabby(), Grabby(), Grabby()]
+    assert log != compiler.ChatLog([Grabby(), Grabby(), Grabby()])
+    for other in grabbed:
+        other["role"] = "narrator"
+    assert log == [message(0), message(1), message(2)]
+    same_as_a_list(session, log)
+
+
+def test_a_popped_message_is_a_copy() -> None:
+    """A compile that read the log before a pop keeps reading what it checked, whatever
+    the caller does with the message popped."""
+    log = compiler.ChatLog([message(0), message(1)])
+    items, _ = log._snapshot()
+    popped = log.pop()
+    popped["role"] = "narrator"
+    assert items == [message(0), message(1)]
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_a_log_pickles_as_its_messages(protocol: int) -> None:
+    log = compiler.ChatLog([message(0), message(1)])
+    log[0] = message(5)
+    back = pickle.loads(pickle.dumps(log, protocol=protocol))
+    assert type(back) is compiler.ChatLog and back == [message(5), message(1)]

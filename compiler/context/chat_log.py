@@ -80,16 +80,19 @@ class ChatLog(MutableSequence[Any]):
         return (_own(m, "a message") for m in self._items[:])
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, ChatLog):
-            return self._items == other._items
-        if isinstance(other, list):
-            return self._items == other
+        """Equal to a log or a list of equal messages; copies are compared (the other
+        side's ``__eq__`` is never handed one of the log's own messages)."""
+        if isinstance(other, ChatLog | list):
+            return len(self) == len(other) and list(self) == list(other)
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]  # mutable, as a list
 
     def __repr__(self) -> str:
         return f"ChatLog({len(self._items)} messages)"
+
+    def __reduce__(self) -> tuple[type[ChatLog], tuple[list[Any]]]:
+        return ChatLog, (list(self),)  # pickled as copies of its messages, any protocol
 
     def __copy__(self) -> ChatLog:
         return ChatLog(self._items)  # a log of its own (the slots would share the lists)
@@ -144,7 +147,7 @@ class ChatLog(MutableSequence[Any]):
         popped: list[Any] = []
         at = _index(index)
         self._change(lambda items: popped.append(items.pop(at)), _lowest(at, len(self)))
-        return popped[0]
+        return _own(popped[0], "the message popped")  # a compile under way may read it
 
     def clear(self) -> None:
         self._change(list.clear, 0)
