@@ -256,3 +256,35 @@ def test_a_log_pickles_as_its_messages(protocol: int) -> None:
     log[0] = message(5)
     back = pickle.loads(pickle.dumps(log, protocol=protocol))
     assert type(back) is compiler.ChatLog and back == [message(5), message(1)]
+
+
+def test_a_compile_during_a_change_sees_it_before_or_after_not_half() -> None:
+    """A compile that runs after a change is recorded but before its list is swapped in
+    (another thread) reads the old messages with the old count of changes, so the next
+    compile still checks the changed message."""
+    session = compiler.Session.from_string(TEMPLATE, budget=100_000)
+    log = compiler.ChatLog(message(i) for i in range(10))
+    session.compile({"chat": log, "character": CARD})
+
+    class Midway(list):  # type: ignore[type-arg]
+        def append(self, value: Any) -> None:
+            super().append(value)
+            session.compile({"chat": log, "character": CARD})  # the other thread's turn
+
+    log._edits = Midway(log._edits)
+    log[3] = BAD
+    same_as_a_list(session, log)
+
+
+def test_a_turn_that_read_the_log_before_another_turn_checked_it_trusts_nothing(
+    monkeypatch: Any,
+) -> None:
+    """Two threads of one session: the one whose read of the log is older than what the
+    memo already holds checks its own messages (they may be ones since replaced)."""
+    memo = lazy_chat.ChatMemo()
+    log = compiler.ChatLog([message(0), BAD, message(2)])
+    old = log._snapshot()  # thread A reads the log ...
+    log[1] = message(1)
+    assert memo.logged(log) is not None  # ... thread B checks the changed log ...
+    monkeypatch.setattr(compiler.ChatLog, "_snapshot", lambda self: old)
+    assert memo.logged(log) is None  # ... and A's (bad) messages are checked, not trusted

@@ -11,8 +11,9 @@ compared message by message with last turn's copies.
 
 Internal: the API is ``compiler.ChatLog``; pass it as a run context's ``chat``. It may be
 appended to while a compile reads it (that compile sees the messages there when it
-started); changes other than appends replace the list whole, so a compile under way never
-sees them. One writer at a time, as for a list.
+started); changes other than appends replace the list whole, together with the count of
+changes it reflects, so a compile under way never sees them and a compile reads a list
+with exactly the changes in it. One writer at a time, as for a list.
 """
 
 from __future__ import annotations
@@ -53,13 +54,19 @@ class ChatLog(MutableSequence[Any]):
     nothing in the log. What a message must be is checked by the compile, as for a list.
     """
 
-    __slots__ = ("_edits", "_items")
+    __slots__ = ("_edits", "_state")
 
     def __init__(self, messages: Iterable[Any] = ()) -> None:
-        self._items: list[Any] = []
         #: for each change other than an append, the lowest index it touched (in order)
         self._edits: list[int] = []
+        #: the messages, and how many of :attr:`_edits` they reflect (one reference, swapped
+        #: whole by a change: a reader gets the list and its count together)
+        self._state: tuple[list[Any], int] = ([], 0)
         self.extend(messages)
+
+    @property
+    def _items(self) -> list[Any]:
+        return self._state[0]
 
     # -- reading ---------------------------------------------------------------------
     def __len__(self) -> int:
@@ -103,8 +110,8 @@ class ChatLog(MutableSequence[Any]):
     def _snapshot(self) -> tuple[list[Any], int]:
         """The log's own messages now (a list the log never changes; never hand its items
         out) and how many changes other than appends it has had: what a compile reads."""
-        items = self._items  # first the list, then the count (see _change)
-        return items[:], len(self._edits)
+        items, changes = self._state
+        return items[:], changes
 
     def _lowest_change(self, since: int, until: int) -> int | None:
         """The lowest index that changes ``since`` .. ``until`` (counts from :meth:`_snapshot`)
@@ -156,13 +163,13 @@ class ChatLog(MutableSequence[Any]):
         self._change(list.reverse, 0)
 
     def _change(self, edit: Any, lowest: int) -> None:
-        """Apply ``edit`` to a copy of the list, record ``lowest``, then swap the copy in:
-        a compile that read the old list keeps reading it whole, and one that reads the
-        new list (after the record) learns what changed."""
+        """Apply ``edit`` to a copy of the list, record ``lowest``, then swap the copy in
+        with the new count of changes: a compile that read the old list keeps reading it
+        whole (with the old count), and one that reads the new list learns what changed."""
         items = self._items[:]
         edit(items)  # raises as a list's method would, before anything changed
         self._edits.append(lowest)
-        self._items = items
+        self._state = (items, len(self._edits))
 
 
 def _index(index: Any) -> int | slice:
