@@ -288,3 +288,23 @@ def test_a_turn_that_read_the_log_before_another_turn_checked_it_trusts_nothing(
     assert memo.logged(log) is not None  # ... thread B checks the changed log ...
     monkeypatch.setattr(compiler.ChatLog, "_snapshot", lambda self: old)
     assert memo.logged(log) is None  # ... and A's (bad) messages are checked, not trusted
+
+
+def test_a_key_the_caller_keeps_is_not_shared() -> None:
+    """A message whose keys are not exactly text is copied deeply, so the caller cannot
+    change what a key of the log's copy equals."""
+
+    class Key(str):
+        __hash__ = str.__hash__
+
+        def __eq__(self, other: object) -> bool:
+            return self.live and str.__eq__(self, other)
+
+        live = True
+
+    key = Key("role")
+    session = compiler.Session.from_string(TEMPLATE, budget=100_000)
+    log = compiler.ChatLog([message(0), {key: "user", "content": "hi"}])
+    session.compile({"chat": log, "character": CARD})
+    key.live = False
+    same_as_a_list(session, log)

@@ -26,12 +26,18 @@ from typing import Any, overload
 from compiler.errors import ContextError
 
 _FLAT = frozenset({str, type(None)})
+_TEXT = frozenset({str})
 
 
 def _own(message: Any, where: str) -> Any:
-    """A copy of ``message`` nothing else holds: a flat ``dict`` of text values is copied
-    shallowly (its values cannot change), anything else deeply."""
-    if type(message) is dict and _FLAT.issuperset(map(type, message.values())):
+    """A copy of ``message`` nothing else holds: a flat ``dict`` of text keys and text or
+    null values is copied shallowly (neither can change), anything else deeply (a key of a
+    ``str`` subclass, say, whose state could change what it equals)."""
+    if (
+        type(message) is dict
+        and _FLAT.issuperset(map(type, message.values()))
+        and _TEXT.issuperset(map(type, message))
+    ):
         return dict(message)
     try:
         return copy.deepcopy(message)
