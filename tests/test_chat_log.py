@@ -7,6 +7,7 @@ warm turn check only the messages appended or changed since the last one."""
 from __future__ import annotations
 
 import copy
+import pickle
 import threading
 from typing import Any
 
@@ -172,3 +173,138 @@ def test_a_message_that_cannot_be_copied_is_refused_when_it_goes_in() -> None:
         log.append({"role": "user", "content": threading.Lock()})
     assert err.value.code == "context.invalid_chat" and "message 1" in err.value.message
     assert log == [message(0)]
+
+
+def same_as_a_list(session: compiler.Session, log: compiler.ChatLog) -> None:
+    """The session's compile of ``log`` is the one-shot compile of its messages as a list."""
+    got = outcome(session.compile, {"chat": log, "character": CARD})
+    want = outcome(
+        compiler.compile_string,
+        TEMPLATE,
+        context={"chat": list(log), "character": CARD},
+        budget=100_000,
+    )
+    assert got == want
+
+
+class Shifty:
+    """An index that says 5 the first time it is read, then 0."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def __index__(self) -> int:
+        self.reads += 1
+        return 5 if self.reads == 1 else 0
+
+
+BAD = {"role": "narrator", "content": "not a role"}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda log: log.insert(Shifty(), BAD),  # type: ignore[arg-type]
+        lambda log: log.__setitem__(Shifty(), BAD),
+        lambda log: log.__setitem__(slice(Shifty(), 6), [BAD]),
+    ],
+)
+def test_an_index_is_read_once(change: Any) -> None:
+    """The index a change records is the one it applies (an ``__index__`` that answers
+    differently each time cannot leave a changed message unchecked)."""
+    session = compiler.Session.from_string(TEMPLATE, budget=100_000)
+    log = compiler.ChatLog(message(i) for i in range(10))
+    session.compile({"chat": log, "character": CARD})
+    change(log)
+    same_as_a_list(session, log)
+
+
+def test_comparing_a_log_hands_out_none_of_its_messages() -> None:
+    """``==`` compares copies: the other side's ``__eq__`` never holds a message the log
+    trusts a session to have checked."""
+    grabbed: list[Any] = []
+
+    class Grabby(dict):  # type: ignore[type-arg]
+        def __eq__(self, other: object) -> bool:
+            grabbed.append(other)
+            return False
+
+    session = compiler.Session.from_string(TEMPLATE, budget=100_000)
+    log = compiler.ChatLog(message(i) for i in range(3))
+    session.compile({"chat": log, "character": CARD})
+    assert log != [Grabby(), Grabby(), Grabby()]
+    assert log != compiler.ChatLog([Grabby(), Grabby(), Grabby()])
+    for other in grabbed:
+        other["role"] = "narrator"
+    assert log == [message(0), message(1), message(2)]
+    same_as_a_list(session, log)
+
+
+def test_a_popped_message_is_a_copy() -> None:
+    """A compile that read the log before a pop keeps reading what it checked, whatever
+    the caller does with the message popped."""
+    log = compiler.ChatLog([message(0), message(1)])
+    items, _ = log._snapshot()
+    popped = log.pop()
+    popped["role"] = "narrator"
+    assert items == [message(0), message(1)]
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_a_log_pickles_as_its_messages(protocol: int) -> None:
+    log = compiler.ChatLog([message(0), message(1)])
+    log[0] = message(5)
+    back = pickle.loads(pickle.dumps(log, protocol=protocol))
+    assert type(back) is compiler.ChatLog and back == [message(5), message(1)]
+
+
+def test_a_compile_during_a_change_sees_it_before_or_after_not_half() -> None:
+    """A compile that runs after a change is recorded but before its list is swapped in
+    (another thread) reads the old messages with the old count of changes, so the next
+    compile still checks the changed message."""
+    session = compiler.Session.from_string(TEMPLATE, budget=100_000)
+    log = compiler.ChatLog(message(i) for i in range(10))
+    session.compile({"chat": log, "character": CARD})
+
+    class Midway(list):  # type: ignore[type-arg]
+        def append(self, value: Any) -> None:
+            super().append(value)
+            session.compile({"chat": log, "character": CARD})  # the other thread's turn
+
+    log._edits = Midway(log._edits)
+    log[3] = BAD
+    same_as_a_list(session, log)
+
+
+def test_a_turn_that_read_the_log_before_another_turn_checked_it_trusts_nothing(
+    monkeypatch: Any,
+) -> None:
+    """Two threads of one session: the one whose read of the log is older than what the
+    memo already holds checks its own messages (they may be ones since replaced)."""
+    memo = lazy_chat.ChatMemo()
+    log = compiler.ChatLog([message(0), BAD, message(2)])
+    old = log._snapshot()  # thread A reads the log ...
+    log[1] = message(1)
+    assert memo.logged(log) is not None  # ... thread B checks the changed log ...
+    monkeypatch.setattr(compiler.ChatLog, "_snapshot", lambda self: old)
+    assert memo.logged(log) is None  # ... and A's (bad) messages are checked, not trusted
+
+
+def test_a_key_the_caller_keeps_is_not_shared() -> None:
+    """A message whose keys are not exactly text is copied deeply, so the caller cannot
+    change what a key of the log's copy equals."""
+
+    class Key(str):
+        __hash__ = str.__hash__
+
+        def __eq__(self, other: object) -> bool:
+            return self.live and str.__eq__(self, other)
+
+        live = True
+
+    key = Key("role")
+    session = compiler.Session.from_string(TEMPLATE, budget=100_000)
+    log = compiler.ChatLog([message(0), {key: "user", "content": "hi"}])
+    session.compile({"chat": log, "character": CARD})
+    key.live = False
+    same_as_a_list(session, log)

@@ -11,25 +11,33 @@ compared message by message with last turn's copies.
 
 Internal: the API is ``compiler.ChatLog``; pass it as a run context's ``chat``. It may be
 appended to while a compile reads it (that compile sees the messages there when it
-started); changes other than appends replace the list whole, so a compile under way never
-sees them. One writer at a time, as for a list.
+started); changes other than appends replace the list whole, together with the count of
+changes it reflects, so a compile under way never sees them and a compile reads a list
+with exactly the changes in it. One writer at a time, as for a list.
 """
 
 from __future__ import annotations
 
 import copy
+import operator
 from collections.abc import Iterable, Iterator, MutableSequence
 from typing import Any, overload
 
 from compiler.errors import ContextError
 
 _FLAT = frozenset({str, type(None)})
+_TEXT = frozenset({str})
 
 
 def _own(message: Any, where: str) -> Any:
-    """A copy of ``message`` nothing else holds: a flat ``dict`` of text values is copied
-    shallowly (its values cannot change), anything else deeply."""
-    if type(message) is dict and _FLAT.issuperset(map(type, message.values())):
+    """A copy of ``message`` nothing else holds: a flat ``dict`` of text keys and text or
+    null values is copied shallowly (neither can change), anything else deeply (a key of a
+    ``str`` subclass, say, whose state could change what it equals)."""
+    if (
+        type(message) is dict
+        and _FLAT.issuperset(map(type, message.values()))
+        and _TEXT.issuperset(map(type, message))
+    ):
         return dict(message)
     try:
         return copy.deepcopy(message)
@@ -52,13 +60,19 @@ class ChatLog(MutableSequence[Any]):
     nothing in the log. What a message must be is checked by the compile, as for a list.
     """
 
-    __slots__ = ("_edits", "_items")
+    __slots__ = ("_edits", "_state")
 
     def __init__(self, messages: Iterable[Any] = ()) -> None:
-        self._items: list[Any] = []
         #: for each change other than an append, the lowest index it touched (in order)
         self._edits: list[int] = []
+        #: the messages, and how many of :attr:`_edits` they reflect (one reference, swapped
+        #: whole by a change: a reader gets the list and its count together)
+        self._state: tuple[list[Any], int] = ([], 0)
         self.extend(messages)
+
+    @property
+    def _items(self) -> list[Any]:
+        return self._state[0]
 
     # -- reading ---------------------------------------------------------------------
     def __len__(self) -> int:
@@ -79,16 +93,19 @@ class ChatLog(MutableSequence[Any]):
         return (_own(m, "a message") for m in self._items[:])
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, ChatLog):
-            return self._items == other._items
-        if isinstance(other, list):
-            return self._items == other
+        """Equal to a log or a list of equal messages; copies are compared (the other
+        side's ``__eq__`` is never handed one of the log's own messages)."""
+        if isinstance(other, ChatLog | list):
+            return len(self) == len(other) and list(self) == list(other)
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]  # mutable, as a list
 
     def __repr__(self) -> str:
         return f"ChatLog({len(self._items)} messages)"
+
+    def __reduce__(self) -> tuple[type[ChatLog], tuple[list[Any]]]:
+        return ChatLog, (list(self),)  # pickled as copies of its messages, any protocol
 
     def __copy__(self) -> ChatLog:
         return ChatLog(self._items)  # a log of its own (the slots would share the lists)
@@ -99,8 +116,8 @@ class ChatLog(MutableSequence[Any]):
     def _snapshot(self) -> tuple[list[Any], int]:
         """The log's own messages now (a list the log never changes; never hand its items
         out) and how many changes other than appends it has had: what a compile reads."""
-        items = self._items  # first the list, then the count (see _change)
-        return items[:], len(self._edits)
+        items, changes = self._state
+        return items[:], changes
 
     def _lowest_change(self, since: int, until: int) -> int | None:
         """The lowest index that changes ``since`` .. ``until`` (counts from :meth:`_snapshot`)
@@ -118,7 +135,8 @@ class ChatLog(MutableSequence[Any]):
 
     def insert(self, index: int, value: Any) -> None:
         owned = _own(value, "the message inserted")
-        self._change(lambda items: items.insert(index, owned), _lowest(index, len(self)))
+        at = _index(index)
+        self._change(lambda items: items.insert(at, owned), _lowest(at, len(self)))
 
     @overload
     def __setitem__(self, index: int, value: Any) -> None: ...
@@ -131,15 +149,18 @@ class ChatLog(MutableSequence[Any]):
             owned: Any = [_own(m, "a message set") for m in value]
         else:
             owned = _own(value, "the message set")
-        self._change(lambda items: items.__setitem__(index, owned), _lowest(index, len(self)))
+        at = _index(index)
+        self._change(lambda items: items.__setitem__(at, owned), _lowest(at, len(self)))
 
     def __delitem__(self, index: int | slice) -> None:
-        self._change(lambda items: items.__delitem__(index), _lowest(index, len(self)))
+        at = _index(index)
+        self._change(lambda items: items.__delitem__(at), _lowest(at, len(self)))
 
     def pop(self, index: int = -1) -> Any:
         popped: list[Any] = []
-        self._change(lambda items: popped.append(items.pop(index)), _lowest(index, len(self)))
-        return popped[0]
+        at = _index(index)
+        self._change(lambda items: popped.append(items.pop(at)), _lowest(at, len(self)))
+        return _own(popped[0], "the message popped")  # a compile under way may read it
 
     def clear(self) -> None:
         self._change(list.clear, 0)
@@ -148,19 +169,28 @@ class ChatLog(MutableSequence[Any]):
         self._change(list.reverse, 0)
 
     def _change(self, edit: Any, lowest: int) -> None:
-        """Apply ``edit`` to a copy of the list, record ``lowest``, then swap the copy in:
-        a compile that read the old list keeps reading it whole, and one that reads the
-        new list (after the record) learns what changed."""
+        """Apply ``edit`` to a copy of the list, record ``lowest``, then swap the copy in
+        with the new count of changes: a compile that read the old list keeps reading it
+        whole (with the old count), and one that reads the new list learns what changed."""
         items = self._items[:]
         edit(items)  # raises as a list's method would, before anything changed
         self._edits.append(lowest)
-        self._items = items
+        self._state = (items, len(self._edits))
+
+
+def _index(index: Any) -> int | slice:
+    """``index`` (an int, a slice, or what has ``__index__``) as plain ints, each read once:
+    the index a change records is then the one it applies."""
+    if isinstance(index, slice):
+        parts = (index.start, index.stop, index.step)
+        return slice(*(None if part is None else operator.index(part) for part in parts))
+    return operator.index(index)
 
 
 def _lowest(index: int | slice, n: int) -> int:
-    """The lowest index of a list of ``n`` that ``index`` touches (``n`` when none)."""
+    """The lowest index of a list of ``n`` that ``index`` (of :func:`_index`) touches
+    (``n`` when none)."""
     if isinstance(index, slice):
         start, _, step = index.indices(n)
         return start if step == 1 else 0
-    i = index.__index__()
-    return max(0, min(i + n if i < 0 else i, n))
+    return max(0, min(index + n if index < 0 else index, n))

@@ -215,7 +215,9 @@ class ChatMemo:
         items, changes = log._snapshot()
         state = self._log  # read once: another thread may swap it meanwhile
         checked = 0
-        if state is not None and state[0] is log:
+        if state is not None and state[0] is log and state[1] <= changes:
+            # (a read older than the memo's, in another thread, may hold messages since
+            # replaced: it trusts nothing)
             _, seen, checked = state
             lowest = log._lowest_change(seen, changes)
             checked = min(checked, len(items), checked if lowest is None else lowest)
