@@ -266,9 +266,9 @@ def test_a_compile_during_a_change_sees_it_before_or_after_not_half() -> None:
     log = compiler.ChatLog(message(i) for i in range(10))
     session.compile({"chat": log, "character": CARD})
 
-    class Midway(list):  # type: ignore[type-arg]
-        def append(self, value: Any) -> None:
-            super().append(value)
+    class Midway(dict):  # type: ignore[type-arg]
+        def __setitem__(self, key: Any, value: Any) -> None:
+            super().__setitem__(key, value)
             session.compile({"chat": log, "character": CARD})  # the other thread's turn
 
     log._edits = Midway(log._edits)
@@ -307,4 +307,19 @@ def test_a_key_the_caller_keeps_is_not_shared() -> None:
     log = compiler.ChatLog([message(0), {key: "user", "content": "hi"}])
     session.compile({"chat": log, "character": CARD})
     key.live = False
+    same_as_a_list(session, log)
+
+
+def test_a_log_remembers_a_bounded_number_of_changes(monkeypatch: Any) -> None:
+    """Past :attr:`ChatLog.REMEMBERED` changes the oldest are forgotten; a session that read
+    the log before them checks it whole again (and still gives a list's result)."""
+    monkeypatch.setattr(compiler.ChatLog, "REMEMBERED", 3)
+    session = compiler.Session.from_string(TEMPLATE, budget=100_000)
+    log = compiler.ChatLog(message(i) for i in range(10))
+    session.compile({"chat": log, "character": CARD})
+    log[2] = BAD
+    for i in range(12):
+        log[9] = message(100 + i)
+    assert len(log._edits) <= 6
+    assert log._lowest_change(0, log._snapshot()[1]) == 0
     same_as_a_list(session, log)

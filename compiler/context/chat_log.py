@@ -62,10 +62,15 @@ class ChatLog(MutableSequence[Any]):
 
     __slots__ = ("_edits", "_state")
 
+    #: how many changes' lowest indexes a log remembers (a session that read the log before
+    #: the ones forgotten checks it whole again)
+    REMEMBERED = 4096
+
     def __init__(self, messages: Iterable[Any] = ()) -> None:
-        #: for each change other than an append, the lowest index it touched (in order)
-        self._edits: list[int] = []
-        #: the messages, and how many of :attr:`_edits` they reflect (one reference, swapped
+        #: for each change other than an append (numbered from 1), the lowest index it
+        #: touched; the oldest are forgotten past :attr:`REMEMBERED`
+        self._edits: dict[int, int] = {}
+        #: the messages, and the number of the last change they reflect (one reference, swapped
         #: whole by a change: a reader gets the list and its count together)
         self._state: tuple[list[Any], int] = ([], 0)
         self.extend(messages)
@@ -122,7 +127,13 @@ class ChatLog(MutableSequence[Any]):
     def _lowest_change(self, since: int, until: int) -> int | None:
         """The lowest index that changes ``since`` .. ``until`` (counts from :meth:`_snapshot`)
         touched, or None when there were none."""
-        return min(self._edits[since:until], default=None)
+        if until - since > self.REMEMBERED:
+            return 0  # forgotten: anything may have changed
+        edits = self._edits  # a dict another thread may replace: read once
+        lowest = [edits.get(n) for n in range(since + 1, until + 1)]
+        if None in lowest:
+            return 0  # forgotten
+        return min(lowest, default=None)  # type: ignore[type-var]  # no None among them
 
     # -- changing --------------------------------------------------------------------
     def append(self, value: Any) -> None:
@@ -174,8 +185,11 @@ class ChatLog(MutableSequence[Any]):
         whole (with the old count), and one that reads the new list learns what changed."""
         items = self._items[:]
         edit(items)  # raises as a list's method would, before anything changed
-        self._edits.append(lowest)
-        self._state = (items, len(self._edits))
+        number = self._state[1] + 1
+        if len(self._edits) >= 2 * self.REMEMBERED:  # bounded: forget the older half
+            self._edits = {n: i for n, i in self._edits.items() if n > number - self.REMEMBERED}
+        self._edits[number] = lowest
+        self._state = (items, number)
 
 
 def _index(index: Any) -> int | slice:
