@@ -20,7 +20,7 @@ import base64
 import functools
 import gzip
 import importlib.util
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -239,14 +239,29 @@ class TokenCounter:
         else:
             encoding = self._encoding or self.encoding
             n = len(encoding.encode_ordinary(text))
-        if len(text) > self._max_chars:  # counted, not kept
-            return n
+        self._keep(text, n)
+        return n
+
+    def _keep(self, text: str, n: int) -> None:
+        """Remember ``n`` as the count of ``text`` (not a text longer than the cache holds;
+        a full cache starts over)."""
+        if len(text) > self._max_chars:
+            return
         if len(self._cache) >= self._max or self.cached_chars + len(text) > self._max_chars:
             self._cache.clear()
             self.cached_chars = 0
         self._cache[text] = n
         self.cached_chars += len(text)
-        return n
+
+    def _encoded(self, texts: list[str]) -> Iterator[list[int]]:
+        """The tokens of each text, as :meth:`tiktoken.Encoding.encode_ordinary` makes them,
+        from its encoder at C speed (the method itself mends a text it cannot encode, one
+        with a lone surrogate: then the batch goes through it)."""
+        encoding = self._encoding or self.encoding
+        try:
+            return iter(list(map(encoding._core_bpe.encode_ordinary, texts)))
+        except UnicodeEncodeError:
+            return map(encoding.encode_ordinary, texts)
 
     def total(self, texts: list[str]) -> int:
         """The tokens of ``texts`` summed, as :meth:`count` counts each: the texts counted
@@ -274,15 +289,14 @@ class TokenCounter:
             count = self.count
             return [n if n is not None else count(t) for n, t in zip(hits, texts, strict=True)]
         new = list({t: None for t, n in zip(texts, hits, strict=True) if n is None and t})
-        encode = (self._encoding or self.encoding).encode_ordinary
-        found = dict(zip(new, map(len, map(encode, new)), strict=True))
-        for text, n in found.items():  # kept as count() keeps them
-            if len(text) <= self._max_chars:
-                if len(self._cache) >= self._max or self.cached_chars + len(text) > self._max_chars:
-                    self._cache.clear()
-                    self.cached_chars = 0
-                self._cache[text] = n
-                self.cached_chars += len(text)
+        found = dict(zip(new, map(len, self._encoded(new)), strict=True))
+        chars = sum(map(len, new))
+        if len(self._cache) + len(new) < self._max and self.cached_chars + chars <= self._max_chars:
+            self._cache.update(found)  # room for all: kept at once
+            self.cached_chars += chars
+        else:
+            for text, n in found.items():  # kept as count() keeps them
+                self._keep(text, n)
         found[""] = 0
         return [n if n is not None else found[t] for n, t in zip(hits, texts, strict=True)]
 

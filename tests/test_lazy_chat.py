@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import compiler
 from compiler.context import chat_frame
 from compiler.context.inputs import INLINE, validate
-from compiler.context.lazy_chat import LazyChat, plain_chat, plain_snapshot
+from compiler.context.lazy_chat import LazyChat, PlainChat, plain_chat, plain_snapshot
 from compiler.context.run import ChatMessageIn, RunContext, load_context
 from compiler.errors import ContextError
 
@@ -54,16 +54,29 @@ def validated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 @pytest.fixture
 def framed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The contents of the chat messages copied into the frame's history."""
+    """The contents of the chat messages copied into the frame's history: made from checked
+    messages, or read from a snapshot's columns (one at a time, or together)."""
     seen: list[str] = []
-    for name in ("raw_message", "_as_made"):  # from checked messages, or a snapshot's columns
-        real = getattr(chat_frame, name)
+    real_raw = chat_frame.raw_message
 
-        def spy(raw: dict[str, Any], real: Any = real) -> Any:
-            seen.append(raw["content"])
-            return real(raw)
+    def from_raw(raw: dict[str, Any]) -> Any:
+        seen.append(raw["content"])
+        return real_raw(raw)
 
-        monkeypatch.setattr(chat_frame, name, spy)
+    monkeypatch.setattr(chat_frame, "raw_message", from_raw)
+    real_item = PlainChat.__getitem__
+
+    def item(self: PlainChat, index: Any) -> Any:
+        got = real_item(self, index)
+        if self._framed and not isinstance(index, slice):
+            seen.append(got["content"])
+        return got
+
+    def every(self: PlainChat) -> Any:  # each read through item(), so seen once
+        return (item(self, i) for i in range(len(self)))
+
+    monkeypatch.setattr(PlainChat, "__getitem__", item)
+    monkeypatch.setattr(PlainChat, "__iter__", every)
     return seen
 
 
@@ -236,3 +249,29 @@ def test_a_snapshot_makes_the_frame_messages_raw_message_makes(messages: list[An
     framed = chat_frame.frame_chat(LazyChat(snapshot, ChatMessageIn.model_validate))
     assert list(framed) == [chat_frame.raw_message(m) for m in messages]
     assert list(framed[1:]) == [chat_frame.raw_message(m) for m in messages[1:]]
+
+
+@hypothesis_given(
+    st.lists(
+        st.fixed_dictionaries(
+            {"role": st.sampled_from(["user", "assistant"])},
+            optional={
+                "content": st.one_of(st.none(), st.text(max_size=5)),
+                "name": st.text(max_size=3),
+            },
+        ),
+        max_size=8,
+    ),
+    st.integers(0, 8),
+)
+def test_a_snapshot_read_together_is_read_one_by_one(
+    messages: list[dict[str, Any]], cut: int
+) -> None:
+    """Iterating a snapshot (its frame messages made together when they can be) gives what
+    indexing it gives, message by message; and so does a lazy chat over it."""
+    snapshot = plain_snapshot(messages)
+    assert snapshot is not None
+    for view in (snapshot, snapshot.framed()):
+        assert list(view) == [view[i] for i in range(len(view))]
+        lazy = chat_frame.frame_chat(LazyChat(view, lambda m: m))
+        assert list(lazy[cut:]) == [lazy[i] for i in range(min(cut, len(lazy)), len(lazy))]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.context.lazy_chat import LazyChat, PlainChat
+from compiler.context.lazy_chat import LazyChat, PlainChat, made_as_read
 from compiler.context.run import ChatMessageIn
 from compiler.context.tool_calls import tool_call
 from compiler.frame import Message
@@ -30,12 +30,8 @@ def frame_chat(shown: LazyChat[Any]) -> LazyChat[Message]:
     a plain snapshot's columns, or by :func:`raw_message` from each checked message."""
     raw = shown.raw()
     if isinstance(raw, PlainChat):  # made afresh on each read: handed out as made
-        return LazyChat(raw.framed(), _as_made)
+        return LazyChat(raw.framed(), made_as_read)
     return LazyChat(raw, raw_message)
-
-
-def _as_made(message: Message) -> Message:
-    return message
 
 
 def frame_message(m: ChatMessageIn, file: str, i: int) -> Message:

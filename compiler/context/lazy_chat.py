@@ -181,10 +181,20 @@ class PlainChat(Sequence[dict[str, Any]]):
         return msg
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
+        if self._framed and self._names is None and _ABSENT not in self._contents:
+            # the frame's message of a role and a text: made together (most chats)
+            pairs = zip(self.roles, self._contents, strict=True)
+            return iter([{"role": r, "content": c} for r, c in pairs])
         return map(self.__getitem__, range(len(self.roles)))
 
     def __repr__(self) -> str:
         return f"PlainChat({len(self)} messages)"
+
+
+def made_as_read(message: T) -> T:
+    """The ``make`` of a :class:`LazyChat` whose raw items are made as they are read (a
+    :class:`PlainChat`'s): each is handed out as it comes."""
+    return message
 
 
 class ChatMemo:
@@ -309,8 +319,17 @@ class LazyChat(Sequence[T], Generic[T]):
         return made
 
     def __iter__(self) -> Iterator[T]:
-        for i in range(self._start, self._stop):
-            yield self._at(i)
+        lo, hi, made = self._start, self._stop, self._made
+        if made[lo:hi].count(None) == hi - lo > 1:  # none made yet: made together
+            made[lo:hi] = self._make_all(self._raw[lo:hi])
+            return iter(made[lo:hi])  # type: ignore[arg-type]  # all made
+        return map(self._at, range(lo, hi))
+
+    def _make_all(self, raw: Sequence[Any]) -> list[T | None]:
+        """Each of ``raw`` made (a plain chat's are made as it is read)."""
+        if self._make is made_as_read:
+            return list(raw)
+        return list(map(self._make, raw))
 
     def __reversed__(self) -> Iterator[T]:
         for i in range(self._stop - 1, self._start - 1, -1):
