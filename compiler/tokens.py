@@ -20,7 +20,7 @@ import base64
 import functools
 import gzip
 import importlib.util
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -253,24 +253,9 @@ class TokenCounter:
         self._cache[text] = n
         self.cached_chars += len(text)
 
-    def _encoded(self, texts: list[str]) -> Iterator[list[int]]:
-        """The tokens of each text, as :meth:`tiktoken.Encoding.encode_ordinary` makes them,
-        from its encoder at C speed (the method itself mends a text it cannot encode, one
-        with a lone surrogate: then the batch goes through it)."""
-        encoding = self._encoding or self.encoding
-        try:
-            return iter(list(map(encoding._core_bpe.encode_ordinary, texts)))
-        except UnicodeEncodeError:
-            return map(encoding.encode_ordinary, texts)
-
     def total(self, texts: list[str]) -> int:
-        """The tokens of ``texts`` summed, as :meth:`count` counts each: the texts counted
-        before are looked up at C speed."""
-        hits: list[int | None] = list(map(self._cache.get, texts))
-        if None not in hits:
-            return sum(hits)  # type: ignore[arg-type]  # no None among them
-        count = self.count
-        return sum(n if n is not None else count(t) for n, t in zip(hits, texts, strict=True))
+        """The tokens of ``texts`` summed, as :meth:`count` counts each (see :meth:`counts`)."""
+        return sum(self.counts(texts))
 
     @property
     def local(self) -> bool:
@@ -289,7 +274,8 @@ class TokenCounter:
             count = self.count
             return [n if n is not None else count(t) for n, t in zip(hits, texts, strict=True)]
         new = list({t: None for t, n in zip(texts, hits, strict=True) if n is None and t})
-        found = dict(zip(new, map(len, self._encoded(new)), strict=True))
+        encode = (self._encoding or self.encoding).encode_ordinary
+        found = dict(zip(new, map(len, map(encode, new)), strict=True))
         chars = sum(map(len, new))
         if len(self._cache) + len(new) < self._max and self.cached_chars + chars <= self._max_chars:
             self._cache.update(found)  # room for all: kept at once
