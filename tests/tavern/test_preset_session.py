@@ -106,6 +106,7 @@ def turn(ctx: dict[str, Any], op: str, arg: int, counter: list[int]) -> None:
     st.sampled_from(["", "(continue)"]),
     st.lists(st.sampled_from([0, 1, 3, 30]), max_size=3),
     st.sampled_from([300, 900]),
+    st.booleans(),
 )
 def test_a_session_s_preset_turns_are_one_shot_compiles(
     start: int,
@@ -115,19 +116,37 @@ def test_a_session_s_preset_turns_are_one_shot_compiles(
     send: str,
     depths: list[int],
     budget: int,
+    via_log: bool,
 ) -> None:
+    """The session reads the chat as a list, or as a ChatLog kept in step with it."""
     text = preset(behavior, quotes, send, depths)
     session = compiler.Session.from_string(text, kind="preset", budget=budget)
     ctx: dict[str, Any] = {"chat": [message(i) for i in range(start)], "character": CARD}
     ctx["chatMetadata"] = {"note_prompt": "Note for {{char}}", "note_position": 1}
     counter = [start]
+    log = compiler.ChatLog()
     for op, arg in [("same", 0), *turns]:
         turn(ctx, op, arg, counter)
-        warm = outcome(session.compile, ctx)
+        if via_log:
+            in_step(log, ctx["chat"])
+        warm = outcome(session.compile, {**ctx, "chat": log} if via_log else ctx)
         cold = outcome(
             compiler.compile_string, text, kind="preset", context=copy.deepcopy(ctx), budget=budget
         )
         assert warm == cold, (op, arg)
+
+
+def in_step(log: compiler.ChatLog, chat: list[dict[str, Any]]) -> None:
+    """Change ``log`` to hold ``chat``'s messages: the first that differs and all after it
+    deleted, then the rest of ``chat`` appended."""
+    held = list(log)
+    same = next(
+        (i for i, (a, b) in enumerate(zip(held, chat, strict=False)) if a != b),
+        min(len(held), len(chat)),
+    )
+    if same < len(held):
+        del log[same:]
+    log.extend(chat[same:])
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in ORACLE.glob("*.preset.json")))
