@@ -282,3 +282,31 @@ def test_turns_for_other_providers_on_one_session_price_by_their_own_model() -> 
             provider=provider,
         )
         assert warm == cold, provider
+
+
+def test_a_session_s_copies_share_no_key_with_the_caller() -> None:
+    """The session's copies of a plain chat are made from the values its check read, under
+    keys of exact text: a caller's key (a str subclass) that later stops equalling "role"
+    changes nothing the session kept (no KeyError mid-compile; the next turn is the one-shot
+    compile of what the caller holds then)."""
+
+    class Key(str):
+        __hash__ = str.__hash__
+
+        def __eq__(self, other: object) -> bool:
+            return self.live and str.__eq__(self, other)
+
+        live = True
+
+    key = Key("role")
+    session = compiler.Session.from_string(TEMPLATE, budget=100_000)
+    chat = [message(0), {key: "user", "content": "hi"}]
+    first = outcome(session.compile, {"chat": chat, "character": CARD})
+    assert first[0] != "error"
+    key.live = False
+    chat.append(message(2))
+    got = outcome(session.compile, {"chat": chat, "character": CARD})
+    want = outcome(
+        compiler.compile_string, TEMPLATE, context={"chat": chat, "character": CARD}, budget=100_000
+    )
+    assert got == want

@@ -109,13 +109,20 @@ def _columns(items: list[Any]) -> tuple[list[Any], list[Any], list[Any] | None] 
 
 
 def plain_chat(items: list[Any], *, copy: bool = True) -> list[dict[str, Any]] | None:
-    """``items`` (a copy, each dict copied, with ``copy``) when each is a ``dict`` of only
-    ``role`` (one of the roles a chat message may have), ``content`` and ``name``, whose
-    values are text (no lone surrogate) or null, ``content`` and ``name`` possibly absent;
-    else None."""
-    if _columns(items) is None:
+    """``items`` (with ``copy``: copies, each made afresh from the values the check read,
+    under keys of exact text, so nothing of the caller's is shared) when each is a ``dict``
+    of only ``role`` (one of the roles a chat message may have), ``content`` and ``name``,
+    whose values are text (no lone surrogate) or null, ``content`` and ``name`` possibly
+    absent; else None."""
+    columns = _columns(items)
+    if columns is None:
         return None
-    return list(map(dict.copy, items)) if copy else items
+    if not copy:
+        return items
+    roles, contents, names = columns
+    if names is None and sum(map(len, items)) == 2 * len(items):  # a role and its content
+        return [{"role": r, "content": c} for r, c in zip(roles, contents, strict=True)]
+    return list(PlainChat(roles, contents, names))  # the keys each message had
 
 
 def plain_snapshot(items: list[Any]) -> PlainChat | None:
