@@ -323,3 +323,26 @@ def test_a_log_remembers_a_bounded_number_of_changes(monkeypatch: Any) -> None:
     assert len(log._edits) <= 6
     assert log._lowest_change(0, log._snapshot()[1]) == 0
     same_as_a_list(session, log)
+
+
+def test_a_key_whose_class_changes_what_it_equals_is_plain_text_in_the_log() -> None:
+    """A key of a str subclass whose class later stops it equalling "role" (even through a
+    deep copy, which keeps the class) is kept as its plain text: the session's warm turn is
+    a list's compile, never a KeyError."""
+
+    class Key(str):
+        __hash__ = str.__hash__
+        live = True
+
+        def __eq__(self, other: object) -> bool:
+            return Key.live and str.__eq__(self, other)
+
+    session = compiler.Session.from_string(TEMPLATE, budget=100_000)
+    calls = [{"id": "c1", "name": "fs.read", "arguments": {}}]
+    log = compiler.ChatLog([message(0), {Key("role"): "user", "content": "hi"}])
+    log.append({Key("role"): "assistant", "content": None, "toolCalls": calls})
+    log.append({"role": "tool", "content": "done", "toolCallId": "c1"})
+    session.compile({"chat": log, "character": CARD})
+    Key.live = False
+    same_as_a_list(session, log)
+    assert all(type(k) is str for m in log for k in m)

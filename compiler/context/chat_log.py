@@ -31,13 +31,12 @@ _TEXT = frozenset({str})
 
 def _own(message: Any, where: str) -> Any:
     """A copy of ``message`` nothing else holds: a flat ``dict`` of text keys and text or
-    null values is copied shallowly (neither can change), anything else deeply (a key of a
-    ``str`` subclass, say, whose state could change what it equals)."""
-    if (
-        type(message) is dict
-        and _FLAT.issuperset(map(type, message.values()))
-        and _TEXT.issuperset(map(type, message))
-    ):
+    null values is copied shallowly (neither can change), anything else deeply. A key of a
+    ``str`` subclass (whose state could change what it equals) becomes its plain text, as
+    the compile reads any caller's key."""
+    if type(message) is dict and not _TEXT.issuperset(map(type, message)):
+        message = {str.__str__(k) if isinstance(k, str) else k: v for k, v in message.items()}
+    if type(message) is dict and _FLAT.issuperset(map(type, message.values())):
         return dict(message)
     try:
         return copy.deepcopy(message)
