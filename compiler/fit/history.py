@@ -23,8 +23,10 @@ chat has grown by ``step`` messages. It costs up to ``step`` messages of budget.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -152,17 +154,13 @@ class _Walk:
         block = list(self.messages[lo:end])
         if "tool" in map(_ROLE, block):
             return None
-        prices = self.dialect.messages_tokens(block, self.counter)
-        units, used = self.units, self.used
-        for i in range(end - 1, lo - 1, -1):
-            cost = prices[i - lo]
-            if cap is not None and used + cost > cap:
-                self.used, self.next = used, i + 1
-                return False
-            units.append((i, cost))
-            used += cost
-        self.used, self.next = used, lo
-        return True
+        costs = self.dialect.messages_tokens(block, self.counter)[::-1]  # newest first
+        totals = list(accumulate(costs, initial=self.used))  # what is used with the first k
+        # the most that fit (a price is never negative, so the totals only grow)
+        k = len(costs) if cap is None else max(0, bisect_right(totals, cap) - 1)
+        self.units.extend(zip(range(end - 1, end - 1 - k, -1), costs[:k], strict=True))
+        self.used, self.next = totals[k], end - k
+        return k == len(costs)
 
     def _block_size(self, cap: int | None) -> int:
         """How many messages the next block prices: most of what the room left holds at

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from operator import itemgetter
+from operator import add, itemgetter
 from typing import Any, ClassVar
 
 from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
@@ -297,16 +297,22 @@ class OpenAIChat(Dialect):
         return self._wire_message_tokens(self.message(message), counter)
 
     def messages_tokens(self, messages: Sequence[Message], counter: TokenCounter) -> list[int]:
+        n = len(messages)
+        try:  # C passes: each message exactly a role and its content (by the key count)
+            roles, contents = list(map(_ROLE, messages)), list(map(_CONTENT, messages))
+        except KeyError:
+            roles = []
         if (
-            sum(map(len, messages)) != 2 * len(messages)
-            or not _role_and_text(messages)
-            or not _TEXT_OR_NULL.issuperset(map(type, contents := list(map(_CONTENT, messages))))
+            len(roles) != n
+            or sum(map(len, messages)) != 2 * n
+            or "tool" in roles
+            or not _TEXT_OR_NULL.issuperset(map(type, contents))
         ):
             return super().messages_tokens(messages, counter)
         # each a role (not a tool result) and its text or null: priced as message_tokens does
-        roles = counter.counts(list(map(_ROLE, messages)))
-        texts = counter.counts([c or "" for c in contents])
-        return [PER_MESSAGE + r + t for r, t in zip(roles, texts, strict=True)]
+        role_price = {role: PER_MESSAGE + counter.count(role) for role in set(roles)}
+        texts = counter.counts(contents if None not in contents else [c or "" for c in contents])
+        return list(map(add, map(role_price.__getitem__, roles), texts))
 
     def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:
         return function_tokens([self.tool(t)["function"] for t in tools], counter)
