@@ -265,14 +265,13 @@ class TokenCounter:
 
     def counts(self, texts: list[str]) -> list[int]:
         """Each text's :meth:`count`: the ones counted before looked up, the others encoded
-        at C speed (with a caller's ``count_fn``, one by one) and remembered as :meth:`count`
-        remembers them."""
+        at C speed and remembered as :meth:`count` remembers them; with a caller's
+        ``count_fn``, :meth:`count` of each in turn (it is asked what one by one asks it)."""
+        if self._count_fn is not None:
+            return list(map(self.count, texts))
         hits: list[int | None] = list(map(self._cache.get, texts))
         if None not in hits:
             return hits  # type: ignore[return-value]  # no None among them
-        if self._count_fn is not None:
-            count = self.count
-            return [n if n is not None else count(t) for n, t in zip(hits, texts, strict=True)]
         new = list({t: None for t, n in zip(texts, hits, strict=True) if n is None and t})
         encode = (self._encoding or self.encoding).encode_ordinary
         found = dict(zip(new, map(len, map(encode, new)), strict=True))

@@ -180,8 +180,8 @@ def test_a_counter_s_cache_is_bounded_in_characters_too() -> None:
 def test_counts_are_count_s_and_kept_as_it_keeps_them(
     texts: list[str], max_entries: int, max_chars: int, own: bool
 ) -> None:
-    """A batch count gives each text's count and leaves the cache as counting one by one
-    would (its bounds: entries and characters, then it starts over)."""
+    """A batch count gives each text's count and keeps the cache within its bounds
+    (entries and characters, then it starts over), each kept count the text's count."""
     encoding = get_encoding("o200k_base")
     fn = (lambda t: len(encoding.encode_ordinary(t)) + 1) if own else None
     batch = TokenCounter("o200k_base", max_entries, count_fn=fn, max_chars=max_chars)
@@ -191,3 +191,27 @@ def test_counts_are_count_s_and_kept_as_it_keeps_them(
     assert batch.counts(texts) == [single.count(t) for t in texts]
     assert batch.cached_chars <= max_chars and len(batch._cache) <= max_entries
     assert all(single.count(t) == n for t, n in batch._cache.items())
+
+
+def test_a_caller_s_count_fn_is_asked_exactly_as_counting_one_by_one_asks_it() -> None:
+    """With a caller's ``count_fn`` (maybe a provider's endpoint, maybe answering differently
+    twice) a batch asks the same texts in the same order as :meth:`count` one by one: a
+    text the cache forgot midway (it starts over when full) is asked again."""
+    encoding = get_encoding("o200k_base")
+
+    def counters() -> tuple[TokenCounter, list[str]]:
+        asked: list[str] = []
+
+        def fn(text: str) -> int:
+            asked.append(text)
+            return len(encoding.encode_ordinary(text)) + len(asked)  # a different answer each time
+
+        counter = TokenCounter("o200k_base", 1, count_fn=fn)
+        counter.count("the ferry")
+        return counter, asked
+
+    batch, batch_asked = counters()
+    single, single_asked = counters()
+    texts = ["the ferry", "river", "the ferry", "", "river"]
+    assert batch.counts(texts) == [single.count(t) for t in texts]
+    assert batch_asked == single_asked == ["the ferry", "river", "the ferry", "river"]

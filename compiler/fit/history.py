@@ -113,7 +113,7 @@ class _Walk:
         while self.next > 0:
             lo = max(0, self.next - size) if cap is not None else 0
             fits = self._block(lo, cap)
-            if fits is None:  # a tool result among them: unit by unit
+            if fits is None:  # a tool result among them, or a failed price: unit by unit
                 fits = self._units(lo, cap)
             if not fits:
                 return
@@ -149,12 +149,17 @@ class _Walk:
     def _block(self, lo: int, cap: int | None) -> bool | None:
         """Add the messages ``lo`` .. :attr:`next`, newest first, while they fit ``cap``,
         each a unit of one, priced together (:meth:`Dialect.messages_tokens`); False when
-        one did not fit, None (nothing added) when one is a tool result."""
+        one did not fit, None (nothing added) when one is a tool result or pricing one
+        failed (a block reaches past the cut: only a message the walk reaches may fail it,
+        as the unit walk then says)."""
         end = self.next
         block = list(self.messages[lo:end])
         if "tool" in map(_ROLE, block):
             return None
-        costs = self.dialect.messages_tokens(block, self.counter)[::-1]  # newest first
+        try:
+            costs = self.dialect.messages_tokens(block, self.counter)[::-1]  # newest first
+        except Exception:  # e.g. tool calls on a user message, maybe never reached
+            return None
         totals = list(accumulate(costs, initial=self.used))  # what is used with the first k
         # the most that fit (a price is never negative, so the totals only grow)
         k = len(costs) if cap is None else max(0, bisect_right(totals, cap) - 1)

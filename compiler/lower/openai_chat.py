@@ -319,15 +319,14 @@ class OpenAIChat(Dialect):
 
     def count_request(self, request: ModelRequest, counter: TokenCounter) -> int:
         msgs = request["messages"]
-        n = REPLY_PRIMING + function_tokens(
-            [t["function"] for t in request.get("tools", [])], counter
-        )
-        texts = _roles_and_texts(msgs)
-        if texts is not None:  # each a role and its text: counted at C speed
-            return n + PER_MESSAGE * len(msgs) + counter.total(texts)
-        for msg in msgs:
-            n += self._wire_message_tokens(msg, counter)
-        return n
+        # each a role and its text, counted by tiktoken: at C speed (a caller's count_fn is
+        # asked message by message, in the order it always was)
+        texts = _roles_and_texts(msgs) if counter.local else None
+        if texts is not None:
+            n = REPLY_PRIMING + PER_MESSAGE * len(msgs) + counter.total(texts)
+        else:
+            n = REPLY_PRIMING + sum(self._wire_message_tokens(m, counter) for m in msgs)
+        return n + function_tokens([t["function"] for t in request.get("tools", [])], counter)
 
     # -- shape check -------------------------------------------------------------------
     def check(self, request: ModelRequest) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compiler.errors import APCError
 from compiler.fit.history import _Walk
 from compiler.lower import get_dialect
 from compiler.tokens import TokenCounter, get_encoding
@@ -19,8 +20,10 @@ TEXT = st.lists(WORDS, max_size=30).map("".join)
 @st.composite
 def units(draw: Any) -> list[dict[str, Any]]:
     """One unit: a plain message (maybe named, maybe empty), or a tool call and its results."""
-    kind = draw(st.sampled_from(["plain", "plain", "plain", "named", "null", "tools"]))
+    kind = draw(st.sampled_from(["plain", "plain", "plain", "named", "null", "tools", "stray"]))
     role = draw(st.sampled_from(["user", "assistant", "system"]))
+    if kind == "stray":  # tool calls on a message that may not carry them: pricing it raises
+        return [{"role": "user", "content": draw(TEXT), "toolCalls": [STRAY_CALL]}]
     if kind == "plain":
         return [{"role": role, "content": draw(TEXT)}]
     if kind == "named":
@@ -38,6 +41,7 @@ def units(draw: Any) -> list[dict[str, Any]]:
     ]
 
 
+STRAY_CALL = {"id": "c9", "name": "fs.read", "arguments": {}}
 CHATS = st.lists(units(), max_size=40).map(lambda us: [m for u in us for m in u])
 
 
@@ -45,12 +49,15 @@ def walked(messages: list[dict[str, Any]], dialect: str, caps: list[int], batche
     encoding = get_encoding("o200k_base")
     count = None if batched else (lambda text: len(encoding.encode_ordinary(text)))
     walk = _Walk(messages, get_dialect(dialect), TokenCounter("o200k_base", count_fn=count))
-    seen = []
+    seen: list[Any] = []
     for i, cap in enumerate(caps):  # a fit's calls: extend, trim for the summary, extend
-        if i % 2:
-            walk.trim(cap)
-        else:
-            walk.extend(cap)
+        try:
+            if i % 2:
+                walk.trim(cap)
+            else:
+                walk.extend(cap)
+        except APCError as exc:  # raised only by a message the walk reaches, as before
+            return [*seen, str(exc)]
         seen.append((list(walk.units), walk.used, walk.next))
     return seen
 
@@ -73,3 +80,14 @@ def test_an_uncapped_walk_keeps_everything_in_one_block() -> None:
     walk = _Walk(messages, get_dialect("openai"), TokenCounter("o200k_base"))
     walk.extend(None)
     assert walk.next == 0 and len(walk.units) == 50
+
+
+def test_a_message_the_walk_does_not_reach_is_not_priced() -> None:
+    """Pricing a message can fail (tool calls on a user message): only a message the
+    one-at-a-time walk reaches may fail the walk, never one a block priced beyond the cut."""
+    stray = {"role": "user", "content": "hi", "toolCalls": [STRAY_CALL]}
+    messages = [{"role": "user", "content": f"message {i}"} for i in range(20)]
+    messages[15] = stray
+    walk = _Walk(messages, get_dialect("openai"), TokenCounter("o200k_base"))
+    walk.extend(20)  # two messages fit: the walk stops at the third, never reads the stray
+    assert (walk.next, walk.used) == (18, 14)

@@ -197,3 +197,23 @@ def test_request_count_is_the_sum_of_its_wire_messages(messages: list[dict[str, 
         for m in messages
     )
     assert dialect.count_request(request, counter) == expected
+
+
+def test_a_caller_s_count_fn_counts_a_request_message_by_message() -> None:
+    """With a caller's ``count_fn`` a request's texts are asked in the per-message order (each
+    message's role then its text, the tools after), as before batch counting."""
+    from compiler.tokens import TokenCounter
+
+    asked: list[str] = []
+
+    def fn(text: str) -> int:
+        asked.append(text)
+        return len(text)
+
+    request: dict[str, Any] = {
+        "model": "gpt-4o",
+        "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}],
+        "tools": [{"type": "function", "function": {"name": "f", "description": "d"}}],
+    }
+    get_dialect("openai").count_request(request, TokenCounter("o200k_base", count_fn=fn))
+    assert asked[:4] == ["user", "hi", "assistant", "yo"]
