@@ -31,6 +31,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from compiler.dialect import Dialect
+from compiler.errors import APCError
 from compiler.fit.prices import PriceBook, Sourced
 from compiler.fit.summarize import SummaryChain, SummaryRequest
 from compiler.fit.truncate import fit_sentences
@@ -158,7 +159,7 @@ class _Walk:
             return None
         try:
             costs = self.dialect.messages_tokens(block, self.counter)[::-1]  # newest first
-        except Exception:  # e.g. tool calls on a user message, maybe never reached
+        except APCError:  # e.g. tool calls on a user message, maybe never reached
             return None
         totals = list(accumulate(costs, initial=self.used))  # what is used with the first k
         # the most that fit (a price is never negative, so the totals only grow)
