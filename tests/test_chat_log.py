@@ -145,6 +145,8 @@ def test_a_log_is_a_list_of_its_messages() -> None:
     twin = copy.copy(log)
     twin.append(message(8))
     assert len(log) == 3 and len(copy.deepcopy(twin)) == 4  # a copy is a log of its own
+    pair = copy.deepcopy([log, log])
+    assert pair[0] is pair[1] and pair[0] is not log  # one copy, met twice
     log.clear()
     assert log == [] and repr(log) == "ChatLog(0 messages)"
 

@@ -115,7 +115,8 @@ class ChatLog(MutableSequence[Any]):
         return ChatLog(self._items)  # a log of its own (the slots would share the lists)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ChatLog:
-        return ChatLog(self._items)
+        twin = memo[id(self)] = ChatLog(self._items)  # one copy, however often it is met
+        return twin
 
     def _snapshot(self) -> tuple[list[Any], int]:
         """The log's own messages now (a list the log never changes; never hand its items
