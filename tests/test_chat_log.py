@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import compiler
 from compiler.context import lazy_chat
 from compiler.errors import ContextError
-from tests.test_session_turns import CARD, TEMPLATE, message, outcome
+from tests.test_session_turns import CARD, TEMPLATE, fickle_key, message, outcome
 
 # a turn: what the runtime does to its log before compiling it again
 OPS = st.one_of(
@@ -296,19 +296,11 @@ def test_a_key_the_caller_keeps_is_not_shared() -> None:
     """A message whose keys are not exactly text is copied deeply, so the caller cannot
     change what a key of the log's copy equals."""
 
-    class Key(str):
-        __hash__ = str.__hash__
-
-        def __eq__(self, other: object) -> bool:
-            return self.live and str.__eq__(self, other)
-
-        live = True
-
-    key = Key("role")
+    key, stop = fickle_key("role")
     session = compiler.Session.from_string(TEMPLATE, budget=100_000)
     log = compiler.ChatLog([message(0), {key: "user", "content": "hi"}])
     session.compile({"chat": log, "character": CARD})
-    key.live = False
+    stop()
     same_as_a_list(session, log)
 
 
@@ -332,19 +324,13 @@ def test_a_key_whose_class_changes_what_it_equals_is_plain_text_in_the_log() -> 
     deep copy, which keeps the class) is kept as its plain text: the session's warm turn is
     a list's compile, never a KeyError."""
 
-    class Key(str):
-        __hash__ = str.__hash__
-        live = True
-
-        def __eq__(self, other: object) -> bool:
-            return Key.live and str.__eq__(self, other)
-
+    key, stop = fickle_key("role")
     session = compiler.Session.from_string(TEMPLATE, budget=100_000)
     calls = [{"id": "c1", "name": "fs.read", "arguments": {}}]
-    log = compiler.ChatLog([message(0), {Key("role"): "user", "content": "hi"}])
-    log.append({Key("role"): "assistant", "content": None, "toolCalls": calls})
+    log = compiler.ChatLog([message(0), {key: "user", "content": "hi"}])
+    log.append({key: "assistant", "content": None, "toolCalls": calls})
     log.append({"role": "tool", "content": "done", "toolCallId": "c1"})
     session.compile({"chat": log, "character": CARD})
-    Key.live = False
+    stop()
     same_as_a_list(session, log)
     assert all(type(k) is str for m in log for k in m)

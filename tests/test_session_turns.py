@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -23,6 +24,23 @@ WORDS = ["the", "ferry", "creaked", "across", "grey", "river.", "Mira", "counted
 def message(i: int, words: int = 12) -> dict[str, Any]:
     text = " ".join(WORDS[(i * 7 + k) % len(WORDS)] for k in range(words)) + f" #{i}"
     return {"role": "user" if i % 2 == 0 else "assistant", "content": text}
+
+
+def fickle_key(text: str) -> tuple[str, Callable[[], None]]:
+    """A key (a str subclass) equal to ``text`` until ``stop()`` is called; the state is its
+    class's, so a deep copy of the key stops too."""
+
+    class Key(str):
+        __hash__ = str.__hash__
+        live = True
+
+        def __eq__(self, other: object) -> bool:
+            return Key.live and str.__eq__(self, other)
+
+    def stop() -> None:
+        Key.live = False
+
+    return Key(text), stop
 
 
 def outcome(run: Any, *args: Any, **kwargs: Any) -> Any:
@@ -290,20 +308,12 @@ def test_a_session_s_copies_share_no_key_with_the_caller() -> None:
     changes nothing the session kept (no KeyError mid-compile; the next turn is the one-shot
     compile of what the caller holds then)."""
 
-    class Key(str):
-        __hash__ = str.__hash__
-
-        def __eq__(self, other: object) -> bool:
-            return self.live and str.__eq__(self, other)
-
-        live = True
-
-    key = Key("role")
+    key, stop = fickle_key("role")
     session = compiler.Session.from_string(TEMPLATE, budget=100_000)
     chat = [message(0), {key: "user", "content": "hi"}]
     first = outcome(session.compile, {"chat": chat, "character": CARD})
     assert first[0] != "error"
-    key.live = False
+    stop()
     chat.append(message(2))
     got = outcome(session.compile, {"chat": chat, "character": CARD})
     want = outcome(
