@@ -36,7 +36,6 @@ from compiler.replay.turns import (
     sessions,
     thin,
 )
-from compiler.tokens import TokenCounter
 
 TURN_ERRORS = (BudgetError, LoweringError, StrictError)
 """The errors that depend on what a turn holds and on the budget (over budget; a request
@@ -146,15 +145,16 @@ def _replay(
     """Every run, turn by turn, into ``report.runs``.
 
     One untimed compile comes first, so that loading the tokenizer is not counted as the
-    first turn's compile time; it also says the encoding, so that all runs share one token
-    counter (its per-content cache), and one summary cache, unless the options bring theirs.
+    first turn's compile time. Each run is then compiled as a runtime compiles its turns,
+    with token counts and summaries of its own (a :class:`compiler.Session`'s), so compile
+    times compare across runs: a run never reads what an earlier one counted. A caller's
+    token counter or summary cache in the options is theirs, shared; with a caller's
+    summarizer the runs share one summary cache, so it is asked once per content.
     """
     messages, turns = ctx.messages, report.turns
     first = ctx.model_copy(update={"chat": messages[: turns[0]]})
     _turn(make(_for_run(opts, runs[0])), first, RunAccumulator(RunReport()), None, report)
-    if opts.token_counter is None and report.encoding is not None:
-        opts = opts.with_fields(token_counter=TokenCounter(report.encoding))
-    if opts.summary_cache is None:
+    if opts.summary_cache is None and opts.summarizer is not None:
         opts = opts.with_fields(summary_cache=SummaryCache())
     total, done = len(runs) * len(turns), 0
     for run in runs:
