@@ -7,6 +7,7 @@ warm turn check only the messages appended or changed since the last one."""
 from __future__ import annotations
 
 import copy
+import json
 import pickle
 import threading
 from typing import Any
@@ -334,3 +335,18 @@ def test_a_key_whose_class_changes_what_it_equals_is_plain_text_in_the_log() -> 
     stop()
     same_as_a_list(session, log)
     assert all(type(k) is str for m in log for k in m)
+
+
+def test_changing_a_result_changes_nothing_the_log_or_session_keeps() -> None:
+    session = compiler.Session.from_string(TEMPLATE, budget=400)
+    log = compiler.ChatLog(message(i) for i in range(60))
+    first = session.compile({"chat": log, "character": CARD})
+    want = copy.deepcopy(first.request)
+    for component in first.frame.components:
+        for m in component.messages or []:
+            m["content"] = "changed"
+    for m in first.request["messages"]:
+        m["content"] = "changed"
+    assert session.compile({"chat": log, "character": CARD}).request == want
+    log.append(message(60))
+    assert "changed" not in json.dumps(session.compile({"chat": log, "character": CARD}).request)
