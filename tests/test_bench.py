@@ -3,6 +3,7 @@ each turn's ledger, budgets side by side, prefix stability, the chart's optional
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import sys
@@ -174,14 +175,15 @@ def test_the_per_turn_compile_is_one_swappable_call(files: dict[str, Path]) -> N
         return turn
 
     seen: list[tuple[int, int]] = []
-    compiler.bench(
+    replay = functools.partial(
+        compiler.bench,
         files["t"],
         context=files["run"],
         budgets=[90, 300],
         compile_with=factory,
         last=2,
-        progress=lambda done, total: seen.append((done, total)),
     )
+    replay(progress=lambda done, total: seen.append((done, total)))
     runs = [(90, 0), (90, 0), (90, 32), (300, 0), (300, 32)]  # a warm-up, then the runs
     assert [(o.budget, o.step) for o in made] == runs
     # each run counts and summarizes for itself (as a runtime's session does), so compile
@@ -191,14 +193,7 @@ def test_the_per_turn_compile_is_one_swappable_call(files: dict[str, Path]) -> N
     assert seen[-1] == (8, 8) and len(seen) == 8
     # a caller's summarizer is asked once per content: the runs share one summary cache
     made.clear()
-    compiler.bench(
-        files["t"],
-        context=files["run"],
-        budgets=[90, 300],
-        compile_with=factory,
-        last=2,
-        summarizer=lambda request: "A summary.",
-    )
+    replay(summarizer=lambda request: "A summary.")
     caches = {id(o.summary_cache) for o in made[1:]}
     assert len(caches) == 1 and made[1].summary_cache is not None
 
