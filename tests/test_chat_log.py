@@ -350,3 +350,11 @@ def test_changing_a_result_changes_nothing_the_log_or_session_keeps() -> None:
     assert session.compile({"chat": log, "character": CARD}).request == want
     log.append(message(60))
     assert "changed" not in json.dumps(session.compile({"chat": log, "character": CARD}).request)
+
+
+def test_a_one_shot_compile_takes_a_log_as_a_list() -> None:
+    log = compiler.ChatLog(message(i) for i in range(60))
+    for chat in (log, compiler.ChatLog([*list(log)[:3], BAD])):
+        got = outcome(compiler.compile_string, TEMPLATE, context={"chat": chat}, budget=400)
+        want = outcome(compiler.compile_string, TEMPLATE, context={"chat": list(chat)}, budget=400)
+        assert got == want
