@@ -9,6 +9,7 @@ from pydantic import BaseModel
 import compiler
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
 from compiler.profile.resolve import copy_profile
+from tests.test_session_turns import agent_card
 
 TEMPLATE = "You narrate. <<agent.character>>\n<<agent.chat.history>>"
 CHAT = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"line {i}"} for i in range(9)]
@@ -16,22 +17,9 @@ CHAT = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"line {i}"} 
 
 def card(allow: list[str]) -> dict[str, Any]:
     """A V2 card whose embedded agent profile sets tool patterns and descriptions."""
-    profile = {
-        "id": "bard",
-        "tools": {"allow": allow, "toolDescriptions": {"chat.search": "Search the chat."}},
-    }
-    return {
-        "spec": "chara_card_v2",
-        "spec_version": "2.0",
-        "data": {
-            "name": "Ann",
-            "description": "A bard.",
-            "extensions": {
-                "agent": {"defaultProfile": "bard"},
-                "tauritavern": {"agentProfiles": {"version": 1, "items": [profile]}},
-            },
-        },
-    }
+    return agent_card(
+        {"tools": {"allow": allow, "toolDescriptions": {"chat.search": "Search the chat."}}}
+    )
 
 
 def tool(name: str) -> dict[str, Any]:

@@ -188,13 +188,9 @@ def test_a_session_s_warm_turn_summarizes_what_a_one_shot_compile_does() -> None
         assert "Earlier conversation" in warm.request["messages"][1]["content"]
 
 
-def agent_card(budget: int, allow: list[str]) -> dict[str, Any]:
-    """A V2 card whose embedded agent profile sets a history budget and tool patterns."""
-    profile = {
-        "id": "bard",
-        "context": {"historyBudgetTokens": budget},
-        "tools": {"allow": allow},
-    }
+def agent_card(profile: dict[str, Any]) -> dict[str, Any]:
+    """A V2 card whose embedded agent profile ``bard`` holds the fields ``profile``."""
+    profile = {"id": "bard", **profile}
     return {
         "spec": "chara_card_v2",
         "spec_version": "2.0",
@@ -212,7 +208,12 @@ def agent_card(budget: int, allow: list[str]) -> dict[str, Any]:
 def test_the_profile_is_resolved_again_when_the_card_changes_and_its_copy_is_the_caller_s() -> None:
     session = compiler.Session.from_string(TEMPLATE, budget=900)
     chat = [message(i) for i in range(80)]
-    card = agent_card(300, ["chat.*", "workspace.*", "nosuch.*"])
+    card = agent_card(
+        {
+            "context": {"historyBudgetTokens": 300},
+            "tools": {"allow": ["chat.*", "workspace.*", "nosuch.*"]},
+        }
+    )
     steps = [
         lambda: None,
         lambda: card["data"]["extensions"]["tauritavern"]["agentProfiles"]["items"][0].update(

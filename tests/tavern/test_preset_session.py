@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import compiler
-from compiler.errors import APCError
 from compiler.tavern.chat_view import ChatView
 from compiler.tavern.framing import name_free, namer
 from compiler.tavern.injections import apply_injections, inject_newest
 from compiler.tavern.preset import PresetPrompt
+from tests.test_session_turns import outcome
 
 WORDS = ["the", "ferry", "creaked", "across", "grey", "river.", "Mira", "counted", "lanterns!"]
 CARD = {"name": "Mira", "description": "A keeper of the lighthouse.", "first_mes": "Hello."}
@@ -56,14 +56,6 @@ def preset(behavior: int, quotes: bool, send_if_empty: str, depths: list[int]) -
             "prompts": prompts,
         }
     )
-
-
-def outcome(run: Any, *args: Any, **kwargs: Any) -> Any:
-    try:
-        result = run(*args, **kwargs)
-    except APCError as exc:
-        return ("error", exc.code, exc.message)
-    return (result.request, result.ledger, [w.code for w in result.warnings])
 
 
 TURNS = st.one_of(
