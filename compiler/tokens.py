@@ -109,6 +109,11 @@ OFFLINE_ENCODINGS: dict[str, OfflineEncoding] = {
 #: Encodings this package can load offline.
 ENCODINGS = tuple(OFFLINE_ENCODINGS)
 
+#: Encodings whose pre-tokenizer always splits between a newline and a ``-`` that follows
+#: it (see :meth:`TokenCounter.count_seamed`): in their patterns a newline is matched only
+#: with whitespace or at the end of a run of punctuation, never before a ``-``.
+SEAMED = frozenset({"o200k_base", "cl100k_base"})
+
 
 def encoding_name_for_model(model: str) -> str:
     """The tiktoken encoding a model uses (tiktoken's own table). Unknown: a clear error."""
@@ -284,6 +289,32 @@ class TokenCounter:
                 self._keep(text, n)
         found[""] = 0
         return [n if n is not None else found[t] for n, t in zip(hits, texts, strict=True)]
+
+    def count_seamed(self, pieces: list[str]) -> int:
+        """Tokens of ``"".join(pieces)``, remembered as :meth:`count` remembers them.
+
+        When each piece but the last ends with a newline and each but the first starts with
+        ``-`` (the lines of a list), tiktoken's pre-tokenizer splits the text at every seam
+        (no alternative of the o200k_base or cl100k_base pattern matches a newline and a
+        ``-`` after it; :data:`SEAMED`), so the count is the pieces' counts summed and a
+        piece counted before (a line repeated from turn to turn) is not encoded again.
+        Otherwise, and with a caller's ``count_fn``, the text is counted whole."""
+        text = "".join(pieces)
+        hit = self._cache.get(text)
+        if hit is not None:
+            return hit
+        seamed = (
+            self._count_fn is None
+            and self.encoding_name in SEAMED
+            and all(p.endswith("\n") for p in pieces[:-1])
+            and all(p.startswith("-") for p in pieces[1:])
+        )
+        if not seamed:
+            return self.count(text)
+        n = sum(self.counts(pieces))
+        if text:
+            self._keep(text, n)
+        return n
 
     def encode(self, text: str) -> list[int]:
         return self.encoding.encode_ordinary(text)

@@ -215,3 +215,48 @@ def test_a_caller_s_count_fn_is_asked_exactly_as_counting_one_by_one_asks_it() -
     texts = ["the ferry", "river", "the ferry", "", "river"]
     assert batch.counts(texts) == [single.count(t) for t in texts]
     assert batch_asked == single_asked == ["the ferry", "river", "the ferry", "river"]
+
+
+# text around a seam: whitespace of every kind, "/" (o200k's punctuation runs take it after a
+# newline), punctuation, digits, letters of several scripts, marks
+_SEAM_TEXT = st.text(
+    alphabet=st.sampled_from(
+        list(" \t\r\n\x0b\x0c\u00a0\u3000/-.,!?'\")]}:;0123456789aZéß語ёǅ\u0301")
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["o200k_base", "cl100k_base"]),
+    st.text(max_size=12) | _SEAM_TEXT,
+    st.lists(_SEAM_TEXT, min_size=1, max_size=5),
+)
+def test_a_list_counted_line_by_line_is_counted_exactly(
+    name: str, head: str, lines: list[str]
+) -> None:
+    """Lines joined by newlines, each after the first starting with ``-``, count as the
+    whole text encoded (the pre-tokenizer always splits between a newline and a ``-``);
+    other pieces are counted whole; the text's count is kept."""
+    encoding = get_encoding(name)
+    pieces = [f"{head}\n", *[f"-{line}\n" for line in lines[:-1]], f"-{lines[-1]}"]
+    whole = "".join(pieces)
+    counter = TokenCounter(name)
+    assert counter.count_seamed(pieces) == len(encoding.encode_ordinary(whole))
+    assert counter._cache[whole] == len(encoding.encode_ordinary(whole))
+    for unseamed in (  # a piece not ending in a newline, or one not starting with "-"
+        [head, *[f"-{line}" for line in lines]],
+        [f"{head}\n", *[f"{line}\n" for line in lines]],
+    ):
+        assert TokenCounter(name).count_seamed(unseamed) == len(
+            encoding.encode_ordinary("".join(unseamed))
+        )
+
+
+def test_a_callers_count_fn_counts_a_list_whole() -> None:
+    """With a caller's counter nothing is assumed of its tokenizer: the text is asked whole."""
+    asked: list[str] = []
+    counter = TokenCounter("o200k_base", count_fn=lambda t: asked.append(t) or len(t))
+    assert counter.count_seamed(["note\n", "- a\n", "- b"]) == len("note\n- a\n- b")
+    assert asked == ["note\n- a\n- b"]

@@ -144,11 +144,12 @@ class ExtractiveSummarizer:
         return self.within(self.lines(request), request.target_tokens)
 
     def within(self, lines: list[str], target: int) -> str | None:
-        """The first ``lines`` that fit ``target`` tokens (one more each for its newline)."""
+        """The first ``lines`` that fit ``target`` tokens, each counted with the newline
+        after it (as the history counts its summary message: line by line)."""
         kept: list[str] = []
         used = 0
         for line in lines:
-            cost = self.counter.count(line) + 1
+            cost = self.counter.count(f"{line}\n")
             if used + cost > target:
                 break
             kept.append(line)
