@@ -154,12 +154,12 @@ def test_a_log_is_a_list_of_its_messages() -> None:
 
 def test_what_a_compile_read_is_not_changed_by_later_changes() -> None:
     log = compiler.ChatLog([message(0), message(1)])
-    items, changes = log._snapshot()
-    log.append(message(2))
+    items, n, changes = log._snapshot()
+    log.append(message(2))  # appended to the list read: past what the compile reads
     log[0] = message(5)
     del log[1]
-    assert items == [message(0), message(1)] and changes == 0
-    assert log._lowest_change(changes, log._snapshot()[1]) == 0
+    assert items[:n] == [message(0), message(1)] and changes == 0
+    assert log._lowest_change(changes, log._snapshot()[2]) == 0
 
 
 def test_bad_messages_in_a_log_are_the_errors_of_a_list() -> None:
@@ -247,10 +247,10 @@ def test_a_popped_message_is_a_copy() -> None:
     """A compile that read the log before a pop keeps reading what it checked, whatever
     the caller does with the message popped."""
     log = compiler.ChatLog([message(0), message(1)])
-    items, _ = log._snapshot()
+    items, n, _ = log._snapshot()
     popped = log.pop()
     popped["role"] = "narrator"
-    assert items == [message(0), message(1)]
+    assert items[:n] == [message(0), message(1)]
 
 
 @pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
@@ -316,7 +316,7 @@ def test_a_log_remembers_a_bounded_number_of_changes(monkeypatch: Any) -> None:
     for i in range(12):
         log[9] = message(100 + i)
     assert len(log._edits) <= 6
-    assert log._lowest_change(0, log._snapshot()[1]) == 0
+    assert log._lowest_change(0, log._snapshot()[2]) == 0
     same_as_a_list(session, log)
 
 
@@ -338,7 +338,7 @@ def test_a_key_whose_class_changes_what_it_equals_is_plain_text_in_the_log() -> 
 
 
 def test_changing_a_result_changes_nothing_the_log_or_session_keeps() -> None:
-    session = compiler.Session.from_string(TEMPLATE, budget=400)
+    session = compiler.Session.from_string(TEMPLATE, budget=800)
     log = compiler.ChatLog(message(i) for i in range(60))
     first = session.compile({"chat": log, "character": CARD})
     want = copy.deepcopy(first.request)
@@ -358,3 +358,32 @@ def test_a_one_shot_compile_takes_a_log_as_a_list() -> None:
         got = outcome(compiler.compile_string, TEMPLATE, context={"chat": chat}, budget=400)
         want = outcome(compiler.compile_string, TEMPLATE, context={"chat": list(chat)}, budget=400)
         assert got == want
+
+
+@pytest.mark.parametrize("turns", [1, 2])
+def test_messages_appended_while_a_compile_reads_the_log_are_not_read(turns: int) -> None:
+    """Another thread appends to the log while a compile reads it (here: while the history
+    is summarized): that compile reads the messages the log had when it started, on a
+    session's first turn and on a later one, and the next compile reads the new ones."""
+    session = compiler.Session.from_string(TEMPLATE, budget=800)
+    log = compiler.ChatLog(message(i) for i in range(60))
+    for _ in range(turns - 1):
+        session.compile({"chat": log, "character": CARD})
+        log.append(message(len(log)))
+    before = list(log)
+
+    def summarize(request: Any) -> str:
+        log.append(BAD)  # a message the compile under way must not read
+        return "- they talked."
+
+    got = outcome(session.compile, {"chat": log, "character": CARD}, summarizer=summarize)
+    want = outcome(
+        compiler.compile_string,
+        TEMPLATE,
+        context={"chat": before, "character": CARD},
+        budget=800,
+        summarizer=lambda request: "- they talked.",
+    )
+    assert log[-1] == BAD and len(log) == len(before) + 1  # appended midway
+    assert got == want and got[0] != "error"
+    assert outcome(session.compile, {"chat": log, "character": CARD})[0] == "error"

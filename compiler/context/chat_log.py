@@ -118,11 +118,13 @@ class ChatLog(MutableSequence[Any]):
         twin = memo[id(self)] = ChatLog(self._items)  # one copy, however often it is met
         return twin
 
-    def _snapshot(self) -> tuple[list[Any], int]:
-        """The log's own messages now (a list the log never changes; never hand its items
-        out) and how many changes other than appends it has had: what a compile reads."""
+    def _snapshot(self) -> tuple[list[Any], int, int]:
+        """What a compile reads: the log's own list (never hand its items out), how many
+        messages it has now, and how many changes other than appends the log has had. The
+        log changes that list only by appending to it (any other change replaces it whole),
+        so its first messages, as many as it has now, stay as they are: nothing is copied."""
         items, changes = self._state
-        return items[:], changes
+        return items, len(items), changes
 
     def _lowest_change(self, since: int, until: int) -> int | None:
         """The lowest index that changes ``since`` .. ``until`` (counts from :meth:`_snapshot`)

@@ -225,11 +225,12 @@ class ChatMemo:
         #: the log read last, how many changes it had had, and how many messages it had
         self._log: tuple[ChatLog, int, int] | None = None
 
-    def logged(self, log: ChatLog) -> list[dict[str, Any]] | None:
-        """The messages of ``log`` (its own, never changed: not copied) when each is one
-        :func:`plain_chat` accepts, else None; only those appended or changed since this
-        memo last read the same log are checked."""
-        items, changes = log._snapshot()
+    def logged(self, log: ChatLog) -> LazyChat[dict[str, Any]] | None:
+        """The messages of ``log`` (its own, never changed: not copied; read up to the
+        length it had now, though it may grow) when each is one :func:`plain_chat` accepts,
+        else None; only those appended or changed since this memo last read the same log
+        are checked."""
+        items, n, changes = log._snapshot()
         state = self._log  # read once: another thread may swap it meanwhile
         checked = 0
         if state is not None and state[0] is log and state[1] <= changes:
@@ -237,11 +238,11 @@ class ChatMemo:
             # replaced: it trusts nothing)
             _, seen, checked = state
             lowest = log._lowest_change(seen, changes)
-            checked = min(checked, len(items), checked if lowest is None else lowest)
-        if checked < len(items) and plain_chat(items[checked:], copy=False) is None:
+            checked = min(checked, n, checked if lowest is None else lowest)
+        if checked < n and plain_chat(items[checked:n], copy=False) is None:
             return None
-        self._log = (log, changes, len(items))
-        return items
+        self._log = (log, changes, n)
+        return LazyChat(items, made_as_read, _stop=n)
 
     def plain(self, items: list[Any]) -> list[dict[str, Any]] | None:
         """:func:`plain_chat` of ``items`` (copies), reusing the last accepted chat's copies
@@ -266,22 +267,28 @@ class LazyChat(Sequence[T], Generic[T]):
     message from a validated one) when first read, once.
 
     Slices (step 1) are views sharing the memo; iteration, indexing and ``len`` behave as a
-    list's. :meth:`roles` reads the checked roles of raw dicts without validating them."""
+    list's. :meth:`roles` reads the checked roles of raw dicts without validating them.
+    ``raw`` may be a list that grows at its end while the chat is read (a
+    :class:`~compiler.context.chat_log.ChatLog`'s own): only ``raw[:stop]`` is ever read,
+    and nothing here is the length of ``raw``'s (the memo is a ``dict``, made as read).
+    ``make_all``: makes a run of raw items together, as ``make`` makes each."""
 
-    __slots__ = ("_made", "_make", "_raw", "_start", "_stop")
+    __slots__ = ("_made", "_make", "_make_all", "_raw", "_start", "_stop")
 
     def __init__(
         self,
         raw: Sequence[Any],
         make: Callable[[Any], T],
         *,
-        _made: list[T | None] | None = None,
+        make_all: Callable[[Sequence[Any]], list[T]] | None = None,
+        _made: dict[int, T] | None = None,
         _start: int = 0,
         _stop: int | None = None,
     ) -> None:
         self._raw = raw
         self._make = make
-        self._made: list[T | None] = [None] * len(raw) if _made is None else _made
+        self._make_all = make_all
+        self._made: dict[int, T] = {} if _made is None else _made
         self._start = _start
         self._stop = len(raw) if _stop is None else _stop
 
@@ -289,7 +296,7 @@ class LazyChat(Sequence[T], Generic[T]):
         return self._stop - self._start
 
     def _at(self, i: int) -> T:
-        made = self._made[i]
+        made = self._made.get(i)
         if made is None:
             made = self._made[i] = self._make(self._raw[i])
         return made
@@ -309,6 +316,7 @@ class LazyChat(Sequence[T], Generic[T]):
             return LazyChat(
                 self._raw,
                 self._make,
+                make_all=self._make_all,
                 _made=self._made,
                 _start=self._start + start,
                 _stop=self._start + stop,
@@ -320,22 +328,25 @@ class LazyChat(Sequence[T], Generic[T]):
         if not 0 <= i < n:
             raise IndexError("chat index out of range")
         i += self._start  # _at, inline: the fit reads each kept message through here
-        made = self._made[i]
+        made = self._made.get(i)
         if made is None:
             made = self._made[i] = self._make(self._raw[i])
         return made
 
     def __iter__(self) -> Iterator[T]:
         lo, hi, made = self._start, self._stop, self._made
-        if made[lo:hi].count(None) == hi - lo > 1:  # none made yet: made together
-            made[lo:hi] = self._make_all(self._raw[lo:hi])
-            return iter(made[lo:hi])  # type: ignore[arg-type]  # all made
+        if hi - lo > 1 and not (made and any(map(made.__contains__, range(lo, hi)))):
+            out = self._made_together(self._raw[lo:hi])  # none made yet: made together
+            made.update(zip(range(lo, hi), out, strict=True))
+            return iter(out)
         return map(self._at, range(lo, hi))
 
-    def _make_all(self, raw: Sequence[Any]) -> list[T | None]:
+    def _made_together(self, raw: Sequence[Any]) -> list[T]:
         """Each of ``raw`` made (a plain chat's are made as it is read)."""
         if self._make is made_as_read:
             return list(raw)
+        if self._make_all is not None:
+            return self._make_all(raw)
         return list(map(self._make, raw))
 
     def __reversed__(self) -> Iterator[T]:
@@ -352,9 +363,12 @@ class LazyChat(Sequence[T], Generic[T]):
     def __repr__(self) -> str:
         return f"LazyChat({len(self)} messages)"
 
-    def remade(self, make: Callable[[Any], U]) -> LazyChat[U]:
-        """The same messages made by ``make`` from the raw ones (a memo of its own)."""
-        return LazyChat(self.raw(), make)
+    def remade(
+        self, make: Callable[[Any], U], make_all: Callable[[Sequence[Any]], list[U]] | None = None
+    ) -> LazyChat[U]:
+        """The same messages made by ``make`` (``make_all``: together) from the raw ones (a
+        memo of its own)."""
+        return LazyChat(self._raw, make, make_all=make_all, _start=self._start, _stop=self._stop)
 
     def raw(self) -> Sequence[Any]:
         """The raw items the messages are made from (a list's slice, or a
@@ -362,6 +376,10 @@ class LazyChat(Sequence[T], Generic[T]):
         if self._start == 0 and self._stop == len(self._raw):
             return self._raw
         return self._raw[self._start : self._stop]
+
+    def plain(self) -> bool:
+        """Whether the raw items are a :class:`PlainChat`'s (made afresh on each read)."""
+        return isinstance(self._raw, PlainChat)
 
     def sources(self) -> Sequence[Any] | None:
         """The raw items the messages are made from, when they are objects that stand for

@@ -561,13 +561,16 @@ def _validated(data: dict[str, Any], file: str, plain: bool | None) -> RunContex
     whole = functools.partial(
         validate, RunContext, code="context.invalid_context", file=file, prefix=""
     )
-    if not plain or not isinstance(chat, list | PlainChat):
+    if not plain or not isinstance(chat, list | PlainChat | LazyChat):
         return whole(data, what="run context")
     try:
         ctx = whole({**data, "chat": []}, what="run context")
     except ContextError:  # the error is elsewhere: reported from the whole, as before
         return whole({**data, "chat": list(chat)}, what="run context")
-    ctx.chat = LazyChat(chat, ChatMessageIn.model_validate)
+    validate_one = ChatMessageIn.model_validate
+    ctx.chat = (
+        chat.remade(validate_one) if isinstance(chat, LazyChat) else LazyChat(chat, validate_one)
+    )
     return ctx
 
 
@@ -583,7 +586,8 @@ def _sanitized(value: dict[str, Any], memo: ChatMemo | None = None) -> tuple[Any
         if logged is not None:  # the log's own messages: nothing changes them
             rest, repaired = sanitize({k: v for k, v in value.items() if k != "chat"})
             return {**rest, "chat": logged}, repaired, True
-        chat = chat._snapshot()[0]  # checked (and copied) below as a list is
+        items, n, _ = chat._snapshot()
+        chat = items[:n]  # checked (and copied) below as a list is
         value = {**value, "chat": chat}
     check = plain_snapshot if memo is None else memo.plain
     messages: Sequence[Any] | None = check(chat) if type(chat) is list else None
