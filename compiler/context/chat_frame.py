@@ -8,18 +8,12 @@ makes one of a validated message, its tool calls checked.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from operator import itemgetter, methodcaller
 from typing import Any
 
 from compiler.context.lazy_chat import LazyChat, PlainChat, made_as_read
 from compiler.context.run import ChatMessageIn
 from compiler.context.tool_calls import tool_call
 from compiler.frame import Message
-
-_ROLE = itemgetter("role")
-_CONTENT = itemgetter("content")
-_HAS_CONTENT = methodcaller("__contains__", "content")
 
 
 def raw_message(raw: dict[str, Any]) -> Message:
@@ -31,16 +25,6 @@ def raw_message(raw: dict[str, Any]) -> Message:
     return msg
 
 
-def raw_messages(raws: Sequence[dict[str, Any]]) -> list[Message]:
-    """:func:`raw_message` of each: at C speed when each is exactly a role and its content
-    (most chats)."""
-    n = len(raws)
-    if sum(map(len, raws)) == 2 * n and list(map(_HAS_CONTENT, raws)).count(True) == n:
-        pairs = zip(map(_ROLE, raws), map(_CONTENT, raws), strict=True)
-        return [{"role": r, "content": c} for r, c in pairs]
-    return list(map(raw_message, raws))
-
-
 def frame_chat(shown: LazyChat[Any]) -> LazyChat[Message]:
     """The frame's messages of a lazily validated chat, each made when the fit reads it: from
     a plain snapshot's columns, or by :func:`raw_message` from each checked message."""
@@ -48,7 +32,7 @@ def frame_chat(shown: LazyChat[Any]) -> LazyChat[Message]:
         raw = shown.raw()
         assert isinstance(raw, PlainChat)
         return LazyChat(raw.framed(), made_as_read)  # made afresh on each read: handed out
-    return shown.remade(raw_message, raw_messages)
+    return shown.remade(raw_message)
 
 
 def frame_message(m: ChatMessageIn, file: str, i: int) -> Message:

@@ -269,25 +269,22 @@ class LazyChat(Sequence[T], Generic[T]):
     Slices (step 1) are views sharing the memo; iteration, indexing and ``len`` behave as a
     list's. :meth:`roles` reads the checked roles of raw dicts without validating them.
     ``raw`` may be a list that grows at its end while the chat is read (a
-    :class:`~compiler.context.chat_log.ChatLog`'s own): only ``raw[:stop]`` is ever read,
-    and nothing here is the length of ``raw``'s (the memo is a ``dict``, made as read).
-    ``make_all``: makes a run of raw items together, as ``make`` makes each."""
+    :class:`~compiler.context.chat_log.ChatLog`'s own): only ``raw[:stop]`` is ever read.
+    The memo is a ``dict`` filled as messages are read (nothing as long as the chat)."""
 
-    __slots__ = ("_made", "_make", "_make_all", "_raw", "_start", "_stop")
+    __slots__ = ("_made", "_make", "_raw", "_start", "_stop")
 
     def __init__(
         self,
         raw: Sequence[Any],
         make: Callable[[Any], T],
         *,
-        make_all: Callable[[Sequence[Any]], list[T]] | None = None,
         _made: dict[int, T] | None = None,
         _start: int = 0,
         _stop: int | None = None,
     ) -> None:
         self._raw = raw
         self._make = make
-        self._make_all = make_all
         self._made: dict[int, T] = {} if _made is None else _made
         self._start = _start
         self._stop = len(raw) if _stop is None else _stop
@@ -316,7 +313,6 @@ class LazyChat(Sequence[T], Generic[T]):
             return LazyChat(
                 self._raw,
                 self._make,
-                make_all=self._make_all,
                 _made=self._made,
                 _start=self._start + start,
                 _stop=self._start + stop,
@@ -345,8 +341,6 @@ class LazyChat(Sequence[T], Generic[T]):
         """Each of ``raw`` made (a plain chat's are made as it is read)."""
         if self._make is made_as_read:
             return list(raw)
-        if self._make_all is not None:
-            return self._make_all(raw)
         return list(map(self._make, raw))
 
     def __reversed__(self) -> Iterator[T]:
@@ -363,12 +357,9 @@ class LazyChat(Sequence[T], Generic[T]):
     def __repr__(self) -> str:
         return f"LazyChat({len(self)} messages)"
 
-    def remade(
-        self, make: Callable[[Any], U], make_all: Callable[[Sequence[Any]], list[U]] | None = None
-    ) -> LazyChat[U]:
-        """The same messages made by ``make`` (``make_all``: together) from the raw ones (a
-        memo of its own)."""
-        return LazyChat(self._raw, make, make_all=make_all, _start=self._start, _stop=self._stop)
+    def remade(self, make: Callable[[Any], U]) -> LazyChat[U]:
+        """The same messages made by ``make`` from the raw ones (a memo of its own)."""
+        return LazyChat(self._raw, make, _start=self._start, _stop=self._stop)
 
     def raw(self) -> Sequence[Any]:
         """The raw items the messages are made from (a list's slice, or a

@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 from compiler.dialect import Dialect
 from compiler.errors import APCError
-from compiler.fit.prices import PriceBook, Sourced
+from compiler.fit.prices import Entry, PriceBook, Sourced
 from compiler.fit.summarize import SummaryChain, SummaryRequest
 from compiler.fit.truncate import fit_sentences
 from compiler.frame import Message, Role
@@ -40,6 +40,7 @@ from compiler.tokens import TokenCounter
 
 SUMMARY_ROLE: Role = "system"
 FIRST_BLOCK = 16  # messages the history walk prices at once first (see _Walk.extend)
+BOOK_BLOCK = 64  # the fewest messages a session's walk reads from its book at once
 _ROLE = itemgetter("role")
 MAX_RESERVE = 1024  # at most this many tokens are set aside for a history summary
 
@@ -107,7 +108,10 @@ class _Walk:
         """Add older units while they fit ``cap`` (None: all). Without a session's prices,
         and with tiktoken counting, messages are priced a block at a time (see
         :meth:`_block`); the units kept are the same."""
-        if self.sources is not None or not self.counter.local:
+        if self.sources is not None:
+            self._from_book(cap)
+            return
+        if not self.counter.local:
             self._units(0, cap)
             return
         size = self._block_size(cap)
@@ -147,6 +151,37 @@ class _Walk:
         self.used, self.next = used, end
         return fits
 
+    def _from_book(self, cap: int | None) -> None:
+        """Add older units while they fit ``cap``, a session's: the messages its book
+        prices (last turn's, as units of one, as :meth:`_units` takes them) a block at a time
+        at C speed, the others (new, or in a unit with tool results) by :meth:`_units`."""
+        assert self.sources is not None and self.book is not None
+        sources, book = self.sources, self.book
+        while self.next > 0:
+            end = self.next
+            lo = max(0, end - max(BOOK_BLOCK, self._block_size(cap)))
+            found = book.recall(sources[lo:end])[::-1]  # newest first
+            if found[0] is None:  # not priced last turn: the unit walk, to the next that was
+                priced = [i for i, e in enumerate(found) if e is not None]
+                if not self._units(end - (priced[0] if priced else len(found)), cap):
+                    return
+                continue
+            known: list[Entry] = found[: found.index(None)] if None in found else found  # type: ignore[assignment]
+            book.read(known)
+            if not self._add([e[2] for e in known], cap):
+                return
+
+    def _add(self, costs: list[int], cap: int | None) -> bool:
+        """Add the units of one message ending at :attr:`next`, priced ``costs`` (newest
+        first), while they fit ``cap``; False when one did not fit."""
+        end = self.next
+        totals = list(accumulate(costs, initial=self.used))  # what is used with the first k
+        # the most that fit (a price is never negative, so the totals only grow)
+        k = len(costs) if cap is None else max(0, bisect_right(totals, cap) - 1)
+        self.units.extend(zip(range(end - 1, end - 1 - k, -1), costs[:k], strict=True))
+        self.used, self.next = totals[k], end - k
+        return k == len(costs)
+
     def _block(self, lo: int, cap: int | None) -> bool | None:
         """Add the messages ``lo`` .. :attr:`next`, newest first, while they fit ``cap``,
         each a unit of one, priced together (:meth:`Dialect.messages_tokens`); False when
@@ -161,12 +196,7 @@ class _Walk:
             costs = self.dialect.messages_tokens(block, self.counter)[::-1]  # newest first
         except APCError:  # e.g. tool calls on a user message, maybe never reached
             return None
-        totals = list(accumulate(costs, initial=self.used))  # what is used with the first k
-        # the most that fit (a price is never negative, so the totals only grow)
-        k = len(costs) if cap is None else max(0, bisect_right(totals, cap) - 1)
-        self.units.extend(zip(range(end - 1, end - 1 - k, -1), costs[:k], strict=True))
-        self.used, self.next = totals[k], end - k
-        return k == len(costs)
+        return self._add(costs, cap)
 
     def _block_size(self, cap: int | None) -> int:
         """How many messages the next block prices: most of what the room left holds at

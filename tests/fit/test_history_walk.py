@@ -8,8 +8,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compiler.context.lazy_chat import LazyChat, made_as_read
 from compiler.errors import APCError
 from compiler.fit.history import _Walk
+from compiler.fit.prices import PriceMemo
 from compiler.lower import get_dialect
 from compiler.tokens import TokenCounter, get_encoding
 
@@ -91,3 +93,44 @@ def test_a_message_the_walk_does_not_reach_is_not_priced() -> None:
     walk = _Walk(messages, get_dialect("openai"), TokenCounter("o200k_base"))
     walk.extend(20)  # two messages fit: the walk stops at the third, never reads the stray
     assert (walk.next, walk.used) == (18, 14)
+
+
+def walked_in_a_session(
+    messages: list[dict[str, Any]], dialect: str, caps: list[int], appended: int
+) -> Any:
+    """The walk of a session's second turn: the first turn walked the chat without its
+    newest ``appended`` messages (the same message objects), and priced what it read."""
+    memo, counter = PriceMemo(), TokenCounter("o200k_base")
+    turns = (messages[: max(0, len(messages) - appended)], messages)
+    for chat in turns:
+        book = memo.book("prices")
+        walk = _Walk(LazyChat(chat, made_as_read), get_dialect(dialect), counter, book)
+        seen: list[Any] = []
+        for i, cap in enumerate(caps):
+            try:
+                if i % 2:
+                    walk.trim(cap)
+                else:
+                    walk.extend(cap)
+            except APCError as exc:
+                seen = [*seen, str(exc)]
+                break
+            seen.append((list(walk.units), walk.used, walk.next))
+        book.close()
+    return seen
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    CHATS,
+    st.sampled_from(["openai", "anthropic", "gemini", "openai-responses"]),
+    st.lists(st.integers(0, 900), min_size=1, max_size=3),
+    st.integers(0, 5),
+)
+def test_a_session_walk_from_its_book_keeps_what_the_unit_walk_keeps(
+    messages: list[dict[str, Any]], dialect: str, caps: list[int], appended: int
+) -> None:
+    """Last turn's prices, read a block at a time, give the units the walk that prices
+    every message gives (new messages, tool units and failing ones among them)."""
+    want = walked(messages, dialect, caps, False)
+    assert walked_in_a_session(messages, dialect, caps, appended) == want
