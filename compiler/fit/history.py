@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 from compiler.dialect import Dialect
 from compiler.errors import APCError
-from compiler.fit.prices import Entry, PriceBook, Sourced
+from compiler.fit.prices import PriceBook, Sourced
 from compiler.fit.summarize import SummaryChain, SummaryRequest
 from compiler.fit.truncate import fit_sentences
 from compiler.frame import Message, Role
@@ -42,6 +42,7 @@ SUMMARY_ROLE: Role = "system"
 FIRST_BLOCK = 16  # messages the history walk prices at once first (see _Walk.extend)
 BOOK_BLOCK = 64  # the fewest messages a session's walk reads from its book at once
 _ROLE = itemgetter("role")
+_PRICE = itemgetter(2)  # of a price book's entry
 MAX_RESERVE = 1024  # at most this many tokens are set aside for a history summary
 
 
@@ -160,15 +161,12 @@ class _Walk:
         while self.next > 0:
             end = self.next
             lo = max(0, end - max(BOOK_BLOCK, self._block_size(cap)))
-            found = book.recall(sources[lo:end])[::-1]  # newest first
-            if found[0] is None:  # not priced last turn: the unit walk, to the next that was
-                priced = [i for i, e in enumerate(found) if e is not None]
-                if not self._units(end - (priced[0] if priced else len(found)), cap):
-                    return
-                continue
-            known: list[Entry] = found[: found.index(None)] if None in found else found  # type: ignore[assignment]
-            book.read(known)
-            if not self._add([e[2] for e in known], cap):
+            known, new = book.recall(sources[lo:end])
+            if new:  # not priced last turn: the unit walk, down to the next one that was
+                fits = self._units(end - new, cap)
+            else:
+                fits = self._add(list(map(_PRICE, reversed(known))), cap)
+            if not fits:
                 return
 
     def _add(self, costs: list[int], cap: int | None) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import is_, itemgetter
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 #: (source, role, price) of one message
 Entry = tuple[object, str, int]
@@ -68,20 +68,25 @@ class PriceBook:
             self.seen[id(source)] = entry
         return entry if entry[0] is source else None
 
-    def recall(self, sources: Sequence[object]) -> list[Entry | None]:
-        """The last compile's entry of each of ``sources`` (None where it priced none), at C
-        speed when it priced them all; nothing is kept (see :meth:`read`)."""
-        found: list[Entry | None] = list(map(self._last.get, map(id, sources)))
-        if None not in found and all(map(is_, map(_SOURCE, found), sources)):  # type: ignore[arg-type]
-            return found
-        return [
-            e if e is not None and e[0] is s else None for e, s in zip(found, sources, strict=True)
-        ]
-
-    def read(self, entries: list[Entry]) -> None:
-        """Keep ``entries`` (of :meth:`recall`) as read by this compile, as :meth:`get` keeps
-        an entry it finds."""
-        self.seen.update(zip(map(id, map(_SOURCE, entries)), entries, strict=True))
+    def recall(self, sources: Sequence[object]) -> tuple[list[Entry], int]:
+        """The last compile's entries of the newest of ``sources`` that it priced, in a row
+        (oldest first), kept as :meth:`get` keeps an entry it finds; or, when it did not price
+        the newest, no entries and how many of the newest it did not price. C passes."""
+        ids = list(map(id, sources))
+        found: list[Any] = list(map(self._last.get, ids))
+        if found and (found[-1] is None or found[-1][0] is not sources[-1]):
+            pairs = zip(reversed(found), reversed(sources), strict=True)
+            new = [e is not None and e[0] is s for e, s in pairs]  # priced, newest first
+            return [], new.index(True) if True in new else len(new)
+        if None in found:  # the run ends at the newest not priced
+            cut = len(found) - found[::-1].index(None)
+            found, ids, sources = found[cut:], ids[cut:], sources[cut:]
+        same = list(map(is_, map(_SOURCE, found), sources))
+        if False in same:  # an id the last compile's source no longer holds (never, mostly)
+            cut = len(same) - same[::-1].index(False)
+            found, ids = found[cut:], ids[cut:]
+        self.seen.update(zip(ids, found, strict=True))
+        return found, 0
 
     def put(self, source: object, role: str, price: int) -> None:
         self.seen[id(source)] = (source, role, price)

@@ -89,7 +89,7 @@ def layout(frame: ContextFrame) -> tuple[list[Message], list[ToolSpec]]:
         if comp.kind in MESSAGE_KINDS:
             flush()
             messages.extend(comp.messages or ())
-            fixed.extend(False for _ in comp.messages or ())
+            fixed.extend([False] * len(comp.messages or ()))
         elif comp.kind == ComponentKind.TOOL_DEFINITIONS:
             tools.extend(comp.tools or ())
         elif comp.inline_content:

@@ -134,3 +134,28 @@ def test_a_session_walk_from_its_book_keeps_what_the_unit_walk_keeps(
     every message gives (new messages, tool units and failing ones among them)."""
     want = walked(messages, dialect, caps, False)
     assert walked_in_a_session(messages, dialect, caps, appended) == want
+
+
+def test_a_book_recalls_the_newest_run_it_priced_and_never_an_id_another_object_held() -> None:
+    """Last turn's entries of the newest messages in a row; an entry whose message is not
+    the one now at that id (an id Python reused) is not recalled, nor anything older."""
+    a, b, c, other = ({"m": i} for i in range(4))
+    memo = PriceMemo()
+
+    def recall(last: dict[int, Any], sources: list[Any]) -> Any:
+        memo.keep("k", last)
+        return memo.book("k").recall(sources)
+
+    def entry(m: Any, price: int) -> Any:
+        return (m, "user", price)
+
+    assert recall({id(b): entry(b, 2), id(c): entry(c, 3)}, [a, b, c]) == (
+        [entry(b, 2), entry(c, 3)],
+        0,
+    )
+    assert recall({id(a): entry(a, 1), id(b): entry(b, 2)}, [a, b, c]) == ([], 1)
+    assert recall({id(a): entry(a, 1)}, [a, b, c]) == ([], 2)
+    assert recall({}, [a, b, c]) == ([], 3)
+    assert recall({id(c): entry(other, 3)}, [a, b, c]) == ([], 3)  # c's id, another message
+    reused = {id(a): entry(a, 1), id(b): entry(other, 2), id(c): entry(c, 3)}
+    assert recall(reused, [a, b, c]) == ([entry(c, 3)], 0)
