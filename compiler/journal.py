@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -34,26 +33,37 @@ class Event(BaseModel):
     payload: dict[str, Any] = Field(default_factory=dict)
 
 
-def _uuid4_hex() -> str:
-    """``uuid.uuid4().hex``, made directly from the random bytes (the version and variant
-    bits set as :class:`uuid.UUID` sets them): a compile emits several events."""
-    b = bytearray(os.urandom(16))
+def _uuid4_hex(random: bytes) -> str:
+    """``uuid.UUID(bytes=random, version=4).hex``, made directly from 16 random bytes (the
+    version and variant bits set as :class:`uuid.UUID` sets them)."""
+    b = bytearray(random)
     b[6] = b[6] & 0x0F | 0x40
     b[8] = b[8] & 0x3F | 0x80
     return b.hex()
 
 
 class Journal:
-    """Collects the events of one compile, in order."""
+    """Collects the events of one compile, in order. Event ids are random UUIDs (version 4)
+    from the operating system's random source, read for several events at once (a compile
+    emits several)."""
+
+    _IDS_AT_ONCE = 8
 
     def __init__(self, run_id: str | None = None) -> None:
-        self.run_id = run_id or uuid.uuid4().hex
+        self._random = b""
+        self.run_id = run_id or self._new_id()
         self.events: list[Event] = []
+
+    def _new_id(self) -> str:
+        if not self._random:
+            self._random = os.urandom(16 * self._IDS_AT_ONCE)
+        random, self._random = self._random[:16], self._random[16:]
+        return _uuid4_hex(random)
 
     def emit(self, type_: str, level: Level = "info", **payload: Any) -> Event:
         event = Event(
             seq=len(self.events) + 1,
-            id=_uuid4_hex(),
+            id=self._new_id(),
             run_id=self.run_id,
             timestamp=datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             level=level,

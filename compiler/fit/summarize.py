@@ -159,7 +159,10 @@ class ExtractiveSummarizer:
     def key(self, request: SummaryRequest, lines: list[str] | None = None) -> str:
         """What this summarizer's output depends on: the sample only (``lines``: the
         request's, already made)."""
-        return _digest([len(request.messages), self.lines(request) if lines is None else lines])
+        sample = self.lines(request) if lines is None else lines
+        # each line with its length before it: no two samples join to the same text
+        blob = "".join([f"{len(request.messages)};", *[f"{len(x)}:{x}" for x in sample]])
+        return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class FirstSentences:
