@@ -72,20 +72,19 @@ class PriceBook:
         """The last compile's entries of the newest of ``sources`` that it priced, in a row
         (oldest first), kept as :meth:`get` keeps an entry it finds; or, when it did not price
         the newest, no entries and how many of the newest it did not price. C passes."""
-        ids = list(map(id, sources))
-        found: list[Any] = list(map(self._last.get, ids))
+        found: list[Any] = list(map(self._last.get, map(id, sources)))
         if found and (found[-1] is None or found[-1][0] is not sources[-1]):
             pairs = zip(reversed(found), reversed(sources), strict=True)
             new = [e is not None and e[0] is s for e, s in pairs]  # priced, newest first
             return [], new.index(True) if True in new else len(new)
         if None in found:  # the run ends at the newest not priced
             cut = len(found) - found[::-1].index(None)
-            found, ids, sources = found[cut:], ids[cut:], sources[cut:]
-        same = list(map(is_, map(_SOURCE, found), sources))
-        if False in same:  # an id the last compile's source no longer holds (never, mostly)
+            found, sources = found[cut:], sources[cut:]
+        if not all(map(is_, map(_SOURCE, found), sources)):  # an id another object held
+            same = list(map(is_, map(_SOURCE, found), sources))
             cut = len(same) - same[::-1].index(False)
-            found, ids = found[cut:], ids[cut:]
-        self.seen.update(zip(ids, found, strict=True))
+            found, sources = found[cut:], sources[cut:]
+        self.seen.update(zip(map(id, sources), found, strict=True))
         return found, 0
 
     def put(self, source: object, role: str, price: int) -> None:
