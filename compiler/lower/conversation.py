@@ -26,16 +26,22 @@ from compiler.lower.schema import object_parameters
 
 def conversation(frame: ContextFrame) -> tuple[list[Message], list[ToolSpec]]:
     """The frame's messages and tool definitions, the tool-call pairing checked."""
+    messages, tools, _ = _conversation(frame)
+    return messages, tools
+
+
+def _conversation(frame: ContextFrame) -> tuple[list[Message], list[ToolSpec], bool]:
+    """:func:`conversation`, and whether any message is a tool call or result."""
     messages, tools = layout(frame)
     messages = without_empty(messages)
-    check_pairing(messages)
-    return messages, tools
+    turns = has_tool_turns(messages)
+    if turns:  # nothing to pair otherwise (most conversations)
+        check_pairing(messages)
+    return messages, tools, turns
 
 
 def check_pairing(messages: Sequence[Message]) -> None:
     """Raise when a tool call is left unanswered or a tool result answers no pending call."""
-    if not has_tool_turns(messages):
-        return  # nothing to pair (most conversations)
     pending: set[str] = set()
     for i, msg in enumerate(messages):
         if msg["role"] == "tool":
@@ -149,7 +155,7 @@ def prepared(
     ``id_limit`` characters, and, where the provider refuses tool blocks in a request that
     defines no tools (``calls_need_tools``), the calls and results written as text. Each
     rewrite is reported (:meth:`Dialect.unsupported`)."""
-    messages, tools = conversation(frame)
+    messages, tools, turns = _conversation(frame)
     ready: list[ToolSpec] = []
     merged: list[str] = []
     for tool in tools:
@@ -160,9 +166,9 @@ def prepared(
     if merged:
         what = f"a combinator at the top of tool parameters: {', '.join(merged)}"
         dialect.unsupported(report, options, what, "its branches merged into one object")
-    if id_limit is not None:
+    if id_limit is not None and turns:
         messages = short_call_ids(messages, id_limit)
-    if calls_need_tools and not tools and has_tool_turns(messages):
+    if calls_need_tools and not tools and turns:
         messages = tool_turns_as_text(messages)
         dialect.unsupported(
             report, options, "tool calls and results without tool definitions", "written as text"
