@@ -73,7 +73,8 @@ def check_markers(frame: ContextFrame) -> None:
         if comp.kind in MESSAGE_KINDS:
             flush()
             messages = comp.messages or ()
-            if "unmaterialized" in map(_ORIGIN, messages):  # an in-chat injection's mark
+            marked = "origin" in set().union(*messages)  # keys first: one C pass, no calls
+            if marked and "unmaterialized" in map(_ORIGIN, messages):  # an injection's mark
                 message = next(m for m in messages if m.get("origin") == "unmaterialized")
                 raise _fail(str(message.get("content") or ""), message.get("at", comp.source))
         elif comp.inline_content:
