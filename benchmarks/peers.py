@@ -9,6 +9,9 @@ messages fitted into ``--budget`` o200k tokens, produced as OpenAI Chat messages
 
 - floor: tiktoken counting only the newest messages until the budget is full (the least any
   tool must do; the encoding already loaded);
+- floor+check: the floor after the structural check this compiler makes of every message a
+  caller gives (``plain_chat``, as issue 14 asks: the same errors for bad input), nothing
+  else: the least a compile that checks what it is given can cost;
 - ours cold: one-shot ``compiler.compile_string`` (history strategy: summarize, the default);
 - ours truncate: the same with ``strategy="truncate"`` (no summary: the peers' work);
 - ours warm: a ``compiler.Session`` that compiled the previous turn (one message fewer);
@@ -46,6 +49,7 @@ from workload import CARD, SYSTEM, card_text, make_chat, offline_tiktoken_cache
 from workload import floor as workload_floor
 
 import compiler
+from compiler.context.lazy_chat import plain_chat
 from compiler.tokens import get_encoding
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +61,13 @@ ENC = get_encoding("o200k_base")
 def floor(chat: list[dict[str, str]], budget: int) -> int:
     """Count the system text, then only the newest messages until the budget is full."""
     return workload_floor(chat, budget, ENC.encode_ordinary)
+
+
+def floor_checked(chat: list[dict[str, str]], budget: int) -> int:
+    """The floor, after the check of every message a compile makes (nothing copied)."""
+    if plain_chat(chat, copy=False) is None:
+        raise ValueError("the workload's chat is plain")
+    return floor(chat, budget)
 
 
 def context(chat: Any) -> dict[str, Any]:
@@ -227,6 +238,7 @@ def main() -> None:
         chat = make_chat(n)
         contenders = {
             "floor": ((lambda: None), lambda chat=chat: floor(chat, args.budget)),
+            "floor+check": ((lambda: None), lambda chat=chat: floor_checked(chat, args.budget)),
             "ours cold": ours(TEMPLATE, chat, args.budget),
             "ours truncate": ours(TRUNCATE, chat, args.budget),
             "ours warm": ours_warm(chat, args.budget),
@@ -252,6 +264,7 @@ def main() -> None:
         row = [
             f"{n:,}",
             f"{f['ours cold'] / f['floor']:.1f}x",
+            f"{f['floor+check'] / f['floor']:.2f}x",
             f"{f['ours cold'] / base:.1f}x",
             f"{f['ours warm'] / f['floor']:.2f}x",
             f"{f['ours warm log'] / f['floor']:.2f}x",
@@ -263,6 +276,7 @@ def main() -> None:
     head = [
         "messages",
         "ours cold/floor",
+        "floor+check/floor",
         f"ours cold/ours at {sizes[0]:,}",
         "ours warm/floor",
         "warm log/floor",
