@@ -45,14 +45,21 @@ def units(draw: Any) -> list[dict[str, Any]]:
 
 STRAY_CALL = {"id": "c9", "name": "fs.read", "arguments": {}}
 CHATS = st.lists(units(), max_size=40).map(lambda us: [m for u in us for m in u])
+DIALECTS = st.sampled_from(["openai", "anthropic", "gemini", "openai-responses"])
+CAPS = st.lists(st.integers(0, 900), min_size=1, max_size=3)  # a fit's caps, call after call
 
 
 def walked(messages: list[dict[str, Any]], dialect: str, caps: list[int], batched: bool) -> Any:
     encoding = get_encoding("o200k_base")
     count = None if batched else (lambda text: len(encoding.encode_ordinary(text)))
-    walk = _Walk(messages, get_dialect(dialect), TokenCounter("o200k_base", count_fn=count))
+    counter = TokenCounter("o200k_base", count_fn=count)
+    return steps(_Walk(messages, get_dialect(dialect), counter), caps)
+
+
+def steps(walk: _Walk, caps: list[int]) -> list[Any]:
+    """What ``walk`` keeps after each of a fit's calls: extend, trim for the summary, extend."""
     seen: list[Any] = []
-    for i, cap in enumerate(caps):  # a fit's calls: extend, trim for the summary, extend
+    for i, cap in enumerate(caps):
         try:
             if i % 2:
                 walk.trim(cap)
@@ -65,11 +72,7 @@ def walked(messages: list[dict[str, Any]], dialect: str, caps: list[int], batche
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    CHATS,
-    st.sampled_from(["openai", "anthropic", "gemini", "openai-responses"]),
-    st.lists(st.integers(0, 900), min_size=1, max_size=3),
-)
+@given(CHATS, DIALECTS, CAPS)
 def test_the_block_walk_keeps_what_the_unit_walk_keeps(
     messages: list[dict[str, Any]], dialect: str, caps: list[int]
 ) -> None:
@@ -102,31 +105,16 @@ def walked_in_a_session(
     newest ``appended`` messages (the same message objects), and priced what it read."""
     memo, counter = PriceMemo(), TokenCounter("o200k_base")
     turns = (messages[: max(0, len(messages) - appended)], messages)
+    seen: list[Any] = []
     for chat in turns:
         book = memo.book("prices")
-        walk = _Walk(LazyChat(chat, made_as_read), get_dialect(dialect), counter, book)
-        seen: list[Any] = []
-        for i, cap in enumerate(caps):
-            try:
-                if i % 2:
-                    walk.trim(cap)
-                else:
-                    walk.extend(cap)
-            except APCError as exc:
-                seen = [*seen, str(exc)]
-                break
-            seen.append((list(walk.units), walk.used, walk.next))
+        seen = steps(_Walk(LazyChat(chat, made_as_read), get_dialect(dialect), counter, book), caps)
         book.close()
     return seen
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    CHATS,
-    st.sampled_from(["openai", "anthropic", "gemini", "openai-responses"]),
-    st.lists(st.integers(0, 900), min_size=1, max_size=3),
-    st.integers(0, 5),
-)
+@given(CHATS, DIALECTS, CAPS, st.integers(0, 5))
 def test_a_session_walk_from_its_book_keeps_what_the_unit_walk_keeps(
     messages: list[dict[str, Any]], dialect: str, caps: list[int], appended: int
 ) -> None:
