@@ -265,7 +265,10 @@ class SummaryChain:
         extractive = ExtractiveSummarizer(self.counter, sentences=self.cache.sentences)
         lines = extractive.lines(request)
         key = (f"extractive:{enc}", extractive.key(request, lines), target)
-        out = self.cache.get_or_make(key, lambda: extractive.within(lines, target))
+        if self.counter.local:
+            out = self.cache.get_or_make(key, lambda: extractive.within(lines, target))
+        else:  # counted by the caller's count function: not what the key (tiktoken) says
+            out = extractive.within(lines, target)
         if out and request.messages:
             # whole lines whose counts fit the target; the history counts the message it
             # makes of them exactly, and fits it by whole lines (not counted twice here)
