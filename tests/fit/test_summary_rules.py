@@ -349,3 +349,19 @@ def test_a_gemini_history_cut_to_fit_keeps_its_summary(n: int, budget: int) -> N
     )
     system = json.dumps(result.request.get("systemInstruction"))
     assert "[Earlier conversation:" in system and "- user:" in system
+
+
+@pytest.mark.parametrize(("n", "budget"), [(20, 207), (40, 528), (70, 603)])
+def test_a_gemini_summary_that_fills_its_room_is_shortened_not_dropped(n: int, budget: int) -> None:
+    """The room a summary is asked to fit is the target less an empty system message's
+    frame, which for Gemini lacks the system-note tag a summary message carries: a summary
+    that fills that room is over the target, and is cut by whole sentences until it fits,
+    never dropped with the history still cut (pre-existing before this session)."""
+    from tests.test_session_turns import message
+
+    chat = [message(i, 4 + i % 13) for i in range(n)]
+    result = compiler.compile_string(
+        "<<agent.chat.history>>", context={"chat": chat}, budget=budget, provider="gemini"
+    )
+    entry = result.ledger.entries[0]
+    assert entry.action == "truncated" and entry.summary_tokens > 0
