@@ -364,4 +364,4 @@ def test_a_gemini_summary_that_fills_its_room_is_shortened_not_dropped(n: int, b
         "<<agent.chat.history>>", context={"chat": chat}, budget=budget, provider="gemini"
     )
     entry = result.ledger.entries[0]
-    assert entry.action == "truncated" and entry.summary_tokens > 0
+    assert entry.messages_kept < entry.messages_offered and entry.summary_tokens > 0
