@@ -321,3 +321,22 @@ def test_a_session_s_copies_share_no_key_with_the_caller() -> None:
         compiler.compile_string, TEMPLATE, context={"chat": chat, "character": CARD}, budget=100_000
     )
     assert got == want
+
+
+def test_a_turn_counted_by_the_caller_leaves_no_summary_for_a_tiktoken_turn() -> None:
+    """An extractive summary depends on how its lines are counted: one made in a turn whose
+    ``token_counter`` is the caller's (here: summary lines are dear) is not the summary a
+    later tiktoken-counted turn of the session makes of the same cut, which gives what a
+    one-shot compile gives."""
+    from compiler.tokens import get_encoding
+
+    encoding = get_encoding("o200k_base")
+
+    def dear_lines(text: str) -> int:
+        return len(encoding.encode_ordinary(text)) * (20 if text.startswith("- ") else 1)
+
+    ctx = {"chat": [message(i) for i in range(60)], "character": CARD}
+    session = compiler.Session.from_string(TEMPLATE, budget=600)
+    session.compile(ctx, token_counter=dear_lines)
+    want = outcome(compiler.compile_string, TEMPLATE, context=copy.deepcopy(ctx), budget=600)
+    assert outcome(session.compile, ctx) == want

@@ -363,11 +363,16 @@ class _SummaryMaker:
             # rare: the seam between note and summary merges differently; whole sentences
             text = fit_sentences(text, counter.count(text) - 1, counter)
             which = which if text else "note"
-        content = f"{head}\n{text}" if text else head
+        message: Message = {"role": SUMMARY_ROLE, "content": f"{head}\n{text}" if text else head}
+        cost = self.dialect.message_tokens(message, counter)
+        while target is not None and text and cost > target:
+            # the message frames its text beyond the empty frame (Gemini's system-note tag)
+            text = fit_sentences(text, counter.count(text) - 1, counter)
+            which = which if text else "note"
+            message = {"role": SUMMARY_ROLE, "content": f"{head}\n{text}" if text else head}
+            cost = self.dialect.message_tokens(message, counter)
         if which == "note" and self.plain and self.search_tool is None:
             return None  # a bare count of what was cut is no use in a roleplay prompt
-        message: Message = {"role": SUMMARY_ROLE, "content": content}
-        cost = self.dialect.message_tokens(message, counter)
         if target is not None and cost > target:
             return None
         return _Made(message, cost, which, (text, which) if text else None)

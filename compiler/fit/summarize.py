@@ -144,12 +144,14 @@ class ExtractiveSummarizer:
         return self.within(self.lines(request), request.target_tokens)
 
     def within(self, lines: list[str], target: int) -> str | None:
-        """The first ``lines`` that fit ``target`` tokens, each counted with the newline
-        after it (as the history counts its summary message: line by line)."""
+        """The first ``lines`` that fit ``target`` tokens (one more each for its newline).
+        Not ``line + "\n"`` counted exactly: that leaves no room for what a dialect adds to
+        the summary message beyond its empty frame (Gemini's system-note tag), and the
+        summary would then not fit at all."""
         kept: list[str] = []
         used = 0
         for line in lines:
-            cost = self.counter.count(f"{line}\n")
+            cost = self.counter.count(line) + 1
             if used + cost > target:
                 break
             kept.append(line)
@@ -263,7 +265,10 @@ class SummaryChain:
         extractive = ExtractiveSummarizer(self.counter, sentences=self.cache.sentences)
         lines = extractive.lines(request)
         key = (f"extractive:{enc}", extractive.key(request, lines), target)
-        out = self.cache.get_or_make(key, lambda: extractive.within(lines, target))
+        if self.counter.local:
+            out = self.cache.get_or_make(key, lambda: extractive.within(lines, target))
+        else:  # counted by the caller's count function: not what the key (tiktoken) says
+            out = extractive.within(lines, target)
         if out and request.messages:
             # whole lines whose counts fit the target; the history counts the message it
             # makes of them exactly, and fits it by whole lines (not counted twice here)

@@ -332,3 +332,36 @@ def _first_sentence_of_whole(text: str, limit: int) -> str:
 )
 def test_a_first_sentence_reads_only_the_sentence(text: str, limit: int) -> None:
     assert _first_sentence(text, limit) == _first_sentence_of_whole(text, limit)
+
+
+@pytest.mark.parametrize(("n", "budget"), [(30, 493), (60, 402), (60, 458), (60, 493)])
+def test_a_gemini_history_cut_to_fit_keeps_its_summary(n: int, budget: int) -> None:
+    """Gemini writes the summary as a tagged system note, which costs more than the room the
+    summary is asked to fit (the frame of an empty message): an extractive summary made to
+    use its room exactly would not fit the message, and the history would lose its summary
+    altogether. Whole lines, each counted with one token to spare for its newline, leave
+    room for the tag, as they did before line-by-line counting."""
+    from tests.test_session_turns import message
+
+    chat = [message(i) for i in range(n)]
+    result = compiler.compile_string(
+        "<<agent.chat.history>>", context={"chat": chat}, budget=budget, provider="gemini"
+    )
+    system = json.dumps(result.request.get("systemInstruction"))
+    assert "[Earlier conversation:" in system and "- user:" in system
+
+
+@pytest.mark.parametrize(("n", "budget"), [(20, 207), (40, 528), (70, 603)])
+def test_a_gemini_summary_that_fills_its_room_is_shortened_not_dropped(n: int, budget: int) -> None:
+    """The room a summary is asked to fit is the target less an empty system message's
+    frame, which for Gemini lacks the system-note tag a summary message carries: a summary
+    that fills that room is over the target, and is cut by whole sentences until it fits,
+    never dropped with the history still cut (pre-existing before this session)."""
+    from tests.test_session_turns import message
+
+    chat = [message(i, 4 + i % 13) for i in range(n)]
+    result = compiler.compile_string(
+        "<<agent.chat.history>>", context={"chat": chat}, budget=budget, provider="gemini"
+    )
+    entry = result.ledger.entries[0]
+    assert entry.messages_kept < entry.messages_offered and entry.summary_tokens > 0
