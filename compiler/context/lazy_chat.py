@@ -82,20 +82,22 @@ def _columns(items: list[Any]) -> tuple[list[Any], list[Any], list[Any] | None] 
     n = len(items)
     if list(map(type, items)).count(dict) != n:
         return None
+    # the passes that read the same parts of the messages run one after another (the
+    # dicts, then their entries, then the texts), while those are in the CPU caches
+    pairs = sum(map(len, items)) == 2 * n
     try:
         roles: list[Any] = list(map(_ROLE, items))
     except KeyError:
         return None
+    try:
+        contents: list[Any] | None = list(map(_CONTENT, items))
+    except KeyError:  # some message has none
+        contents = None
     if list(map(type, roles)).count(str) != n or not _ROLES.issuperset(roles):
         return None
-    try:
-        contents = list(map(_CONTENT, items))
-    except KeyError:  # some message has none
-        pass
-    else:
-        if list(map(type, contents)).count(str) == n and sum(map(len, items)) == 2 * n:
-            # each message has a role and a text content, and no other key
-            return (roles, contents, None) if no_surrogate(contents) else None
+    if contents is not None and pairs and list(map(type, contents)).count(str) == n:
+        # each message has a role and a text content, and no other key
+        return (roles, contents, None) if no_surrogate(contents) else None
     keys = set().union(*items)
     if not _KEYS.issuperset(keys):
         return None
