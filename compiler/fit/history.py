@@ -170,8 +170,8 @@ class _Walk:
                 return
 
     def _add(self, costs: list[int], cap: int | None) -> bool:
-        """Add the units of one message ending at :attr:`next`, priced ``costs`` (newest
-        first), while they fit ``cap``; False when one did not fit."""
+        """Add the messages just older than :attr:`next`, each a unit of one, priced
+        ``costs`` (newest first), while they fit ``cap``; False when one did not fit."""
         end = self.next
         totals = list(accumulate(costs, initial=self.used))  # what is used with the first k
         # the most that fit (a price is never negative, so the totals only grow)
