@@ -17,8 +17,8 @@ from compiler.frame import Message
 
 class ChatView(Sequence[Message]):
     """``make(base[i])`` for ``i`` in ``start..stop``, each made when first read (once,
-    shared by every slice; ``made``: those made already, None where not), then the messages
-    of ``tail`` (made already).
+    shared by every slice; ``made``: those made already, by index), then the messages of
+    ``tail`` (made already).
 
     Behaves as a list of messages would for reading (``len``, indexing, step-1 slices as
     views, iteration); nothing in ``base`` is changed."""
@@ -32,14 +32,14 @@ class ChatView(Sequence[Message]):
         tail: Sequence[Message] = (),
         *,
         free: Callable[[Any], bool] | None = None,
-        made: list[Message | None] | None = None,
+        made: dict[int, Message] | None = None,
         _start: int = 0,
         _stop: int | None = None,
     ) -> None:
         self._base = base
         self._make = make
         self._free = free
-        self._made: list[Message | None] = [None] * len(base) if made is None else made
+        self._made: dict[int, Message] = {} if made is None else made  # filled as read
         self._start = _start
         self._stop = len(base) if _stop is None else _stop
         self._tail = tuple(tail)
@@ -52,7 +52,7 @@ class ChatView(Sequence[Message]):
         j = self._start + i
         if j >= self._stop:
             return self._tail[j - self._stop]
-        made = self._made[j]
+        made = self._made.get(j)
         if made is None:
             made = self._made[j] = self._make(self._base[j])
         return made
@@ -65,7 +65,7 @@ class ChatView(Sequence[Message]):
 
     def __getitem__(self, index: int | slice) -> Message | Sequence[Message]:
         if type(index) is int and index >= 0 and (j := self._start + index) < self._stop:
-            made = self._made[j]  # a message of the base (the fit reads each through here)
+            made = self._made.get(j)  # a message of the base (the fit reads each through here)
             if made is None:
                 made = self._made[j] = self._make(self._base[j])
             return made
@@ -100,7 +100,7 @@ class ChatView(Sequence[Message]):
     def __iter__(self) -> Iterator[Message]:
         made, make, base = self._made, self._make, self._base
         for j in range(self._start, self._stop):
-            m = made[j]
+            m = made.get(j)
             if m is None:
                 m = made[j] = make(base[j])
             yield m

@@ -111,7 +111,7 @@ def framed_chat(
     extra = [make(m) for m in send_if_empty(assembler, preset, chat)]
     if len(chat) > FRAMED_WHOLE:
         return ChatView(chat, make, extra, free=name_free(behavior))
-    made: list[Message | None] = list(map(make, chat))
+    made = dict(enumerate(map(make, chat)))
     return FramedList(ChatView(chat, make, extra, free=name_free(behavior), made=made))
 
 
