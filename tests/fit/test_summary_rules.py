@@ -340,7 +340,7 @@ def test_a_gemini_history_cut_to_fit_keeps_its_summary(n: int, budget: int) -> N
     summary is asked to fit (the frame of an empty message): an extractive summary made to
     use its room exactly would not fit the message, and the history would lose its summary
     altogether. Whole lines, each counted with one token to spare for its newline, leave
-    room for the tag, as they did before line-by-line counting."""
+    room for the tag."""
     from tests.test_session_turns import message
 
     chat = [message(i) for i in range(n)]
@@ -356,7 +356,7 @@ def test_a_gemini_summary_that_fills_its_room_is_shortened_not_dropped(n: int, b
     """The room a summary is asked to fit is the target less an empty system message's
     frame, which for Gemini lacks the system-note tag a summary message carries: a summary
     that fills that room is over the target, and is cut by whole sentences until it fits,
-    never dropped with the history still cut (pre-existing before this session)."""
+    never dropped with the history still cut."""
     from tests.test_session_turns import message
 
     chat = [message(i, 4 + i % 13) for i in range(n)]
