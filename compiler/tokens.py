@@ -110,9 +110,10 @@ OFFLINE_ENCODINGS: dict[str, OfflineEncoding] = {
 ENCODINGS = tuple(OFFLINE_ENCODINGS)
 
 #: Encodings whose pre-tokenizer always splits between a newline and a ``-`` that follows
-#: it (see :meth:`TokenCounter.count_seamed`): in their patterns a newline is matched only
-#: with whitespace or at the end of a run of punctuation, never before a ``-``.
+#: it (see :meth:`TokenCounter._seamed`): in their patterns a newline is matched only with
+#: whitespace or at the end of a run of punctuation, never before a ``-``.
 SEAMED = frozenset({"o200k_base", "cl100k_base"})
+MAX_SEAMS = 1024  # more pieces than this: a text is encoded whole (the cache is not flooded)
 
 
 def encoding_name_for_model(model: str) -> str:
@@ -241,11 +242,29 @@ class TokenCounter:
                     code="tokenizer.bad_count",
                     message=f"the token counter answered {n} for a text of {len(text)} chars",
                 )
+        elif "\n-" in text and self.encoding_name in SEAMED:
+            n = self._seamed(text)
         else:
             encoding = self._encoding or self.encoding
             n = len(encoding.encode_ordinary(text))
         self._keep(text, n)
         return n
+
+    def _seamed(self, text: str) -> int:
+        """Tokens of a text with lines that start with ``-`` (a list; a history's summary):
+        the sum of its pieces split before each such line, each piece counted as
+        :meth:`counts` counts it, so a line counted before (the same summary line turn after
+        turn, under a note that names a new count) is not encoded again. Exact: no
+        alternative of the o200k_base or cl100k_base pre-tokenizer pattern (:data:`SEAMED`)
+        matches a newline and a ``-`` after it, so the whole text splits at each seam too.
+        Whole when it would make more than :data:`MAX_SEAMS` pieces."""
+        parts = text.split("\n-")
+        if len(parts) > MAX_SEAMS:
+            return len((self._encoding or self.encoding).encode_ordinary(text))
+        # each piece but the last keeps the newline that ends it, each but the first its "-"
+        pieces = [f"{part}\n" for part in parts[:-1]] + [parts[-1]]
+        pieces[1:] = [f"-{piece}" for piece in pieces[1:]]
+        return sum(self.counts(pieces))
 
     def _keep(self, text: str, n: int) -> None:
         """Remember ``n`` as the count of ``text`` (not a text longer than the cache holds;
@@ -289,32 +308,6 @@ class TokenCounter:
                 self._keep(text, n)
         found[""] = 0
         return [n if n is not None else found[t] for n, t in zip(hits, texts, strict=True)]
-
-    def count_seamed(self, pieces: list[str]) -> int:
-        """Tokens of ``"".join(pieces)``, remembered as :meth:`count` remembers them.
-
-        When each piece but the last ends with a newline and each but the first starts with
-        ``-`` (the lines of a list), tiktoken's pre-tokenizer splits the text at every seam
-        (no alternative of the o200k_base or cl100k_base pattern matches a newline and a
-        ``-`` after it; :data:`SEAMED`), so the count is the pieces' counts summed and a
-        piece counted before (a line repeated from turn to turn) is not encoded again.
-        Otherwise, and with a caller's ``count_fn``, the text is counted whole."""
-        text = "".join(pieces)
-        hit = self._cache.get(text)
-        if hit is not None:
-            return hit
-        seamed = (
-            self._count_fn is None
-            and self.encoding_name in SEAMED
-            and all(p.endswith("\n") for p in pieces[:-1])
-            and all(p.startswith("-") for p in pieces[1:])
-        )
-        if not seamed:
-            return self.count(text)
-        n = sum(self.counts(pieces))
-        if text:
-            self._keep(text, n)
-        return n
 
     def encode(self, text: str) -> list[int]:
         return self.encoding.encode_ordinary(text)

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiktoken.load import check_hash
 
+from compiler import tokens
 from compiler.errors import TokenizerError
 from compiler.tokens import TokenCounter, encoding_name_for_model, get_encoding
 
@@ -232,31 +233,49 @@ _SEAM_TEXT = st.text(
     st.sampled_from(["o200k_base", "cl100k_base"]),
     st.text(max_size=12) | _SEAM_TEXT,
     st.lists(_SEAM_TEXT, min_size=1, max_size=5),
+    st.booleans(),
 )
 def test_a_list_counted_line_by_line_is_counted_exactly(
-    name: str, head: str, lines: list[str]
+    name: str, head: str, lines: list[str], dashed: bool
 ) -> None:
-    """Lines joined by newlines, each after the first starting with ``-``, count as the
-    whole text encoded (the pre-tokenizer always splits between a newline and a ``-``);
-    other pieces are counted whole; the text's count is kept."""
+    """A text whose lines start with ``-`` is counted as the sum of its pieces split before
+    each such line (the pre-tokenizer always splits between a newline and a ``-``): exactly
+    the whole text's encoding, whatever the lines hold; and so is any other text."""
     encoding = get_encoding(name)
-    pieces = [f"{head}\n", *[f"-{line}\n" for line in lines[:-1]], f"-{lines[-1]}"]
-    whole = "".join(pieces)
+    text = "\n".join([head, *[f"-{line}" if dashed else line for line in lines]])
     counter = TokenCounter(name)
-    assert counter.count_seamed(pieces) == len(encoding.encode_ordinary(whole))
-    assert counter._cache[whole] == len(encoding.encode_ordinary(whole))
-    for unseamed in (  # a piece not ending in a newline, or one not starting with "-"
-        [head, *[f"-{line}" for line in lines]],
-        [f"{head}\n", *[f"{line}\n" for line in lines]],
-    ):
-        assert TokenCounter(name).count_seamed(unseamed) == len(
-            encoding.encode_ordinary("".join(unseamed))
-        )
+    assert counter.count(text) == len(encoding.encode_ordinary(text))
+    assert all(counter.count(t) == len(encoding.encode_ordinary(t)) for t in counter._cache)
+
+
+def test_a_list_under_a_new_note_encodes_only_the_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The summary of a history under a note that names a new count (the next turn): only
+    the note's piece is encoded again; a list of more pieces than MAX_SEAMS is encoded whole."""
+    encoding = get_encoding("o200k_base")
+    encoded: list[str] = []
+
+    def spy(text: str) -> list[int]:
+        encoded.append(text)
+        return encoding.encode_ordinary(text)
+
+    counter = TokenCounter("o200k_base")
+    monkeypatch.setattr(
+        counter, "_encoding", type("Spy", (), {"encode_ordinary": staticmethod(spy)})()
+    )
+    lines = "".join(f"\n- user: line {i} said this." for i in range(40))
+    assert counter.count(f"[40 cut.]{lines}") == len(encoding.encode_ordinary(f"[40 cut.]{lines}"))
+    encoded.clear()
+    assert counter.count(f"[41 cut.]{lines}") == len(encoding.encode_ordinary(f"[41 cut.]{lines}"))
+    assert encoded == ["[41 cut.]\n"]
+    long = "".join(f"- {i}\n" for i in range(tokens.MAX_SEAMS + 1))
+    encoded.clear()
+    assert counter.count(f"x\n{long}") == len(encoding.encode_ordinary(f"x\n{long}"))
+    assert encoded == [f"x\n{long}"]
 
 
 def test_a_callers_count_fn_counts_a_list_whole() -> None:
     """With a caller's counter nothing is assumed of its tokenizer: the text is asked whole."""
     asked: list[str] = []
     counter = TokenCounter("o200k_base", count_fn=lambda t: asked.append(t) or len(t))
-    assert counter.count_seamed(["note\n", "- a\n", "- b"]) == len("note\n- a\n- b")
+    assert counter.count("note\n- a\n- b") == len("note\n- a\n- b")
     assert asked == ["note\n- a\n- b"]

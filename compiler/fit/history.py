@@ -359,11 +359,12 @@ class _SummaryMaker:
             )
             made = self.chain.summarize(request, self.precomputed)
         text, which = made if made is not None else ("", "note")
-        while target is not None and text and frame_cost + _tokens(head, text, counter) > target:
+        content = f"{head}\n{text}" if text else head
+        while target is not None and text and frame_cost + counter.count(content) > target:
             # rare: the seam between note and summary merges differently; whole sentences
             text = fit_sentences(text, counter.count(text) - 1, counter)
-            which = which if text else "note"
-        message: Message = {"role": SUMMARY_ROLE, "content": f"{head}\n{text}" if text else head}
+            content, which = (f"{head}\n{text}", which) if text else (head, "note")
+        message: Message = {"role": SUMMARY_ROLE, "content": content}
         cost = self.dialect.message_tokens(message, counter)
         while target is not None and text and cost > target:
             # the message frames its text beyond the empty frame (Gemini's system-note tag)
@@ -376,15 +377,6 @@ class _SummaryMaker:
         if target is not None and cost > target:
             return None
         return _Made(message, cost, which, (text, which) if text else None)
-
-
-def _tokens(head: str, text: str, counter: TokenCounter) -> int:
-    """Tokens of the summary message's content, the note ``head`` and the summary ``text``
-    on the lines after it, counted line by line where that is exact (see
-    :meth:`~compiler.tokens.TokenCounter.count_seamed`): the lines of a summary that stays
-    from turn to turn are not encoded again for a note that names a new count."""
-    lines = text.split("\n")
-    return counter.count_seamed([f"{head}\n", *[f"{line}\n" for line in lines[:-1]], lines[-1]])
 
 
 class _Made(NamedTuple):
