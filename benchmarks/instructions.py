@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -119,6 +120,8 @@ def main() -> None:
         mode, n, repeat = args.child
         child(mode, int(n), int(repeat))
         return
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        sys.exit("instructions.py needs valgrind (with callgrind_control) on the PATH")
     modes = args.modes.split(",")
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"millions of instructions per run (callgrind, {args.repeat} runs each)\n")
