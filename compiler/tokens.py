@@ -258,9 +258,9 @@ class TokenCounter:
         alternative of the o200k_base or cl100k_base pre-tokenizer pattern (:data:`SEAMED`)
         matches a newline and a ``-`` after it, so the whole text splits at each seam too.
         Whole when it would make more than :data:`MAX_SEAMS` pieces."""
-        parts = text.split("\n-")
-        if len(parts) > MAX_SEAMS:
+        if text.count("\n-") >= MAX_SEAMS:  # counted, not split: no copy of a hostile text
             return len((self._encoding or self.encoding).encode_ordinary(text))
+        parts = text.split("\n-")
         # each piece but the last keeps the newline that ends it, each but the first its "-"
         pieces = [f"{part}\n" for part in parts[:-1]] + [parts[-1]]
         pieces[1:] = [f"-{piece}" for piece in pieces[1:]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 import socket
+import tracemalloc
 
 import pytest
 import tiktoken_ext.openai_public as public
@@ -279,3 +280,46 @@ def test_a_callers_count_fn_counts_a_list_whole() -> None:
     counter = TokenCounter("o200k_base", count_fn=lambda t: asked.append(t) or len(t))
     assert counter.count("note\n- a\n- b") == len("note\n- a\n- b")
     assert asked == ["note\n- a\n- b"]
+
+
+def test_a_list_of_too_many_pieces_is_encoded_whole_without_splitting_it_all() -> None:
+    """A text of more than MAX_SEAMS pieces (hostile input: 100,000 list lines) is encoded
+    whole without first being split into all its pieces: counting it holds no more memory
+    than encoding it does, not a string per line besides its tokens."""
+    encoding = get_encoding("o200k_base")
+    text = "\n-ab" * 100_000
+    tracemalloc.start()
+    try:
+        encoding.encode_ordinary(text)
+        encode_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        n = TokenCounter("o200k_base").count(text)
+        count_peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert n == len(encoding.encode_ordinary(text))
+    assert count_peak < 1.5 * encode_peak
+
+
+@pytest.mark.parametrize(
+    ("pieces", "split"), [(tokens.MAX_SEAMS, True), (tokens.MAX_SEAMS + 1, False)]
+)
+def test_a_list_is_split_up_to_max_seams_pieces(
+    monkeypatch: pytest.MonkeyPatch, pieces: int, split: bool
+) -> None:
+    """MAX_SEAMS pieces are counted piece by piece, one more and the text is encoded whole."""
+    encoding = get_encoding("cl100k_base")
+    encoded: list[str] = []
+
+    def spy(text: str) -> list[int]:
+        encoded.append(text)
+        return encoding.encode_ordinary(text)
+
+    counter = TokenCounter("cl100k_base")
+    monkeypatch.setattr(
+        counter, "_encoding", type("Spy", (), {"encode_ordinary": staticmethod(spy)})()
+    )
+    text = "head" + "".join(f"\n- {i}" for i in range(pieces - 1))
+    assert counter.count(text) == len(encoding.encode_ordinary(text))
+    assert (encoded == [text]) is not split
+    assert len(encoded) == (pieces if split else 1)
