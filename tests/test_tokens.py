@@ -249,20 +249,27 @@ def test_a_list_counted_line_by_line_is_counted_exactly(
     assert all(counter.count(t) == len(encoding.encode_ordinary(t)) for t in counter._cache)
 
 
-def test_a_list_under_a_new_note_encodes_only_the_note(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The summary of a history under a note that names a new count (the next turn): only
-    the note's piece is encoded again; a list of more pieces than MAX_SEAMS is encoded whole."""
-    encoding = get_encoding("o200k_base")
+def spied(name: str, monkeypatch: pytest.MonkeyPatch) -> tuple[TokenCounter, list[str]]:
+    """A counter of ``name`` and the texts it encodes, as it encodes them."""
+    encoding = get_encoding(name)
     encoded: list[str] = []
 
     def spy(text: str) -> list[int]:
         encoded.append(text)
         return encoding.encode_ordinary(text)
 
-    counter = TokenCounter("o200k_base")
+    counter = TokenCounter(name)
     monkeypatch.setattr(
         counter, "_encoding", type("Spy", (), {"encode_ordinary": staticmethod(spy)})()
     )
+    return counter, encoded
+
+
+def test_a_list_under_a_new_note_encodes_only_the_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The summary of a history under a note that names a new count (the next turn): only
+    the note's piece is encoded again; a list of more pieces than MAX_SEAMS is encoded whole."""
+    encoding = get_encoding("o200k_base")
+    counter, encoded = spied("o200k_base", monkeypatch)
     lines = "".join(f"\n- user: line {i} said this." for i in range(40))
     assert counter.count(f"[40 cut.]{lines}") == len(encoding.encode_ordinary(f"[40 cut.]{lines}"))
     encoded.clear()
@@ -309,16 +316,7 @@ def test_a_list_is_split_up_to_max_seams_pieces(
 ) -> None:
     """MAX_SEAMS pieces are counted piece by piece, one more and the text is encoded whole."""
     encoding = get_encoding("cl100k_base")
-    encoded: list[str] = []
-
-    def spy(text: str) -> list[int]:
-        encoded.append(text)
-        return encoding.encode_ordinary(text)
-
-    counter = TokenCounter("cl100k_base")
-    monkeypatch.setattr(
-        counter, "_encoding", type("Spy", (), {"encode_ordinary": staticmethod(spy)})()
-    )
+    counter, encoded = spied("cl100k_base", monkeypatch)
     text = "head" + "".join(f"\n- {i}" for i in range(pieces - 1))
     assert counter.count(text) == len(encoding.encode_ordinary(text))
     assert (encoded == [text]) is not split
