@@ -51,6 +51,7 @@ def test_wheel_ships_grammar_and_installed_copy_loads_it(tmp_path: Path) -> None
         "from importlib import resources;"
         "assert resources.files('compiler').joinpath('_grammar', 'agent.lark').is_file();"
         "assert pathlib.Path(compiler.__file__).parent.parent == pathlib.Path.cwd() / 'site';"
+        "assert g.parser().source_path == '<deserialized>';"  # the shipped tables fit
         "print(compiler.parse('x <<agent.plan>>').macros[0].name)"
     )
     out = subprocess.run(

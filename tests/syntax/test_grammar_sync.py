@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
-from compiler.syntax.grammar import parser, terminal_pattern
+import lark
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedInput
+
+from compiler.syntax.grammar import (
+    built_parser,
+    grammar_sha256,
+    grammar_text,
+    parser,
+    shipped_tables,
+    terminal_pattern,
+)
 from compiler.syntax.parser import _TERMINAL_WORDS
 
 
@@ -19,3 +33,79 @@ def test_scanning_uses_the_grammars_own_terminals() -> None:
     assert terminal_pattern("MACRO_OPEN").match("<<agent.chat.history x").group() == (
         "<<agent.chat.history"
     )
+
+
+# -- the shipped LALR tables (compiler/syntax/_lark_tables.py) -----------------------------
+
+
+def test_the_shipped_tables_were_written_from_this_grammar() -> None:
+    """A change to grammar/agent.lark needs `python -m compiler.syntax.tables` run after it:
+    until then every process builds the parser from the grammar (correct, but ~30 ms)."""
+    from compiler.syntax import _lark_tables as shipped
+
+    assert grammar_sha256(grammar_text()) == shipped.GRAMMAR_SHA256, (
+        "grammar/agent.lark changed: run `python -m compiler.syntax.tables`"
+    )
+
+
+def test_tables_of_another_grammar_or_lark_are_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = grammar_text()
+    assert shipped_tables(text + "\n// edited\n") is None
+    monkeypatch.setattr(lark, "__version__", "0.0.1")
+    assert shipped_tables(text) is None
+
+
+@pytest.fixture(scope="module")
+def both() -> tuple[Lark, Lark]:
+    tables = shipped_tables(grammar_text())
+    if tables is None:
+        pytest.skip(f"the shipped tables were written by another lark than {lark.__version__}")
+    assert parser().source_path == "<deserialized>"  # the process's parser is the loaded one
+    return parser(), built_parser(grammar_text())
+
+
+def shape(node: object) -> object:
+    """A tree with its tokens' types and offsets (a Token equals any string of its text)."""
+    if isinstance(node, Tree):
+        return (node.data, [shape(c) for c in node.children])
+    if isinstance(node, Token):
+        return (node.type, str(node), node.start_pos)
+    return node
+
+
+def outcome(p: Lark, text: str) -> object:
+    try:
+        return shape(p.parse(text))
+    except UnexpectedInput as exc:  # what a syntax diagnostic reads of it
+        expected = getattr(exc, "expected", None) or getattr(exc, "allowed", None) or ()
+        token = getattr(exc, "token", None)
+        return (type(exc).__name__, exc.pos_in_stream, sorted(expected), shape(token))
+
+
+noise = st.sampled_from(
+    ["<<agent.", "<<", "<", ">", ">>", "\\", "\\<<agent.", "\n", " ", "=", '"', "-", "x", "中",
+     "{{char}}"]
+)  # fmt: skip
+values = st.one_of(
+    st.integers(-(10**6), 10**6).map(str),
+    st.sampled_from(['"a b"', '"\\"q\\""', '""', "summary", "drop-optional", "x_1", "a-", "1a"]),
+)
+args = st.one_of(
+    st.tuples(st.sampled_from(["budget", "mode", "k", "_"]), values).map("=".join),
+    st.tuples(st.sampled_from(["budget", "mode"]), values).map("=".join),
+    st.sampled_from(['"output/main.md"', '"a\\"b"', "12", "=", ","]),
+)
+macros = st.tuples(
+    st.sampled_from(["plan", "file", "workspace.tree", "x_1.y", "Plan", "a..b", "9"]),
+    st.lists(st.tuples(st.sampled_from([" ", "\t", "\n ", ""]), args), max_size=4),
+    st.sampled_from([">>", " >>", ">", ""]),
+).map(lambda m: "<<agent." + m[0] + "".join(ws + a for ws, a in m[1]) + m[2])
+templates = st.lists(st.one_of(noise, macros, st.text(max_size=5)), max_size=8).map("".join)
+
+
+@given(templates)
+def test_the_loaded_parser_is_the_built_one(both: tuple[Lark, Lark], text: str) -> None:
+    """Trees and syntax errors (kind, position, message) of the loaded tables are those of
+    lark's own analysis of the grammar."""
+    loaded, built = both
+    assert outcome(loaded, text) == outcome(built, text)
