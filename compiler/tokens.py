@@ -16,7 +16,7 @@ a second).
 
 from __future__ import annotations
 
-import base64
+import binascii
 import functools
 import gzip
 import importlib.util
@@ -163,10 +163,10 @@ def _offline_load(file: str, expected_hash: str) -> dict[bytes, int]:
             code="tokenizer.rank_file_hash",
             message=f"the offline rank file {name} does not match tiktoken's expected hash",
         )
-    return {
-        base64.b64decode(token): int(rank)
-        for token, rank in (line.split() for line in contents.splitlines() if line)
-    }
+    # the lines "<base64 token> <rank>" of a file whose hash was just checked, parsed as
+    # load_tiktoken_bpe parses them, in C passes (about twice as fast as its loop)
+    fields = contents.split()
+    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
 
 
 @functools.cache

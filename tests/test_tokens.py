@@ -61,6 +61,23 @@ def test_rank_files_are_checked_against_tiktokens_hashes(monkeypatch: pytest.Mon
     assert set(seen) <= official
 
 
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_rank_files_parse_as_tiktoken_parses_them(name: str) -> None:
+    """The offline ranks are what tiktoken's load_tiktoken_bpe makes of the same file (its
+    line loop, copied here as the reference), entry for entry and in order."""
+    import base64
+
+    spec = tokens.OFFLINE_ENCODINGS[name]
+    contents = tokens._rank_file(spec.rank_file.rsplit("/", 1)[-1])
+    reference = {}
+    for line in contents.splitlines():
+        if line:
+            token, rank = line.split()
+            reference[base64.b64decode(token)] = int(rank)
+    got = tokens._offline_load(spec.rank_file, spec.expected_hash)
+    assert list(got.items()) == list(reference.items())
+
+
 def test_tampered_rank_file_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     from compiler import tokens
 
