@@ -1,7 +1,7 @@
 """Instructions per compile, counted by valgrind's callgrind: a figure that the load of a
 shared machine does not move, for comparing two versions of the code.
 
-    python benchmarks/instructions.py [--sizes 20,10000] [--modes floor,cold,first,warm]
+    python benchmarks/instructions.py [--sizes 20,10000] [--modes floor,cold,first,warm,swipe]
                                       [--repeat 3]
 
 Each (mode, size) runs in a fresh process under ``valgrind --tool=callgrind`` with counting
@@ -12,7 +12,9 @@ Modes, on the workload of ``peers.py`` (16,000 o200k tokens):
 - floor: tiktoken counting only the newest messages until the budget is full;
 - cold: a one-shot ``compiler.compile_string``;
 - first: a ``compiler.Session``'s first compile of a ``compiler.ChatLog``;
-- warm: the next turn of that session, one message appended to the log.
+- warm: the next turn of that session, one message appended to the log;
+- swipe: a turn of that session whose log's newest message was replaced (at a few messages:
+  the fixed cost of a turn).
 
 Instructions are not time: the floor's tiktoken runs more of them per nanosecond than the
 interpreter does, and memory stalls are not counted (see ``peers.py`` for times). Needs
@@ -71,6 +73,14 @@ def child(mode: str, n: int, repeat: int) -> None:
         logs = [compiler.ChatLog(chat[:n]) for _ in range(repeat)]
         _counting(True)
         for session, log in zip(sessions, logs, strict=True):
+            session.compile({"chat": log, "character": CARD})
+    elif mode == "swipe":  # the fixed cost of a turn: the newest message replaced
+        session = compiler.Session.from_string(TEMPLATE, budget=BUDGET)
+        log = compiler.ChatLog(chat[:n])
+        session.compile({"chat": log, "character": CARD})
+        _counting(True)
+        for i in range(repeat):
+            log[n - 1] = chat[n + i]
             session.compile({"chat": log, "character": CARD})
     else:  # warm: turn after turn, one message appended each
         session = compiler.Session.from_string(TEMPLATE, budget=BUDGET)
