@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import lark
 import pytest
@@ -14,6 +15,8 @@ from hypothesis import strategies as st
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedInput
 
+from compiler.errors import TemplateError
+from compiler.syntax import parser as syntax_parser
 from compiler.syntax.grammar import (
     TABLES,
     built_parser,
@@ -116,7 +119,19 @@ def outcome(p: Lark, text: str) -> object:
     except UnexpectedInput as exc:  # what a syntax diagnostic reads of it
         expected = getattr(exc, "expected", None) or getattr(exc, "allowed", None) or ()
         token = getattr(exc, "token", None)
-        return (type(exc).__name__, exc.pos_in_stream, sorted(expected), shape(token))
+        stack = getattr(getattr(exc, "state", None), "value_stack", None) or ()
+        shown = (shape(token), [shape(v) for v in stack])  # what the error follows
+        return (type(exc).__name__, exc.pos_in_stream, sorted(expected), shown)
+
+
+def parsed(p: Lark, text: str) -> object:
+    """What ``compiler.parse`` makes of ``text`` with the parser ``p``: the template, or its
+    diagnostics (codes, messages, spans and hints)."""
+    with mock.patch.object(syntax_parser, "parser", lambda: p):
+        try:
+            return syntax_parser.parse(text)
+        except TemplateError as exc:
+            return exc.diagnostics
 
 
 noise = st.sampled_from(
@@ -142,7 +157,9 @@ templates = st.lists(st.one_of(noise, macros, st.text(max_size=5)), max_size=8).
 
 @given(templates)
 def test_the_loaded_parser_is_the_built_one(both: tuple[Lark, Lark], text: str) -> None:
-    """Trees and syntax errors (kind, position, message) of the loaded tables are those of
-    lark's own analysis of the grammar."""
+    """Trees and syntax errors (kind, position, expected set, the token and the parser's
+    stack) of the loaded tables are those of lark's own analysis of the grammar, and so are
+    the templates and diagnostics made of them."""
     loaded, built = both
     assert outcome(loaded, text) == outcome(built, text)
+    assert parsed(loaded, text) == parsed(built, text)
