@@ -1,9 +1,9 @@
 """Loading ``grammar/agent.lark``: from inside the wheel, or from a source checkout.
 
-The LALR tables lark builds from the grammar (about 35 ms a process) are shipped analysed in
+The LALR tables lark builds from the grammar (20-30 ms a process) are shipped analysed in
 :mod:`compiler.syntax._lark_tables`, written by ``python -m compiler.syntax.tables``. They are
-used only when they were written from this very grammar text by this very lark version;
-otherwise the parser is built from the grammar as before.
+used only when they were written from this very grammar text and these parser options by this
+very lark version; otherwise the parser is built from the grammar.
 
 Internal: the API is :mod:`compiler.syntax`.
 """

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+from unittest import mock
+
 import lark
 import pytest
 from hypothesis import given
@@ -9,7 +15,10 @@ from hypothesis import strategies as st
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedInput
 
+from compiler.errors import TemplateError
+from compiler.syntax import parser as syntax_parser
 from compiler.syntax.grammar import (
+    TABLES,
     built_parser,
     grammar_sha256,
     grammar_text,
@@ -18,6 +27,7 @@ from compiler.syntax.grammar import (
     terminal_pattern,
 )
 from compiler.syntax.parser import _TERMINAL_WORDS
+from compiler.syntax.tables import tables_source
 
 
 def test_every_terminal_has_a_word_and_every_word_a_terminal() -> None:
@@ -46,6 +56,36 @@ def test_the_shipped_tables_were_written_from_this_grammar() -> None:
     assert grammar_sha256(grammar_text()) == shipped.GRAMMAR_SHA256, (
         "grammar/agent.lark changed: run `python -m compiler.syntax.tables`"
     )
+
+
+def test_the_shipped_tables_are_what_the_tool_writes_at_every_run() -> None:
+    """Byte for byte (lark's own numbering varies from process to process; the tool fixes
+    it), so a hand edit or a stale file fails here and regenerating gives no spurious diff."""
+    from compiler.syntax import _lark_tables as shipped
+
+    if lark.__version__ != shipped.LARK_VERSION:
+        pytest.skip(f"the shipped tables were written by another lark than {lark.__version__}")
+    assert TABLES.read_text(encoding="utf-8") == tables_source(grammar_text()), (
+        "compiler/syntax/_lark_tables.py differs: run `python -m compiler.syntax.tables`"
+    )
+
+
+@pytest.mark.slow
+def test_the_tool_writes_the_same_tables_in_every_process() -> None:
+    code = "from compiler.syntax import grammar as g, tables as t;"
+    code += "print(t.tables_source(g.grammar_text()))"
+    written = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            cwd=Path(__file__).resolve().parents[2],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("0", "1", "2")
+    }
+    assert len(written) == 1
 
 
 def test_tables_of_another_grammar_or_lark_are_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,7 +119,19 @@ def outcome(p: Lark, text: str) -> object:
     except UnexpectedInput as exc:  # what a syntax diagnostic reads of it
         expected = getattr(exc, "expected", None) or getattr(exc, "allowed", None) or ()
         token = getattr(exc, "token", None)
-        return (type(exc).__name__, exc.pos_in_stream, sorted(expected), shape(token))
+        stack = getattr(getattr(exc, "state", None), "value_stack", None) or ()
+        shown = (shape(token), [shape(v) for v in stack])  # what the error follows
+        return (type(exc).__name__, exc.pos_in_stream, sorted(expected), shown)
+
+
+def parsed(p: Lark, text: str) -> object:
+    """What ``compiler.parse`` makes of ``text`` with the parser ``p``: the template, or its
+    diagnostics (codes, messages, spans and hints)."""
+    with mock.patch.object(syntax_parser, "parser", lambda: p):
+        try:
+            return syntax_parser.parse(text)
+        except TemplateError as exc:
+            return exc.diagnostics
 
 
 noise = st.sampled_from(
@@ -105,7 +157,9 @@ templates = st.lists(st.one_of(noise, macros, st.text(max_size=5)), max_size=8).
 
 @given(templates)
 def test_the_loaded_parser_is_the_built_one(both: tuple[Lark, Lark], text: str) -> None:
-    """Trees and syntax errors (kind, position, message) of the loaded tables are those of
-    lark's own analysis of the grammar."""
+    """Trees and syntax errors (kind, position, expected set, the token and the parser's
+    stack) of the loaded tables are those of lark's own analysis of the grammar, and so are
+    the templates and diagnostics made of them."""
     loaded, built = both
     assert outcome(loaded, text) == outcome(built, text)
+    assert parsed(loaded, text) == parsed(built, text)
