@@ -20,6 +20,7 @@ import binascii
 import functools
 import gzip
 import importlib.util
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -218,6 +219,7 @@ class TokenCounter:
         self._max_chars = max_chars
         self.cached_chars = 0
         """The characters of the texts the cache holds (it starts over past ``max_chars``)."""
+        self._lock = threading.Lock()  # over the cache's changes, not its reads
         self._count_fn = count_fn
         if encoding not in ENCODINGS:
             get_encoding(encoding)  # raises the friendly error now, not mid-fit
@@ -271,11 +273,14 @@ class TokenCounter:
         a full cache starts over)."""
         if len(text) > self._max_chars:
             return
-        if len(self._cache) >= self._max or self.cached_chars + len(text) > self._max_chars:
-            self._cache.clear()
-            self.cached_chars = 0
-        self._cache[text] = n
-        self.cached_chars += len(text)
+        with self._lock:  # the tally and the cache change together (a server's threads)
+            if text in self._cache:
+                return
+            if len(self._cache) >= self._max or self.cached_chars + len(text) > self._max_chars:
+                self._cache.clear()
+                self.cached_chars = 0
+            self._cache[text] = n
+            self.cached_chars += len(text)
 
     def total(self, texts: list[str]) -> int:
         """The tokens of ``texts`` summed, as :meth:`count` counts each (see :meth:`counts`)."""
@@ -299,11 +304,17 @@ class TokenCounter:
         new = list({t: None for t, n in zip(texts, hits, strict=True) if n is None and t})
         encode = (self._encoding or self.encoding).encode_ordinary
         found = dict(zip(new, map(len, map(encode, new)), strict=True))
-        chars = sum(map(len, new))
-        if len(self._cache) + len(new) < self._max and self.cached_chars + chars <= self._max_chars:
-            self._cache.update(found)  # room for all: kept at once
-            self.cached_chars += chars
-        else:
+        cache = self._cache
+        with self._lock:
+            if any(map(cache.__contains__, new)):  # kept by another thread meanwhile
+                new = [t for t in new if t not in cache]
+            chars = sum(map(len, new))
+            room = len(cache) + len(new) < self._max
+            room = room and self.cached_chars + chars <= self._max_chars
+            if room:
+                cache.update(found)  # room for all: kept at once
+                self.cached_chars += chars
+        if not room:
             for text, n in found.items():  # kept as count() keeps them
                 self._keep(text, n)
         found[""] = 0

@@ -209,7 +209,40 @@ def test_counts_are_count_s_and_kept_as_it_keeps_them(
     single.count("hello world")
     assert batch.counts(texts) == [single.count(t) for t in texts]
     assert batch.cached_chars <= max_chars and len(batch._cache) <= max_entries
+    assert batch.cached_chars == sum(map(len, batch._cache))  # the tally is the cache's
     assert all(single.count(t) == n for t, n in batch._cache.items())
+
+
+def test_threads_sharing_a_counter_keep_its_tally_exact() -> None:
+    """A server's threads share a session's counter: its character tally stays the sum of
+    what its cache holds (a lost update would let the cache outgrow its character bound),
+    and every count is exact."""
+    import sys
+    import threading
+
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    counter = TokenCounter("o200k_base", max_entries=10**9, max_chars=600_000)
+    encoding = get_encoding("o200k_base")
+    wrong: list[str] = []
+
+    def work(k: int) -> None:
+        for i in range(1500):
+            text = f"text {k} {i} " + "x" * (i % 7)
+            if counter.count(text) != len(encoding.encode_ordinary(text)):
+                wrong.append(text)
+            counter.counts([f"batch {k} {i} {j}" for j in range(3)])
+
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(before)
+    assert not wrong
+    assert counter.cached_chars == sum(map(len, counter._cache)) <= 600_000
 
 
 def test_a_caller_s_count_fn_is_asked_exactly_as_counting_one_by_one_asks_it() -> None:
