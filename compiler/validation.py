@@ -94,8 +94,15 @@ def field_candidates(root: type[BaseModel], loc: Iterable[str | int]) -> list[st
     return names
 
 
+_SCALAR_TAGS = frozenset({"str", "int", "float", "bool", "none", "bytes", "dict", "list"})
+
+
 def _is_tag(part: str | int) -> bool:
-    return isinstance(part, str) and part.startswith(("function-", "literal["))
+    """Whether a part of a pydantic ``loc`` is its tag of a union member or validator
+    (``function-after[...]``, ``list[...]``, ``str``), not a key of the data."""
+    return isinstance(part, str) and (
+        part.startswith(("function-", "literal[")) or "[" in part or part in _SCALAR_TAGS
+    )
 
 
 def _real_loc(loc: list[str | int], data: Any) -> list[str | int]:
@@ -107,6 +114,8 @@ def _real_loc(loc: list[str | int], data: Any) -> list[str | int]:
     node = data
     for part in loc:
         if isinstance(node, Mapping) and isinstance(part, str):
+            if part not in node and _is_tag(part):
+                continue  # a union member's tag, e.g. ``list[...]`` when an object was given
             out.append(part)
             if part not in node:
                 break
@@ -114,7 +123,7 @@ def _real_loc(loc: list[str | int], data: Any) -> list[str | int]:
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             out.append(part)
             node = node[part]
-        elif _is_tag(part) or (isinstance(part, str) and "[" in part):
+        elif _is_tag(part):
             continue
         else:
             break
@@ -138,6 +147,7 @@ def diagnostics_from(
     code; its ``ctx["hint"]`` becomes the hint.
     """
     out: list[Diagnostic] = []
+    union: tuple[str | None, str] | None = None  # a type error's path and message
     for err in exc.errors(include_url=False):
         loc = _real_loc(list(err["loc"]), data)
         path = format_path(loc, prefix) or prefix or None
@@ -163,6 +173,11 @@ def diagnostics_from(
             out.append(Diagnostic(code=codes.missing, message=message, path=path, file=file))
             continue
         message = str(err["msg"])
+        merged = union is not None and union[0] == path and kind.endswith("_type")
+        if merged and union is not None:  # another member of a union: one message for all
+            out.pop()
+            message = f"{union[1]}, or {message.removeprefix('Input should be ')}"
+        union = (path, message) if kind.endswith("_type") else None
         found = err.get("input")
         if (
             "." not in kind

@@ -64,6 +64,61 @@ def test_broken_run_context(context: dict[str, Any], code: str) -> None:
     assert code_of("Hi <<agent.chat.history>> <<agent.tools.available>>", context) == code
 
 
+@pytest.mark.parametrize(
+    ("context", "message", "path"),
+    [
+        (  # a union's member tags (list[...], str) are not keys of the data
+            {"worldInfo": 5},
+            "run context field 'worldInfo': Input should be a valid list, or a valid string"
+            " (found 5)",
+            "worldInfo",
+        ),
+        (
+            {"character": 5},
+            "run context field 'character': Input should be a valid dictionary, or a valid"
+            " string (found 5)",
+            "character",
+        ),
+        (
+            {"skills": {"plan": 5}},
+            "run context field 'plan': Input should be a valid string (found 5)",
+            "skills.plan",
+        ),
+        (  # the member that takes a list says what is wrong inside it
+            {"worldInfo": [5]},
+            "Input should be a valid dictionary (found 5)",
+            "worldInfo[0]",
+        ),
+    ],
+)
+def test_a_wrong_type_says_what_the_field_takes(
+    context: dict[str, Any], message: str, path: str
+) -> None:
+    """Each of a union's members is named in one message at the field's own path."""
+    with pytest.raises(ContextError) as info:
+        compiler.compile_string("x", context=context)
+    (diagnostic,) = info.value.diagnostics
+    assert (diagnostic.code, diagnostic.message, diagnostic.path) == (
+        "context.invalid_context",
+        message,
+        path,
+    )
+
+
+def test_a_lorebook_given_as_world_info_says_where_it_goes() -> None:
+    book = {"entries": {"0": {"uid": 0, "key": ["ferry"], "content": "The ferry."}}}
+    with pytest.raises(ContextError) as info:
+        compiler.compile_string("x", context={"worldInfo": book})
+    (diagnostic,) = info.value.diagnostics
+    assert diagnostic.path == "worldInfo" and "not an object" in diagnostic.message
+    assert diagnostic.hint is not None and '"lorebooks"' in diagnostic.hint
+    inline = compiler.compile_string(
+        "<<agent.world.activated>> <<agent.chat.history>>",
+        context={"lorebooks": {"global": book}, "chat": [{"role": "user", "content": "ferry?"}]},
+    )  # where the hint says it goes, it is read
+    assert "The ferry." in json.dumps(inline.request)
+
+
 def test_tool_names_must_stay_unique_after_aliasing() -> None:
     tools = [
         {"name": "workspace.read_file", "parameters": {"type": "object"}},

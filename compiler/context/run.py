@@ -13,10 +13,9 @@ import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -54,6 +53,7 @@ from compiler.context.sandbox import admit
 from compiler.context.tool_schemas import CHECKED, SchemaMemo, plainly_valid
 from compiler.context.workspace import Workspace
 from compiler.context.world_books import BookSource, Lorebooks, load_books
+from compiler.context.world_inline import WorldInfoIn
 from compiler.context.world_run import scan_run
 from compiler.errors import ContextError, Diagnostic, is_too_deep, too_deep
 
@@ -76,19 +76,6 @@ class ChatMessageIn(_Model):
     tool_call_id: str | None = None
     #: when it was sent (SillyTavern's ``send_date``), for ``{{idle_duration}}``
     send_date: SendDate | None = None
-
-
-class WorldEntryIn(BaseModel):
-    """An activated world info entry as the runtime gives it (SillyTavern's other entry fields
-    are allowed and kept): its text must be text."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
-
-    content: str = ""
-    position: Literal["before", "after"] | int = "before"
-    uid: int | str | None = None
-    comment: str = ""
-    order: int = 100
 
 
 class ToolIn(_Model):
@@ -186,12 +173,6 @@ class WorldInfoSettings(BaseModel):
     world_info_character_strategy: Literal[0, 1, 2] = 1
 
 
-def _world_entry(entry: dict[str, Any]) -> dict[str, Any]:
-    """An inline activated entry, checked as :class:`WorldEntryIn` (and kept as given)."""
-    WorldEntryIn.model_validate(entry)
-    return entry
-
-
 class RunContext(_Model):
     """The run context. ``base_dir`` is where relative paths resolve (the file's folder)."""
 
@@ -208,9 +189,7 @@ class RunContext(_Model):
     task: str | None = None
     persona: Persona | None = None
     character: dict[str, Any] | str | None = None
-    world_info: list[Annotated[dict[str, Any], AfterValidator(_world_entry)]] | str = Field(
-        default_factory=list
-    )
+    world_info: WorldInfoIn = Field(default_factory=list)
     #: SillyTavern's chat metadata (its names): the Author's Note; a chat file's header
     #: ``chat_metadata`` is read too, these keys win
     chat_metadata: ChatMetadata = Field(default_factory=ChatMetadata)
