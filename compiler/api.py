@@ -32,6 +32,7 @@ from compiler.context.lazy_chat import ChatMemo
 from compiler.context.run import RunContext, load_context
 from compiler.context.run_warnings import run_warnings
 from compiler.context.tool_schemas import SchemaMemo
+from compiler.context.world_books import BookMemo
 from compiler.dialect import Dialect
 from compiler.errors import (
     APCError,
@@ -170,13 +171,15 @@ class TurnMemo:
     """What a session's compile keeps for the next turn: the chat it checked, the profile it
     resolved from the default layers (:class:`ProfileMemo`), the prices of the history
     messages it read (:class:`~compiler.fit.PriceMemo`), the run tools' schemas it found
-    valid and the inline card it read. One reference swapped whole per field (thread-safe)."""
+    valid, the inline card and the inline lorebooks it read. One reference swapped whole per
+    field (thread-safe)."""
 
     chat: ChatMemo = field(default_factory=ChatMemo)
     profile: ProfileMemo | None = None
     prices: PriceMemo = field(default_factory=PriceMemo)
     schemas: SchemaMemo = field(default_factory=SchemaMemo)
     cards: CardMemo = field(default_factory=CardMemo)
+    books: BookMemo = field(default_factory=BookMemo)
 
 
 def _profile_key(opts: CompileOptions, ctx: RunContext) -> tuple[str, str] | None:
@@ -331,7 +334,9 @@ def _load(context: Context, memo: TurnMemo | None) -> RunContext:
     """The run context, read with what a session's last turn checked (its ``memo``)."""
     if memo is None:
         return load_context(context)
-    return load_context(context, memo=memo.chat, schemas=memo.schemas, cards=memo.cards)
+    return load_context(
+        context, memo=memo.chat, schemas=memo.schemas, cards=memo.cards, books=memo.books
+    )
 
 
 def _assembled(src: Source, given: bool, assembler: Assembler) -> list[Diagnostic]:

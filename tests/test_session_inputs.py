@@ -1,6 +1,7 @@
 """What a session keeps of a run context's inputs (issue 14): a run tool's parameter schema
-checked once, an unchanged inline card parsed once; every turn gives what a one-shot compile
-gives, and what changed or is bad is read again, with the same error."""
+checked once, an unchanged inline card and inline lorebooks parsed once; every turn gives
+what a one-shot compile gives, and what changed or is bad is read again, with the same
+error."""
 
 from __future__ import annotations
 
@@ -148,6 +149,80 @@ def test_a_changed_or_broken_card_is_read_again() -> None:
             CARD_TEMPLATE, context={**run(GOOD), "character": {**card, "name": "Ines"}}, budget=4000
         ).request
     )
+
+
+WORLD_TEMPLATE = "<<agent.world.activated>>\n<<agent.chat.history>>"
+
+
+def lorebook(*contents: str) -> dict[str, Any]:
+    return {
+        "entries": {
+            str(i): {"uid": i, "key": ["light", f"k{i}"], "content": c, "order": 100 - i}
+            for i, c in enumerate(contents)
+        }
+    }
+
+
+def test_a_session_reads_an_unchanged_inline_lorebook_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A session parses an inline lorebook again only when its JSON text or its place
+    changed (and sorts its entries again only then); every turn gives what a one-shot
+    compile gives, the caller's edits in place included."""
+    import compiler.context.world_books as world_books
+
+    calls = {"read": 0, "sorted": 0}
+    read, sort = world_books.read_lorebook, world_books.sorted_entries
+
+    def read_spy(*args: Any, **kwargs: Any) -> Any:
+        calls["read"] += 1
+        return read(*args, **kwargs)
+
+    def sort_spy(*args: Any, **kwargs: Any) -> Any:
+        calls["sorted"] += 1
+        return sort(*args, **kwargs)
+
+    monkeypatch.setattr(world_books, "read_lorebook", read_spy)
+    monkeypatch.setattr(world_books, "sorted_entries", sort_spy)
+    session = compiler.Session.from_string(WORLD_TEMPLATE, budget=4000)
+    book = lorebook("A lamp in the light.", "The light keeper.")
+    chat = [{"role": "user", "content": "Is the light on?"}]
+    other = lorebook("A candle.")
+    strategy = {"world_info_character_strategy": 0}
+    turns: list[tuple[dict[str, Any], int, int]] = [  # (context, books read, sorts)
+        ({"lorebooks": {"global": book}}, 1, 1),
+        ({"lorebooks": {"global": book}}, 0, 0),
+        ({"lorebooks": {"chat": book}}, 1, 1),  # the same text elsewhere: read there
+        ({"lorebooks": {"global": [book, other]}}, 2, 1),
+        ({"lorebooks": {"global": [book, other]}}, 0, 0),
+        ({"lorebooks": {"global": [book, other]}, "worldInfoSettings": strategy}, 0, 1),
+    ]
+    for context, reads, sorts in turns:
+        context = {**context, "chat": chat}
+        before = dict(calls)
+        warm = session.compile(context)
+        assert (calls["read"] - before["read"], calls["sorted"] - before["sorted"]) == (
+            reads,
+            sorts,
+        )
+        assert warm.request == compiler.compile_string(WORLD_TEMPLATE, context=context).request
+    book["entries"]["0"]["content"] = "A lamp, moved."  # the caller edits it in place
+    context = {"lorebooks": {"global": book}, "chat": chat}
+    before = dict(calls)
+    warm = session.compile(context)
+    assert calls["read"] - before["read"] == 1 and "A lamp, moved." in str(warm.request)
+    assert warm.request == compiler.compile_string(WORLD_TEMPLATE, context=context).request
+
+
+def test_a_broken_inline_lorebook_is_refused_every_turn() -> None:
+    session = compiler.Session.from_string(WORLD_TEMPLATE, budget=4000)
+    broken = {"entries": {"0": {"uid": 0, "key": "light", "content": 7}}}
+    codes = []
+    for _ in range(2):
+        with pytest.raises(APCError) as caught:
+            session.compile({"lorebooks": {"global": broken}, "chat": []})
+        codes.append((caught.value.code, caught.value.path))
+    assert codes[0] == codes[1] and codes[0][0] == "context.invalid_world"
 
 
 SCHEMA_KEYS = [

@@ -52,7 +52,14 @@ from compiler.context.lazy_chat import ChatMemo, LazyChat, PlainChat, plain_chat
 from compiler.context.sandbox import admit
 from compiler.context.tool_schemas import CHECKED, SchemaMemo, plainly_valid
 from compiler.context.workspace import Workspace
-from compiler.context.world_books import BookSource, Lorebooks, load_books
+from compiler.context.world import WorldEntry
+from compiler.context.world_books import (
+    BookMemo,
+    BookSource,
+    Lorebooks,
+    load_books,
+    sorted_entries,
+)
 from compiler.context.world_inline import WorldInfoIn
 from compiler.context.world_run import scan_run
 from compiler.errors import ContextError, Diagnostic, is_too_deep, too_deep
@@ -252,6 +259,7 @@ class RunContext(_Model):
     _user_lines: int | None = None
     _user_lines_at: list[int] | None = None
     _books: list[BookSource] | None = None
+    _book_memo: BookMemo | None = None
 
     @property
     def messages(self) -> Sequence[ChatMessageIn]:
@@ -287,7 +295,7 @@ class RunContext(_Model):
         not a valid card)."""
         return self._card
 
-    def load_inputs(self, cards: CardMemo | None = None) -> None:
+    def load_inputs(self, cards: CardMemo | None = None, books: BookMemo | None = None) -> None:
         """Read the inputs given as paths (relative to :attr:`base_dir`), in place.
 
         ``chat`` (a .jsonl or .json file) becomes messages; ``character`` (JSON/PNG/CHARX
@@ -328,9 +336,16 @@ class RunContext(_Model):
             self._card, self._card_text = cards.read(self.character, **where)
         elif isinstance(self.character, dict):  # a broken inline card is an error too
             self._card = read_card(self.character, origin=self._file, json_path="character")
-        self._books = self._load_books()
+        self._book_memo = books
+        self._books = self._load_books(books)
 
-    def _load_books(self) -> list[BookSource]:
+    def sorted_world_entries(self, books: Sequence[BookSource], strategy: int) -> list[WorldEntry]:
+        """The entries of ``books`` in SillyTavern's candidate order (a session's memo's)."""
+        memo = self._book_memo
+        sort = sorted_entries if memo is None else memo.sorted_entries
+        return sort(books, strategy)
+
+    def _load_books(self, memo: BookMemo | None = None) -> list[BookSource]:
         card = self._card
         book = card.character_book if card is not None and self.use_character_book else None
         embedded = None
@@ -343,6 +358,7 @@ class RunContext(_Model):
             world_info=self.world_info if isinstance(self.world_info, str) else None,
             lorebooks=self.lorebooks,
             character_book=embedded,
+            memo=memo,
         )
 
     @property
@@ -474,13 +490,14 @@ def load_context(
     memo: ChatMemo | None = None,
     schemas: SchemaMemo | None = None,
     cards: CardMemo | None = None,
+    books: BookMemo | None = None,
 ) -> RunContext:
     """A RunContext from an object, a dict (paths relative to ``base_dir``) or a JSON file.
     ``from_json``: the dict came from :func:`compiler.context.inputs.parse_json`, which
     already repaired and refused what :func:`sanitize` would (a server's request body).
     ``memo``: a session's last checked chat (a dict's chat checks only what is new);
     ``schemas``: the tool schemas a session already found valid; ``cards``: the inline card
-    it read last."""
+    it read last; ``books``: the inline lorebooks it read last."""
     if value is None:
         return RunContext()
     if isinstance(value, RunContext):
@@ -509,7 +526,7 @@ def load_context(
         CHECKED.reset(token)
     ctx._base_dir = base_dir or Path.cwd()
     ctx._file = file
-    ctx.load_inputs(cards)
+    ctx.load_inputs(cards, books)
     return ctx
 
 

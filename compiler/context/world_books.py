@@ -32,6 +32,7 @@ character first, 2 global first; each group by descending ``order``, stable.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -84,15 +85,55 @@ def _digest(book: Lorebook) -> str:
     return hashlib.sha256(book.model_dump_json().encode("utf-8", "surrogatepass")).hexdigest()
 
 
+class BookMemo:
+    """The inline lorebooks a session's last compile read, each by where it was given and
+    its JSON text, with its digest: a turn that gives the same book does not parse or digest
+    it again (a lorebook of hundreds of entries took most of a turn). Reading a lorebook
+    reports nothing, and nothing changes a book once read (the scan reads copies of its
+    entries). Holds one compile's books, swapped whole at its end (thread-safe)."""
+
+    __slots__ = ("_last", "_sorted")
+
+    def __init__(self) -> None:
+        self._last: dict[str, tuple[Lorebook, str]] = {}
+        self._sorted: tuple[list[tuple[BookKind, str, Lorebook]], int, list[WorldEntry]] = (
+            [],
+            0,
+            [],
+        )
+
+    def get(self, key: str) -> tuple[Lorebook, str] | None:
+        return self._last.get(key)
+
+    def keep(self, read: dict[str, tuple[Lorebook, str]]) -> None:
+        self._last = read
+
+    def sorted_entries(self, books: Sequence[BookSource], strategy: int) -> list[WorldEntry]:
+        """:func:`sorted_entries`, the last compile's when it sorted these very book objects
+        (the memo's, read again) by the same strategy: not copied entry by entry again."""
+        key = [(b.kind, b.name, b.book) for b in books]
+        last_key, last_strategy, last = self._sorted
+        same = len(last_key) == len(key) and all(
+            (k, n) == (lk, ln) and book is last_book
+            for (k, n, book), (lk, ln, last_book) in zip(key, last_key, strict=True)
+        )
+        if not (same and strategy == last_strategy):
+            last = sorted_entries(books, strategy)
+            self._sorted = (key, strategy, last)
+        return list(last)
+
+
 class _Loader:
     """Reads the books in ownership order, each once."""
 
-    def __init__(self, base_dir: Path, origin: str) -> None:
+    def __init__(self, base_dir: Path, origin: str, memo: BookMemo | None = None) -> None:
         self.base_dir = base_dir
         self.origin = origin
         self.books: list[BookSource] = []
         self.seen: set[str] = set()
         self.entries = 0  # of the books kept
+        self.memo = memo
+        self.read: dict[str, tuple[Lorebook, str]] = {}  # the inline books read, by key
 
     def add(self, kind: BookKind, ref: BookRef, where: str) -> None:
         if len(self.books) >= MAX_LOREBOOKS:
@@ -113,11 +154,37 @@ class _Loader:
             book = read_lorebook(path)
             self.keep(kind, book, _stem(path), str(path), real)
         else:
-            book = read_lorebook(ref, origin=self.origin, json_path=where)
-            self.keep(kind, book, book.name or f"{kind} lorebook {len(self.books)}", where)
+            book, digest = self._inline(ref, where)
+            name = book.name or f"{kind} lorebook {len(self.books)}"
+            self.keep(kind, book, name, where, digest=digest)
 
-    def keep(self, kind: BookKind, book: Lorebook, name: str, file: str, *ids: str) -> None:
-        marks = {"name:" + name, "book:" + _digest(book), *ids}
+    def _inline(self, ref: dict[str, Any], where: str) -> tuple[Lorebook, str]:
+        """An inline book and its digest: the memo's when it read the same text there."""
+        key = None
+        if self.memo is not None:
+            try:
+                text = json.dumps(ref, ensure_ascii=False)
+            except (TypeError, ValueError, RecursionError):
+                text = None  # not plain JSON: read every time
+            key = None if text is None else f"{self.origin}\x00{where}\x00{text}"
+        found = self.memo.get(key) if self.memo is not None and key is not None else None
+        if found is None:
+            book = read_lorebook(ref, origin=self.origin, json_path=where)
+            found = (book, _digest(book))
+        if key is not None:
+            self.read[key] = found
+        return found
+
+    def keep(
+        self,
+        kind: BookKind,
+        book: Lorebook,
+        name: str,
+        file: str,
+        *ids: str,
+        digest: str | None = None,
+    ) -> None:
+        marks = {"name:" + name, "book:" + (digest or _digest(book)), *ids}
         if marks & self.seen:
             return
         self.seen |= marks
@@ -144,10 +211,12 @@ def load_books(
     world_info: str | None,
     lorebooks: Lorebooks,
     character_book: tuple[str, Lorebook, str] | None,
+    memo: BookMemo | None = None,
 ) -> list[BookSource]:
     """The run's lorebooks in ownership order (module docstring). ``character_book`` is the
-    card's embedded book, its world name and where it was read, or None."""
-    loader = _Loader(base_dir, origin)
+    card's embedded book, its world name and where it was read, or None; ``memo``: the
+    inline books a session's last compile read."""
+    loader = _Loader(base_dir, origin, memo)
     refs: list[tuple[BookKind, BookRef, str]] = []
     if world_info is not None:
         refs.append(("global", world_info, "worldInfo"))
@@ -167,6 +236,8 @@ def load_books(
             loader.keep("character", book, name, file)
         if i < len(refs):
             loader.add(*refs[i])
+    if memo is not None:
+        memo.keep(loader.read)
     return loader.books
 
 

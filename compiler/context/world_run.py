@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from compiler.context.lazy_chat import LazyChat
 from compiler.context.world import WorldEntry
-from compiler.context.world_books import sorted_entries
 from compiler.context.world_place import world_position
 from compiler.context.world_scan import Character, ScanSettings, scan, world_budget
 from compiler.errors import Diagnostic
@@ -115,7 +114,7 @@ def scan_run(
     if count is None:
         settings = dataclasses.replace(settings, budget=None)
     result = scan(
-        sorted_entries(books, wi.world_info_character_strategy),
+        ctx.sorted_world_entries(books, wi.world_info_character_strategy),
         _texts(chat, wi.world_info_include_names),
         settings,
         state=given,
