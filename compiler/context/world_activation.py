@@ -185,7 +185,8 @@ class Scanner:
         rewrite_key: Callable[[str], str] | None,
         injected: Sequence[str] = (),
     ) -> None:
-        self.newest_first = [m.strip() for m in reversed(messages[-MAX_SCAN_DEPTH:])]
+        self._messages = messages
+        self._newest: list[str] = []  # the newest messages trimmed, newest first, as read
         #: in-chat extension prompts SillyTavern scans too (``WorldInfoBuffer.addInject``)
         self.injected = [t for t in injected if t]
         self.scan_depth = scan_depth
@@ -218,13 +219,22 @@ class Scanner:
             if depth <= 0:
                 text = ""
             else:
-                text = _MATCHER + _JOINER.join(self.newest_first[:depth])
+                text = _MATCHER + _JOINER.join(self._newest_first(depth))
                 if self.injected:
                     text += _JOINER + _JOINER.join(self.injected)
                 if recursion:
                     text += _JOINER + _JOINER.join(self.recurse)
             self._cache[cache_key] = text.lower() if lower else text
         return self._cache[cache_key]
+
+    def _newest_first(self, depth: int) -> list[str]:
+        """The newest ``depth`` messages (at most :data:`MAX_SCAN_DEPTH`), trimmed, newest
+        first: made as a depth first reaches them (a scan of depth 2 reads 2 of a long chat)."""
+        made, messages = self._newest, self._messages
+        want = min(depth, len(messages), MAX_SCAN_DEPTH)
+        while len(made) < want:
+            made.append(messages[len(messages) - 1 - len(made)].strip())
+        return made[:depth]
 
     def _rewrite(self, key: str) -> str:
         """The key with its macros filled and trimmed (once per key and scan)."""

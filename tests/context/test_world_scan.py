@@ -308,3 +308,31 @@ def test_a_chain_of_entries_is_bounded_in_work_and_says_so() -> None:
     assert f"{MAX_ENTRY_CHECKS:,}" in result.warnings[0].message
     short = run(chain[:50], ["k0"])
     assert len(short.entries) == 50 and short.warnings == []
+
+
+class Recorded(list[str]):
+    """A chat that records which messages the scan reads."""
+
+    def __init__(self, items: list[str]) -> None:
+        super().__init__(items)
+        self.read: set[int] = set()
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, int):
+            self.read.add(index % len(self))
+        return super().__getitem__(index)
+
+
+def test_a_scan_reads_only_the_messages_its_depth_reaches() -> None:
+    """A long chat scanned at depth 2 has its 2 newest messages read (a runtime's chat is
+    made into scan text as the scan reads it), and an entry's own deeper scanDepth reads as
+    deep as it goes; what matches is what a scan of every message finds."""
+    chat = Recorded([f"message {i}" for i in range(5000)])
+    entries = lore({"key": ["message 4999"]}, {"key": ["message 4990"], "scanDepth": 10})
+    result = run(entries, chat)
+    assert uids(result) == [0, 1]
+    assert chat.read == set(range(4990, 5000))
+    assert uids(run(entries, list(chat))) == [0, 1]
+    shallow = Recorded(list(chat))
+    assert uids(run(lore({"key": ["message 4990"]}), shallow)) == []
+    assert shallow.read == {4998, 4999}
