@@ -122,13 +122,25 @@ def test_a_session_reads_an_unchanged_inline_card_once(monkeypatch: pytest.Monke
         assert warm == outcome(one_shot, context)
     # parsed on turns 1, 3 and 5 (a new card each), not on 2 and 4
     assert parsed == [1, 0, 1, 0, 1]
-    # a card with its own lorebook is parsed every turn (nothing of it is kept)
+    # a card with its own lorebook too: parsed once, its book scanned every turn
     book = {**card, "character_book": {"entries": [{"keys": ["light"], "content": "A lamp."}]}}
-    for i in range(2):
+    world = "<<agent.character>>\n<<agent.world.activated>>\n<<agent.chat.history>>"
+    session = compiler.Session.from_string(world, budget=4000)
+    parsed = []
+    for i, lit in enumerate([True, True, False, True]):
+        chat = [{"role": "user", "content": "the light" if lit else "the dark"}] * (i + 1)
         before = len(calls)
-        context = {**run(GOOD, i + 2), "character": book}
-        assert outcome(session.compile, context) == outcome(one_shot, context)
-        assert len(calls) - before == 2  # the session's parse, the one-shot's
+        warm = session.compile({"chat": chat, "character": book})
+        parsed.append(len(calls) - before)
+        one = compiler.compile_string(world, context={"chat": chat, "character": book})
+        assert warm.request == one.request and ("A lamp." in str(warm.request)) == lit
+    assert parsed == [1, 0, 0, 0]
+    book["character_book"]["entries"][0]["content"] = "A lantern."  # edited in place
+    chat = [{"role": "user", "content": "the light"}]
+    warm = session.compile({"chat": chat, "character": book})
+    assert "A lantern." in str(warm.request) and "A lamp." not in str(warm.request)
+    one = compiler.compile_string(world, context={"chat": chat, "character": book})
+    assert warm.request == one.request
 
 
 def test_a_changed_or_broken_card_is_read_again() -> None:

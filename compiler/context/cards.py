@@ -383,8 +383,9 @@ def read_card(
 
 class CardMemo:
     """The inline card a session read last, by where it came from and its JSON text: a turn
-    with the same card does not parse it again. Only a card without an embedded lorebook is
-    kept (reading one reports nothing, and its fields are only read); at most one."""
+    with the same card does not parse it again: reading a card reports nothing, and its
+    fields and its embedded lorebook are only read (the scan reads copies of the book's
+    entries); at most one."""
 
     def __init__(self) -> None:
         self._last: tuple[str, CharacterCard] | None = None
@@ -402,7 +403,7 @@ class CardMemo:
         if key is not None and last is not None and last[0] == key:
             return last[1], text
         card = read_card(data, origin=origin, json_path=json_path)
-        if key is not None and card.character_book is None:
+        if key is not None:
             self._last = (key, card)
         return card, text
 

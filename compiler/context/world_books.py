@@ -92,10 +92,11 @@ class BookMemo:
     reports nothing, and nothing changes a book once read (the scan reads copies of its
     entries). Holds one compile's books, swapped whole at its end (thread-safe)."""
 
-    __slots__ = ("_last", "_sorted")
+    __slots__ = ("_digested", "_last", "_sorted")
 
     def __init__(self) -> None:
         self._last: dict[str, tuple[Lorebook, str]] = {}
+        self._digested: tuple[Lorebook | None, str] = (None, "")
         self._sorted: tuple[list[tuple[BookKind, str, Lorebook]], int, list[WorldEntry]] = (
             [],
             0,
@@ -107,6 +108,15 @@ class BookMemo:
 
     def keep(self, read: dict[str, tuple[Lorebook, str]]) -> None:
         self._last = read
+
+    def digest(self, book: Lorebook) -> str:
+        """The digest of a book read elsewhere (a card's, kept by the session's card memo):
+        the last one's when it is the very same book."""
+        last, digest = self._digested
+        if last is not book:
+            digest = _digest(book)
+            self._digested = (book, digest)
+        return digest
 
     def sorted_entries(self, books: Sequence[BookSource], strategy: int) -> list[WorldEntry]:
         """:func:`sorted_entries`, the last compile's when it sorted these very book objects
@@ -233,7 +243,8 @@ def load_books(
     for i in range(len(refs) + 1):
         if i == embedded and character_book is not None and character_book[0] not in stems:
             name, book, file = character_book
-            loader.keep("character", book, name, file)
+            digest = memo.digest(book) if memo is not None else None
+            loader.keep("character", book, name, file, digest=digest)
         if i < len(refs):
             loader.add(*refs[i])
     if memo is not None:
