@@ -170,7 +170,13 @@ class _Sources(Sequence[object]):
             source = self._got[j]  # the history walk reads each through here
             return source if self._free(source) else object()
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
+            start, stop, step = index.indices(len(self))
+            base = self._stop - self._start  # how many come from the base
+            if step == 1 and stop <= base:  # a block of the base (the walk reads blocks)
+                got = self._got[self._start + start : self._start + max(start, stop)]
+                free = self._free
+                return [source if free(source) else object() for source in got]
+            return [self[i] for i in range(start, stop, step)]
         i = index.__index__()
         if i < 0:
             i += len(self)

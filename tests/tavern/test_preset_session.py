@@ -250,6 +250,40 @@ def test_a_message_s_price_is_kept_only_when_the_run_cannot_change_it() -> None:
     assert not name_free(-1)("not a dict")
 
 
+class Sourced(list[Any]):
+    def sources(self) -> list[Any]:
+        return list(self)
+
+
+@given(
+    st.lists(st.sampled_from(["user", "assistant", "system"]), max_size=12),
+    st.integers(-1, 2),
+    st.integers(0, 4),
+    st.integers(-14, 14),
+    st.integers(-14, 14),
+)
+def test_a_block_of_sources_is_each_source_read_alone(
+    roles: list[str], behavior: int, tail: int, lo: int, hi: int
+) -> None:
+    """The history walk reads a view's sources a block at a time: each the base's source
+    where the message made of it depends on nothing else, else a fresh object, as reading
+    them one by one gives (``name_free``)."""
+    base = Sourced(
+        {"role": r, "content": str(i), **({"name": "N"} if i % 3 == 0 else {})}
+        for i, r in enumerate(roles)
+    )
+    extra = [{"role": "user", "content": "t"}] * tail
+    view = ChatView(base, namer(behavior, "User", "Mira"), extra, free=name_free(behavior))
+    sources = view.sources()
+    assert sources is not None
+
+    def kept(found: Any) -> Any:  # the source itself, or None for a fresh stand-in
+        return next((i for i, b in enumerate(base) if found is b), None)
+
+    one_by_one = [kept(sources[i]) for i in range(len(sources))[lo:hi]]
+    assert [kept(x) for x in sources[lo:hi]] == one_by_one
+
+
 @pytest.mark.parametrize("behavior", [-1, 0, 1, 2])
 def test_a_long_chat_framed_as_read_is_what_a_one_shot_compile_sends(behavior: int) -> None:
     """Past FRAMED_WHOLE messages the chat is framed as the fit reads it: turn after turn
