@@ -105,20 +105,32 @@ def _is_tag(part: str | int) -> bool:
     )
 
 
-def _real_loc(loc: list[str | int], data: Any) -> list[str | int]:
-    """The part of a pydantic ``loc`` that names keys and indices of ``data`` (None: the
-    loc without pydantic's tags)."""
-    if data is None:
-        return [p for p in loc if not _is_tag(p)]
+_UNSEEN = object()
+_MAX_AMBIGUOUS = 4  # parts of one loc tried both ways (a key and a tag): 16 walks at most
+
+
+def _walks(
+    loc: list[str | int], data: Any, ambiguous: int = 0
+) -> Iterable[tuple[list[str | int], Any]]:
+    """Each reading of ``loc`` over ``data`` (its keys and indices, and the node it ends
+    at): a part that is a key of the object there and also looks like a tag (a data key
+    ``"str"`` where pydantic's ``str`` member of a union failed) is read as the key first,
+    then as the tag."""
     out: list[str | int] = []
     node = data
-    for part in loc:
+    for i, part in enumerate(loc):
         if isinstance(node, Mapping) and isinstance(part, str):
             if part not in node and _is_tag(part):
                 continue  # a union member's tag, e.g. ``list[...]`` when an object was given
             out.append(part)
             if part not in node:
                 break
+            if _is_tag(part) and ambiguous < _MAX_AMBIGUOUS:
+                for rest, end in _walks(loc[i + 1 :], node[part], ambiguous + 1):
+                    yield [*out, *rest], end
+                for rest, end in _walks(loc[i + 1 :], node, ambiguous + 1):
+                    yield [*out[:-1], *rest], end
+                return
             node = node[part]
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             out.append(part)
@@ -127,7 +139,17 @@ def _real_loc(loc: list[str | int], data: Any) -> list[str | int]:
             continue
         else:
             break
-    return out
+    yield out, node
+
+
+def _real_loc(loc: list[str | int], data: Any, found: Any = _UNSEEN) -> list[str | int]:
+    """The part of a pydantic ``loc`` that names keys and indices of ``data`` (None: the
+    loc without pydantic's tags). Where a part may be a key or a tag, the reading that
+    ends at the error's input (``found``) wins, else the key's."""
+    if data is None:
+        return [p for p in loc if not _is_tag(p)]
+    walks = list(_walks(loc, data))
+    return next((out for out, end in walks if end is found), walks[0][0])
 
 
 def diagnostics_from(
@@ -149,7 +171,7 @@ def diagnostics_from(
     out: list[Diagnostic] = []
     union: tuple[str | None, str] | None = None  # a type error's path and message
     for err in exc.errors(include_url=False):
-        loc = _real_loc(list(err["loc"]), data)
+        loc = _real_loc(list(err["loc"]), data, err.get("input", _UNSEEN))
         path = format_path(loc, prefix) or prefix or None
         kind: str = err["type"]
         field = str(loc[-1]) if loc and isinstance(loc[-1], str) else ""
@@ -167,10 +189,12 @@ def diagnostics_from(
                     file=file,
                 )
             )
+            union = None
             continue
         if kind == "missing":
             message = f"missing required field '{field}'{where}"
             out.append(Diagnostic(code=codes.missing, message=message, path=path, file=file))
+            union = None
             continue
         message = str(err["msg"])
         merged = union is not None and union[0] == path and kind.endswith("_type")
