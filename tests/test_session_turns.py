@@ -9,6 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -340,3 +341,68 @@ def test_a_turn_counted_by_the_caller_leaves_no_summary_for_a_tiktoken_turn() ->
     session.compile(ctx, token_counter=dear_lines)
     want = outcome(compiler.compile_string, TEMPLATE, context=copy.deepcopy(ctx), budget=600)
     assert outcome(session.compile, ctx) == want
+
+
+def test_text_samples_are_remembered_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    from compiler.fit.summarize import TextSamples
+
+    monkeypatch.setattr(TextSamples, "ENTRIES", 8)
+    monkeypatch.setattr(TextSamples, "CHARS", 2_000)
+    monkeypatch.setattr(TextSamples, "LONGEST", 500)
+    memo = TextSamples()
+    made: list[str] = []
+
+    def lines(text: str) -> list[str]:
+        made.append(text)
+        return text.split(".")
+
+    texts = [f"Text {i}. More {i}." * (1 + i % 5) for i in range(20)] + ["Long. " * 200]
+    for text in texts + texts:
+        got = memo.get(text, 48, lambda text=text: lines(text))
+        assert got == text.split(".")
+        got.append("a caller's change")  # handed out as a copy: the memo keeps its own
+        assert len(memo._memo) <= TextSamples.ENTRIES and memo._chars <= TextSamples.CHARS
+        assert memo._chars == sum(len(t) for _, t in memo._memo)
+    assert texts[-1] not in {t for _, t in memo._memo}  # longer than LONGEST: not kept
+    fresh, text = TextSamples(), "One. Two. Three."
+    before = len(made)
+    assert [fresh.get(text, 48, lambda: lines(text)) for _ in range(3)] == [text.split(".")] * 3
+    assert len(made) == before + 1  # made once, then remembered
+    assert memo.get(texts[0], 48, lambda: lines(texts[0])) == texts[0].split(".")
+    assert memo.get(texts[0], 24, lambda: ["other picks"]) == ["other picks"]
+
+
+def test_a_session_samples_an_unchanged_tool_result_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tool results summarized turn after turn (mode="summary") are split into sentences
+    once; every turn gives what a one-shot compile gives, an edited result included."""
+    from compiler.fit import summarize
+
+    split = summarize._SENTENCE.split
+    calls: list[int] = []
+
+    class Counting:
+        def split(self, text: str) -> list[str]:
+            calls.append(1)
+            return split(text)
+
+    monkeypatch.setattr(summarize, "_SENTENCE", Counting())
+    template = '<<agent.tool_results mode="summary" budget=300>>\n<<agent.chat.history>>'
+    body = "\n".join(f"Line {i} of the file says something. Then more." for i in range(80))
+    results = [
+        {"callId": f"c{i}", "tool": "workspace.read_file", "content": f"{i}: {body}"}
+        for i in range(3)
+    ]
+    session = compiler.Session.from_string(template, budget=2_000)
+    chat = [message(i) for i in range(6)]
+    counts = []
+    for n in range(3, 7):
+        if n == 6:
+            results[1]["content"] += "\nAn edit."
+        ctx = {"chat": chat[:n], "toolResults": results}
+        before = len(calls)
+        warm = session.compile(ctx)
+        counts.append(len(calls) - before)
+        one = compiler.compile_string(template, context=ctx, budget=2_000)
+        assert warm.request == one.request
+    # the first turn splits each result (and each summary it shrinks); then only the edit
+    assert counts[0] >= 3 and counts[1:3] == [0, 0] and 0 < counts[3] < counts[0]

@@ -117,14 +117,22 @@ class ExtractiveSummarizer:
     name = "extractive"
 
     def __init__(
-        self, counter: TokenCounter, picks: int = 48, sentences: FirstSentences | None = None
+        self,
+        counter: TokenCounter,
+        picks: int = 48,
+        sentences: FirstSentences | None = None,
+        samples: TextSamples | None = None,
     ) -> None:
         self.counter = counter
         self.picks = picks
         self.first = sentences.first if sentences is not None else _first_sentence
+        self.samples = samples
 
     def lines(self, request: SummaryRequest) -> list[str]:
         first = self.first
+        if not request.messages and self.samples is not None:  # a text seen before
+            text = request.text or ""
+            return self.samples.get(text, self.picks, lambda: self._text_lines(text))
         if request.messages:
             msgs = request.messages
             out = []
@@ -136,8 +144,12 @@ class ExtractiveSummarizer:
                 who = m.get("name") or m["role"]
                 out.append(f"- {who}: {first(content)}")
             return out
-        pieces = [p for p in _SENTENCE.split(request.text or "") if p.strip()]
-        return [first(pieces[i]) for i in _spread(len(pieces), self.picks)]
+        return self._text_lines(request.text or "")
+
+    def _text_lines(self, text: str) -> list[str]:
+        """The first sentence of each sampled paragraph-or-sentence of ``text``."""
+        pieces = [p for p in _SENTENCE.split(text) if p.strip()]
+        return [self.first(pieces[i]) for i in _spread(len(pieces), self.picks)]
 
     def __call__(self, request: SummaryRequest) -> str | None:
         """Whole lines, in order, while they fit (never a line cut short)."""
@@ -191,6 +203,37 @@ class FirstSentences:
         return found
 
 
+class TextSamples:
+    """A bounded memo of the extractive summarizer's sample of a text (its lines), by text:
+    a tool result or a file summarized turn after turn is split into sentences once. At
+    most :attr:`ENTRIES` texts and :attr:`CHARS` characters of them (then it starts over);
+    a text longer than :attr:`LONGEST` is split every time."""
+
+    ENTRIES = 1024
+    CHARS = 16 * 1024 * 1024
+    LONGEST = 1024 * 1024
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[int, str], list[str]] = {}
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def get(self, text: str, picks: int, make: Callable[[], list[str]]) -> list[str]:
+        found = self._memo.get((picks, text))
+        if found is not None:
+            return list(found)
+        lines = make()
+        if len(text) <= self.LONGEST:
+            with self._lock:
+                if len(self._memo) >= self.ENTRIES or self._chars + len(text) > self.CHARS:
+                    self._memo.clear()
+                    self._chars = 0
+                if (picks, text) not in self._memo:
+                    self._memo[(picks, text)] = lines
+                    self._chars += len(text)
+        return list(lines)
+
+
 def _digest(value: object) -> str:
     blob = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -210,6 +253,8 @@ class SummaryCache:
         self._lock = threading.Lock()
         #: first sentences of the messages the extractive summarizer sampled
         self.sentences = FirstSentences()
+        #: the extractive summarizer's samples of texts (tool results, files)
+        self.samples = TextSamples()
         self.hits = 0
         self.misses = 0
 
@@ -262,7 +307,9 @@ class SummaryChain:
         if target < MIN_SUMMARY_TOKENS:
             return None
         enc = self.counter.encoding_name
-        extractive = ExtractiveSummarizer(self.counter, sentences=self.cache.sentences)
+        extractive = ExtractiveSummarizer(
+            self.counter, sentences=self.cache.sentences, samples=self.cache.samples
+        )
         lines = extractive.lines(request)
         key = (f"extractive:{enc}", extractive.key(request, lines), target)
         if self.counter.local:
