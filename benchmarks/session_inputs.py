@@ -6,11 +6,13 @@ state); the figure is the median turn in milliseconds.
     python benchmarks/session_inputs.py [--turns 40] [--against DIR] [--rounds 2]
 
 Scenarios (a template of the workload's system prompt, the card, ``<<agent.world.activated>>``
-and the history; 16,000 o200k tokens):
+and the history unless said; 16,000 o200k tokens):
 
 - lorebook N: an inline lorebook (``lorebooks.global``) of N generated entries, chat of 200;
 - long chat: a 100-entry lorebook, chat of 3,000 (the world info scan reads the newest);
 - card book N: a card with an embedded ``character_book`` of N entries, chat of 200;
+- tool results N: N results of reading a file (4.5 KB each) as
+  ``<<agent.tool_results mode="summary" budget=1200>>``, chat of 200;
 - preset: ``../shared/corpus``'s st-default-2024 preset with its Seraphina card (skipped
   when the corpus is absent), chats of 200 and 3,000.
 
@@ -40,6 +42,7 @@ from workload import CARD, SYSTEM, make_chat, offline_tiktoken_cache
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
 TEMPLATE = f"{SYSTEM}\n<<agent.character>>\n<<agent.world.activated>>\n<<agent.chat.history>>"
+TOOLS = f'{SYSTEM}\n<<agent.tool_results mode="summary" budget=1200>>\n<<agent.chat.history>>'
 WORDS = ["lantern", "ferry", "river", "night", "bank", "weight", "grey"]
 WORDS += ["keeper", "daughter", "storm", "harbour", "tide"]
 
@@ -58,6 +61,20 @@ def entries(n: int, *, card: bool) -> Any:
     return made if card else {str(i): e for i, e in enumerate(made)}
 
 
+def tool_results(n: int) -> list[dict[str, Any]]:
+    """``n`` results of reading a file: 60 lines of 12 words each (about 4.5 KB)."""
+    rng = random.Random(n)
+    return [
+        {
+            "callId": f"c{i}",
+            "tool": "workspace.read_file",
+            "arguments": {"path": f"output/f{i}.md"},
+            "content": "\n".join(" ".join(rng.choices(WORDS, k=12)) for _ in range(60)),
+        }
+        for i in range(n)
+    ]
+
+
 def scenarios() -> dict[str, tuple[str, int, dict[str, Any]]]:
     """name -> (source: a template's text or a preset's path, chat length, other inputs)."""
     out: dict[str, tuple[str, int, dict[str, Any]]] = {}
@@ -72,6 +89,8 @@ def scenarios() -> dict[str, tuple[str, int, dict[str, Any]]]:
     for n in (100, 300):
         card = {**CARD, "character_book": {"entries": entries(n, card=True)}}
         out[f"card book {n}"] = (TEMPLATE, 200, {"character": card})
+    for n in (20, 100):
+        out[f"tool results {n}"] = (TOOLS, 200, {"toolResults": tool_results(n)})
     preset = CORPUS / "presets" / "st-default-2024.json"
     seraphina = CORPUS / "cards" / "Seraphina-v2v3.png"
     if preset.is_file() and seraphina.is_file():
