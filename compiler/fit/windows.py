@@ -20,7 +20,7 @@ from compiler.fit.history import fit_history, min_present
 from compiler.fit.items import Item, Outcome
 from compiler.fit.ledger import Action
 from compiler.fit.prices import PriceBook
-from compiler.fit.text import TextFitter
+from compiler.fit.text import MIN_KEEP, TextFitter
 from compiler.frame import Component, Message
 
 #: ``<<agent.tool_results mode="summary">>``: each result is at most this many tokens.
@@ -218,8 +218,8 @@ class WindowFitter:
                     out.summary_tokens += n
                     summary_left = None if summary_left is None else summary_left - n
                     out.summarized += 1
-            if new is None:
-                new = self.text.truncate(text, share, "head_tail")
+            if new is None:  # a share too small for any of it: left empty, not a scrap
+                new = self.text.truncate(text, share, "head_tail") if share >= MIN_KEEP else ""
                 out.truncated += 1
             out.messages[i] = {**kept[i], "content": new}
         return out
