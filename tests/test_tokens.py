@@ -217,11 +217,8 @@ def test_threads_sharing_a_counter_keep_its_tally_exact() -> None:
     """A server's threads share a session's counter: its character tally stays the sum of
     what its cache holds (a lost update would let the cache outgrow its character bound),
     and every count is exact."""
-    import sys
-    import threading
+    from tests.threads import run_threads
 
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
     counter = TokenCounter("o200k_base", max_entries=10**9, max_chars=600_000)
     encoding = get_encoding("o200k_base")
     wrong: list[str] = []
@@ -233,14 +230,7 @@ def test_threads_sharing_a_counter_keep_its_tally_exact() -> None:
                 wrong.append(text)
             counter.counts([f"batch {k} {i} {j}" for j in range(3)])
 
-    try:
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(before)
+    run_threads(work)
     assert not wrong
     assert counter.cached_chars == sum(map(len, counter._cache)) <= 600_000
 

@@ -5,7 +5,6 @@ a caller may change, and keeps its bounds and its character tally under threads.
 from __future__ import annotations
 
 import random
-import sys
 import threading
 
 import pytest
@@ -15,6 +14,7 @@ from hypothesis import strategies as st
 from compiler.fit import SummaryRequest
 from compiler.fit.summarize import ExtractiveSummarizer, FirstSentences, TextSamples
 from compiler.tokens import counter_for
+from tests.threads import run_threads
 
 COUNTER = counter_for("o200k_base")
 PIECES = st.sampled_from(["Word", "x", ". ", "! ", "。", "\n", "\n\n", "  ", "\ud800", "\udfff"])
@@ -44,8 +44,6 @@ def test_text_samples_keep_their_bounds_and_tally_under_threads(
 ) -> None:
     monkeypatch.setattr(TextSamples, "ENTRIES", 16)
     monkeypatch.setattr(TextSamples, "CHARS", 4_000)
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # threads switch often: the same text stored twice at once
     memo = TextSamples()
     texts = [f"T{i}. " * (1 + i % 40) for i in range(64)]
     wrong: list[object] = []
@@ -59,14 +57,7 @@ def test_text_samples_keep_their_bounds_and_tally_under_threads(
                 wrong.append(got)
             got.append("changed")
 
-    try:
-        threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(old)
+    run_threads(work)  # threads switch often: the same text stored twice at once
     assert not wrong
     assert len(memo._memo) <= TextSamples.ENTRIES and memo._chars <= TextSamples.CHARS
     assert memo._chars == sum(len(text) for _, text in memo._memo)
