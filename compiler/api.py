@@ -55,6 +55,7 @@ from compiler.fit import (
 from compiler.fit.budgets import TotalBudget, budget_warnings
 from compiler.frame import ComponentKind, ContextFrame, ToolSpec
 from compiler.journal import Event, Journal
+from compiler.losses import LOSS_CODES, checked_losses
 from compiler.lower.base import ModelRequest, get_dialect
 from compiler.macros import BoundTemplate
 from compiler.markers import check_markers
@@ -303,8 +304,7 @@ def compile_source(
             prices=memo.prices if memo is not None else None,
         )
         request = fitted.request  # lowered and counted once, by the fit
-        dialect.check(request)
-        warnings += fitted.lowered
+        warnings += checked_losses(dialect, request, fitted, strict=opts.strict)
         check_markers(fitted.frame)  # no <<agent.*>> that was never expanded is sent
     except APCError as exc:
         _failed(exc, dialect, journal)
@@ -570,6 +570,7 @@ def check_source_budget(
     """The budget set-up of a compile of ``src``, checked before fitting: the required
     floors (exact) plus the reserved response against the model's window, and against the
     total budget (``opts.budget``)."""
+    asked = opts
     full = compile_source(src, context, opts.with_fields(budget=sys.maxsize), found, counters)
     settings = src.preset.settings if src.preset is not None else None
     opts, _ = _preset_options(opts, settings)
@@ -582,4 +583,9 @@ def check_source_budget(
     # a budget check needs no run context (then it counts the source alone)
     own = ("context.budget_over_window", "context.no_run_context")
     warnings = [w for w in full.warnings if w.code not in own]
-    return Feasibility(floor, total.total, total.window, total.reserve, model, warnings)
+    feasible = Feasibility(floor, total.total, total.window, total.reserve, model, warnings)
+    if feasible.problem is None and total.total is not None:
+        # what the budget itself leaves out that a reader would miss, from a compile at it
+        fitted = compile_source(src, context, asked.with_fields(strict=False), [], counters)
+        feasible.warnings += [w for w in fitted.warnings if w.code in LOSS_CODES]
+    return feasible

@@ -33,6 +33,7 @@ from compiler.markers import ALLOWANCE, OPEN, openers
 from compiler.policy.resources import VisibleResourcePolicy
 from compiler.profile import ResolvedAgentProfile
 from compiler.profile.models import PlanNode, PlanPolicy
+from compiler.required import default_required, mark_history
 from compiler.stmacros import MacroEnv, card_values, inert, substitute
 from compiler.syntax.ast import Text
 from compiler.tool_catalogue import (
@@ -362,7 +363,7 @@ class Assembler:
             "group": self._group,
             "token_budget": args.get("budget"),
             "priority": args.get("priority", 0),
-            "required": args.get("required", False),
+            "required": default_required(self.profile, self.mode, call.kind, args, fields),
             "strategy": strategy,
             "metadata": {
                 "macro": call.name,
@@ -375,6 +376,7 @@ class Assembler:
         base.update(fields)
         base["metadata"].update(extra_meta)
         comp = Component(**base)
+        mark_history(comp, self.profile, self.mode)
         if lazy is not None:  # kept as it is: validating it would read every message
             comp.messages = lazy
         return comp

@@ -287,6 +287,7 @@ def _registry() -> dict[str, type[APCError] | None]:
         None: """template.legacy_agent_macro template.unknown_st_macro context.lone_surrogate
             context.budget_over_window context.no_run_context context.empty_chat
             context.no_character template.unknown_prompt_id template.unknown_marker
+            context.component_dropped context.no_chat_message
             agent.injection_macro agent.prompt_entry_inserted agent.task_ignored
             world.regex_timeout world.position_unsupported
             context.note_unplaced world.author_note_absent

@@ -43,6 +43,9 @@ FILL_HEAD = "fillHead"
 #: ContextFrame metadata: a roleplay prompt (a SillyTavern preset): the fit stage cuts text
 #: between words with a bare ``…``, never a ``[... N tokens cut ...]`` marker
 ROLEPLAY = "roleplay"
+#: ChatHistory metadata: ``False`` lets the fit cut the newest turn (the newest user message
+#: and what follows it) like any other message; absent or ``True``, it is required
+NEWEST_TURN = "newestTurn"
 #: ContextFrame metadata: messages keep the whitespace at their edges, as SillyTavern sends
 #: a legacy preset's entries (only whitespace-only messages vanish)
 AS_WRITTEN = "asWritten"

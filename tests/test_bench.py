@@ -125,10 +125,13 @@ def test_identical_requests_are_fully_stable_and_a_moving_head_is_not(
     static.write_text("Always the same request.")
     report = compiler.bench(static, context=files["run"], compare=False)
     assert report.runs[0].prefix_stability.min == 1.0 == report.runs[0].cached_share.min
-    moving = compiler.bench(files["t"], context=files["run"], budgets=[60])
-    off, on = moving.runs
+    # a step of 8 over a longer chat: the default 32 would cut into the newest turn of a
+    # short chat, and such a turn falls back to the unstepped cut
+    long_chat = {"chat": _chat(41)}
+    moving = compiler.bench(files["t"], context=long_chat, budgets=[300], cache_stable=8)
+    on, off = moving.runs
     assert off.prefix_stability.min is not None and off.prefix_stability.min < 0.9
-    assert on.cache_stable == 32 and not on.primary
+    assert on.cache_stable == 8 and on.primary
     assert on.prefix_stability.mean is not None and off.prefix_stability.mean is not None
     assert on.prefix_stability.mean > off.prefix_stability.mean
 
@@ -151,6 +154,18 @@ def test_a_request_the_provider_would_reject_is_a_failed_turn(tmp_path: Path) ->
     ]
     report = compiler.bench(
         tmp_path / "t.txt", context={"chat": chat}, budgets=[150], provider="anthropic"
+    )
+    run = report.runs[0]  # the newest turn is required: it does not fit, a coded error
+    assert [t.error for t in run.per_turn] == [None, "context.budget_exceeded"]
+    assert run.failed == {"context.budget_exceeded": 1} and run.total_tokens.count == 1
+    # the profile lets the newest turn go: a request with no message, which Anthropic refuses
+    relaxed = compiler.ProfileLayers(run={"context": {"required": []}})
+    report = compiler.bench(
+        tmp_path / "t.txt",
+        context={"chat": chat},
+        budgets=[150],
+        provider="anthropic",
+        profile=relaxed,
     )
     run = report.runs[0]
     assert [t.error for t in run.per_turn] == [None, "lower.empty_request"]

@@ -107,11 +107,14 @@ def test_tool_call_and_results_are_cut_together() -> None:
     kept_counts = set()
     for budget in range(10, full.ledger.total_tokens + 1):
         template = 'Go.<<agent.chat.history strategy="truncate">>'
-        req = compiler.compile_string(template, context={"chat": messages}, budget=budget).request
-        history = req["messages"][1:]
+        try:
+            result = compiler.compile_string(template, context={"chat": messages}, budget=budget)
+        except BudgetError:  # under the floor: the newest turn ("thanks") is never cut
+            continue
+        history = result.request["messages"][1:]
         assert not history or history[0]["role"] != "tool"
         kept_counts.add(len(history))
-    assert kept_counts == {0, 1, 3, 4}  # whole units only: the call and its result together
+    assert kept_counts == {1, 3, 4}  # whole units only: the call and its result together
 
 
 def test_empty_request_is_an_error() -> None:

@@ -50,7 +50,7 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     # the resource each macro reads and the visible chat)
     (
         "assemble",
-        frozenset({"macros", "markers", "visibility", "assemble"}),
+        frozenset({"macros", "markers", "visibility", "required", "assemble"}),
         frozenset({"syntax", "profile"}),
     ),
     # tavern: SillyTavern presets, assembled through the assemble stage
@@ -62,7 +62,7 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     # api: the public entry points chain the stages (compiler/__init__.py is unit "compiler")
     (
         "api",
-        frozenset({"api", "checking", "session", "options", "compiler", "replay"}),
+        frozenset({"api", "checking", "losses", "session", "options", "compiler", "replay"}),
         frozenset({"tavern", "fit", "lower"}),
     ),
     # serve: the HTTP compile service over the api (apc serve; FastAPI, an optional extra)

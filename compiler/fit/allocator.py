@@ -30,8 +30,8 @@ content and the message framing it adds to what is already granted. The tie rule
 follows: an optional component that does not fit is dropped, and so is every component kept
 or dropped whole after it in grant order (lowest priority, then latest in the frame, goes
 first), so a lower-ranked one is never kept while a higher-ranked one is dropped. A component
-cut to fit the total spends all the room it was granted (the rounding of its cut is not
-handed down) and counts as such a drop for the whole components after it.
+cut to fit the total passes the rounding of its cut on to the components after it that can
+shrink (and the fill), and counts as such a drop for the whole components after it.
 
 Fill components (:data:`~compiler.frame.FILL_BLOCK`: a legacy preset's dialogue examples)
 are the exception, as SillyTavern fills them (:mod:`compiler.fit.fill`): they take the room
@@ -74,7 +74,7 @@ from compiler.fit.items import Item, Outcome, Turn
 from compiler.fit.ledger import AppliedBudget, BudgetLedger
 from compiler.fit.prices import PriceMemo
 from compiler.fit.record import Recorder
-from compiler.fit.strategy import effective_strategy, floor_tokens
+from compiler.fit.strategy import effective_strategy, floor_tokens, required_turn, turn_part
 from compiler.fit.summarize import Summarizer, SummaryCache, SummaryChain
 from compiler.fit.text import TextFitter
 from compiler.fit.windows import SUMMARY_MODE_TOKENS as SUMMARY_MODE_TOKENS
@@ -99,6 +99,8 @@ class FitResult:
     total_tokens: int = 0
     request: ModelRequest = field(default_factory=dict)
     lowered: list[Diagnostic] = field(default_factory=list)
+    #: what the budget left out that a reader would miss (:meth:`Recorder.losses`)
+    warnings: list[Diagnostic] = field(default_factory=list)
 
 
 def search_tool_alias(frame: ContextFrame) -> str | None:
@@ -147,6 +149,12 @@ class _Allocator:
         self.windows = windows
         self.record = record
         self.floor = floor_tokens(frame, dialect=dialect, counter=counter, model=model)
+        #: a chat history's newest turn: (its messages, what the floor counted for them),
+        #: by component index; the floor holds their room until the history's turn
+        self.turns: dict[int, tuple[int, int]] = {}
+        for i, c in enumerate(frame.components):
+            if keep := required_turn(c):
+                self.turns[i] = (keep, self.costs.cost(turn_part(c, keep)))
         # the state of the current grant run
         self.items: list[Item] = []
         self.near = Neighbours(self.items)  # the items seams join, as the grant run goes
@@ -177,7 +185,9 @@ class _Allocator:
             tries += 1
             virtual -= 1 if tries <= EXACT_STEPS else total - self.budget
         self.record.flush()
-        return FitResult(frame, self.record.ledger(self.items, total), total, request, report)
+        ledger = self.record.ledger(self.items, total)
+        losses = self.record.losses(self.items)
+        return FitResult(frame, ledger, total, request, report, losses)
 
     def fitted(self) -> ContextFrame:
         """The frame of the fitted components; a history the assembler left lazy (see
@@ -210,10 +220,11 @@ class _Allocator:
             elif item.empty:
                 item.outcome = Outcome(out=item.comp)  # an empty block still separates text
         if self.budget is not None and self.floor > self.budget:
+            with_turn = " (the newest turn of the chat included)" if self.turns else ""
             self.fail(
                 None,
-                f"the parts that cannot be cut need {self.floor} tokens; the budget is "
-                f"{self.budget}",
+                f"the parts that cannot be cut need {self.floor} tokens{with_turn}; the "
+                f"budget is {self.budget}",
                 self.floor,
             )
         self.virtual = virtual
@@ -257,8 +268,20 @@ class _Allocator:
 
     def grant_item(self, item: Item) -> None:
         own, cat = item.comp.token_budget, self._pool(item.category)
+        keep, held = self.turns.get(item.index, (0, 0))
+        if keep:
+            self.check_turn(item, held, own, cat)
+            if self.left is not None:
+                self.left += held  # the floor held the newest turn's room until now
         framing = self.costs.overhead(self.near, item) if not item.empty else 0
-        room = None if self.left is None else self.left - framing
+        left = self.left
+        if (
+            self.fill is not None
+            and self.fill.left is not None
+            and FILL_BLOCK in item.comp.metadata
+        ):
+            left = self.fill.left  # a fill component's room: what the history left
+        room = None if left is None else max(0, left - framing)  # never a negative grant
         item.turn = Turn(
             applied=AppliedBudget(own=own, category=cat, total=room),
             limit=min_present(own, cat, room),
@@ -273,6 +296,20 @@ class _Allocator:
             self.grant_whole(item, framing)
         else:
             self.grant_elastic(item, framing)
+
+    def check_turn(self, item: Item, cost: int, own: int | None, cat: int | None) -> None:
+        """A history's newest turn is never cut: over its own or its category's budget, the
+        compile fails."""
+        if own is not None and cost > own:
+            self.fail(item, f"the newest turn of {item.comp.id} needs {cost} tokens; its "
+                      f"budget={own}", own)  # fmt: skip
+        if cat is not None and cost > cat:
+            self.fail(
+                item,
+                f"the newest turn of {item.comp.id} needs {cost} tokens; {cat} are left of "
+                f"the {item.category} budget",
+                cat,
+            )
 
     def grant_whole(self, item: Item, framing: int) -> None:
         """Keep the component whole, or drop it (and every whole one after it that competes
@@ -289,6 +326,9 @@ class _Allocator:
         elif self.dropped_total or (room is not None and offered > room):
             why = f"over the total budget ({room} tokens left)"
             self.dropped_total = True
+        if why is not None and item.index in self.turns:  # kept whole or not at all
+            self.fail(item, f"{item.comp.id} cannot be dropped: it holds the newest turn; {why}",
+                      room)  # fmt: skip
         if why is not None:
             item.outcome = Outcome(
                 offered=offered,
@@ -325,10 +365,13 @@ class _Allocator:
         if item.comp.required and item.outcome.out is None:
             self.fail(item, f"{item.comp.id} is required and nothing of it fits", limit)
         if item.outcome.cut and bound:
-            self.charge(item, None)
+            # what the cut's rounding leaves flows on to the components that can shrink
+            # (and the fill); whole components after it are dropped, so that a bigger
+            # budget never keeps fewer of them
+            self.charge(item, spent)
             if self.fill is not None and self.left is not None:
-                self.fill.left = self.left - spent  # what the cut's rounding leaves
-            self.left, self.dropped_total = 0, True
+                self.fill.left = self.left
+            self.dropped_total = True
         else:
             self.charge(item, spent)
 
@@ -353,7 +396,7 @@ class _Allocator:
         if fill.left is None:
             self.charge(item, cost)
         else:
-            self.charge(item, None)
+            self.charge(item, cost)  # the fill's room is what is left of the total
             fill.left -= cost
 
     def _whole_fits(self, item: Item) -> bool:
@@ -380,7 +423,7 @@ class _Allocator:
     def fit_elastic(self, item: Item, limit: int | None) -> Outcome:
         """What the component's fitter makes of it within ``limit``."""
         if item.comp.kind == ComponentKind.CHAT_HISTORY:
-            return self.windows.history(item, limit)
+            return self.windows.history(item, limit, self.turns.get(item.index, (0, 0))[0])
         if item.comp.messages is not None:
             return self.windows.tool_results(item, limit)
         return self.text.fit(item, limit)

@@ -68,6 +68,17 @@ def unit_start(messages: Sequence[Message], end: int) -> int:
     return end  # a tool result no call opens (an input error the lowering check reports)
 
 
+def newest_turn(messages: Sequence[Message]) -> int:
+    """How many of the newest messages make the turn the reply answers: from the newest user
+    message of the chat itself (not one inserted into it, ``origin`` set) to the end; 0 when
+    the history has no user message."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m["role"] == "user" and not m.get("origin"):
+            return len(messages) - i
+    return 0
+
+
 def min_present(*values: int | None) -> int | None:
     """The smallest of the values given (None ones ignored), or None."""
     present = [v for v in values if v is not None]
@@ -82,6 +93,9 @@ class HistoryFit:
     cut: int  # oldest messages left out
     summarizer: str | None
     counted_all: bool
+    #: cache-stable: the step's cut would have cut into the newest turn, so this turn was cut
+    #: unstepped
+    unstepped: bool = False
 
 
 @dataclass
@@ -90,6 +104,7 @@ class _Walk:
     dialect: Dialect
     counter: TokenCounter
     book: PriceBook | None = None  # a session's prices: a message priced last turn is known
+    keep_from: int = -1  # the first message of the newest turn, always kept (-1: none)
 
     def __post_init__(self) -> None:
         self.sources: Sequence[object] | None = (
@@ -100,6 +115,8 @@ class _Walk:
         self.units: list[tuple[int, int]] = []  # (start, cost), newest first
         self.used = 0
         self.next = len(self.messages)  # the end (exclusive) of the next older unit
+        if self.keep_from < 0:
+            self.keep_from = len(self.messages)
 
     @property
     def start(self) -> int:
@@ -206,9 +223,22 @@ class _Walk:
         average = max(1.0, self.used / len(self.units))
         return max(1, int((cap - self.used) / average * 0.8))
 
+    def cover(self) -> None:
+        """Add older units, whatever they cost, until the newest turn is kept whole (over any
+        limit: the allocator reserved its room)."""
+        while self.start > self.keep_from and self.next > 0:
+            self._units(min(self.keep_from, self.next - 1), None)
+
+    def poppable(self) -> bool:
+        """Whether the oldest kept unit lies wholly before :attr:`keep_from`."""
+        if not self.units:
+            return False
+        end = self.units[-2][0] if len(self.units) > 1 else len(self.messages)
+        return end <= self.keep_from
+
     def trim(self, cap: int) -> None:
-        """Drop the oldest kept units until ``used <= cap``."""
-        while self.units and self.used > cap:
+        """Drop the oldest kept units until ``used <= cap``, never one of the newest turn."""
+        while self.units and self.used > cap and self.poppable():
             self.pop()
 
     def pop(self) -> None:
@@ -217,7 +247,7 @@ class _Walk:
         self.next = self.start
 
     def drop_leading_tool(self) -> None:
-        while self.units and self.messages[self.units[-1][0]]["role"] == "tool":
+        while self.units and self.messages[self.units[-1][0]]["role"] == "tool" and self.poppable():
             self.pop()
 
 
@@ -237,15 +267,20 @@ def fit_history(
     search_tool: str | None = None,
     plain: bool = False,
     book: PriceBook | None = None,
+    keep: int = 0,
 ) -> HistoryFit:
     """Fit one history into ``limit`` tokens (everything it keeps, summary included), its
     messages into ``message_limit`` (the history budget) and its summary into
     ``summary_limit`` (the summary budget). None: no such limit. ``book``: a session's
-    prices of messages (:mod:`compiler.fit.prices`)."""
+    prices of messages (:mod:`compiler.fit.prices`). The newest ``keep`` messages are kept
+    whatever they cost (the newest turn, see :func:`newest_turn`; the caller reserved their
+    room)."""
     n = len(messages)
+    keep_from = n - min(keep, n)
     cap = min_present(limit, message_limit)
-    walk = _Walk(messages, dialect, counter, book)
+    walk = _Walk(messages, dialect, counter, book, keep_from)
     walk.extend(cap)
+    walk.cover()
     if walk.next == 0:
         return HistoryFit(list(messages), walk.used, 0, 0, None, True)
     # something has to go: set room aside for the summary, round the cut, no orphan first
@@ -255,9 +290,12 @@ def fit_history(
     walk_cap = min_present(cap, None if limit is None else limit - reserve)
     assert walk_cap is not None
     walk.trim(walk_cap)
+    unstepped = False
     if step > 0:
         rounded = -(-walk.start // step) * step
-        while walk.units and walk.start < rounded:
+        if rounded > keep_from:  # the step would cut into the newest turn: cut unstepped
+            unstepped, step = True, 0
+        while walk.units and walk.start < rounded and not unstepped:
             walk.pop()
     walk.drop_leading_tool()
     made = None
@@ -276,7 +314,13 @@ def fit_history(
     if made is not None:
         kept.insert(0, made[0])
     return HistoryFit(
-        kept, walk.used + summary_cost, summary_cost, walk.start, which, walk.start == 0 and n > 0
+        kept,
+        walk.used + summary_cost,
+        summary_cost,
+        walk.start,
+        which,
+        walk.start == 0 and n > 0,
+        unstepped,
     )
 
 

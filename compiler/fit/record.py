@@ -10,12 +10,18 @@ from __future__ import annotations
 from typing import Any
 
 from compiler.dialect import Dialect
-from compiler.errors import BudgetError
+from compiler.errors import BudgetError, Diagnostic
 from compiler.fit.budgets import CATEGORIES, TotalBudget
 from compiler.fit.items import Item, Outcome
 from compiler.fit.ledger import BudgetLedger, CategoryTotal, LedgerEntry
+from compiler.frame import ComponentKind
 from compiler.journal import Journal
 from compiler.tokens import TokenCounter
+
+#: kinds whose loss a reader would miss: dropping one whole is a warning
+MISSED = frozenset(
+    {ComponentKind.CHARACTER_CARD, ComponentKind.USER_PROFILE, ComponentKind.WORLD_INFO}
+)
 
 
 class Recorder:
@@ -93,8 +99,9 @@ class Recorder:
         return BudgetError(
             code="context.budget_exceeded",
             message=message,
-            hint="raise --budget (or the category budget), or give the component a cutting "
-            "strategy (strategy=truncate|summarize) or required=false",
+            hint="raise --budget (or the category budget), give the component a cutting "
+            "strategy (strategy=truncate|summarize) or required=false, or let the profile's "
+            "context.required name fewer parts (character, persona, newestTurn, task)",
             details={
                 "budget": self.total.total,
                 "limit": limit,
@@ -102,6 +109,47 @@ class Recorder:
                 "ledger": ledger.model_dump(mode="json", by_alias=True),
             },
         )
+
+    # -- what a reader would miss ---------------------------------------------------------
+    def losses(self, items: list[Item]) -> list[Diagnostic]:
+        """Warnings for what the budget left out that a reader of the request would miss:
+        ``context.component_dropped`` for a character card, persona or world-info block
+        dropped whole, ``context.no_chat_message`` when a chat history was offered and not
+        one of its messages is sent (a summary alone, or nothing)."""
+        out = []
+        budget = self.total.total
+        for i in items:
+            comp, fate = i.comp, i.outcome
+            where = comp.source
+            if comp.kind in MISSED and fate.action == "dropped" and fate.out is None:
+                out.append(
+                    Diagnostic(
+                        code="context.component_dropped",
+                        severity="warning",
+                        message=f"the budget left out {comp.id} ({comp.kind.value}) whole",
+                        file=where,
+                        hint=f"{fate.reason}; raise the budget ({budget} tokens) or require "
+                        "it (the profile's context.required, or required=true)",
+                    )
+                )
+            elif (
+                comp.kind == ComponentKind.CHAT_HISTORY
+                and comp.messages
+                and (fate.out is None or fate.messages_kept == 0)
+            ):
+                out.append(
+                    Diagnostic(
+                        code="context.no_chat_message",
+                        severity="warning",
+                        message=f"the request carries no message of the chat ({comp.id}): "
+                        "the budget cut them all",
+                        file=where,
+                        hint=f"{fate.reason or 'cut to fit the budget'}; raise the budget "
+                        f"({budget} tokens), or keep the newest turn (the profile's "
+                        "context.required: newestTurn)",
+                    )
+                )
+        return out
 
     # -- the ledger --------------------------------------------------------------------
     def ledger(self, items: list[Item], total_tokens: int | None = None) -> BudgetLedger:

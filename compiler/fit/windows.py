@@ -27,6 +27,11 @@ from compiler.frame import Component, Message
 SUMMARY_MODE_TOKENS = 200
 
 
+def _a(word: str | None) -> str:
+    """``word`` with its indefinite article."""
+    return f"{'an' if (word or ' ')[0] in 'aeiou' else 'a'} {word}"
+
+
 def units(messages: list[Message]) -> list[list[Message]]:
     """Messages grouped into units that are kept or cut together."""
     out: list[list[Message]] = []
@@ -97,8 +102,9 @@ class WindowFitter:
         return sum(self.dialect.message_tokens(m, self.counter) for m in messages)
 
     # -- chat history ------------------------------------------------------------------
-    def history(self, item: Item, limit: int | None) -> Outcome:
-        """The newest whole units that fit, and a note (and summary) in place of the cut."""
+    def history(self, item: Item, limit: int | None, keep: int = 0) -> Outcome:
+        """The newest whole units that fit (the newest ``keep`` messages whatever they cost),
+        and a note (and summary) in place of the cut."""
         comp, turn = item.comp, item.turn
         msgs = comp.messages or []
         fitted = fit_history(
@@ -116,6 +122,7 @@ class WindowFitter:
             search_tool=self.search_tool,
             plain=self.text.plain,
             book=self.book,
+            keep=keep,
         )
         offered = fitted.used if fitted.counted_all else None
         kept = len(msgs) - fitted.cut
@@ -124,10 +131,17 @@ class WindowFitter:
         extra = {
             None: "",
             "note": "; a note says they were left out",
-        }.get(fitted.summarizer, f"; a {fitted.summarizer} summary stands in their place")
+        }.get(fitted.summarizer, f"; {_a(fitted.summarizer)} summary stands in their place")
         what = "the oldest message" if fitted.cut == 1 else f"the {fitted.cut} oldest messages"
+        if kept == 0:
+            what = "the only message" if fitted.cut == 1 else f"all {fitted.cut} messages"
         reason = f"cut {what} to fit the budget{extra}"
-        if self.step:
+        if self.step and fitted.unstepped:
+            reason += (
+                f" (cache-stable step {self.step} not applied this turn: it would have cut "
+                "the newest turn)"
+            )
+        elif self.step:
             reason += f" (cache-stable step {self.step})"
         action: Action = "truncated"
         if not fitted.messages:
@@ -142,7 +156,8 @@ class WindowFitter:
             action=action,
             reason=reason,
             messages_kept=kept,
-            skipped={"messagesDropped": fitted.cut},
+            skipped={"messagesDropped": fitted.cut}
+            | ({"cacheStableStep": "not_applied"} if fitted.unstepped else {}),
         )
 
     # -- tool results ------------------------------------------------------------------

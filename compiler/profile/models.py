@@ -54,6 +54,7 @@ __all__ = [
     "PresetRef",
     "ProfileFragment",
     "ProfileValidationError",
+    "RequiredPart",
     "RunPolicy",
     "SkillPolicy",
     "SummaryPolicy",
@@ -243,8 +244,16 @@ class InstructionsPolicy(_Model):
         return value
 
 
+RequiredPart = Literal["character", "persona", "newestTurn", "task"]
+"""What a compile may not leave out for the budget (``context.required``)."""
+
+#: ``context.required`` by default: every part a reader would miss.
+DEFAULT_REQUIRED: tuple[RequiredPart, ...] = ("character", "persona", "newestTurn", "task")
+
+
 class ContextPolicy(_Model):
-    """Token budgets and the visible resources (globs over dotted resource ids)."""
+    """Token budgets, what the budget may never cut, and the visible resources (globs over
+    dotted resource ids)."""
 
     total_context_budget: NonNegative | None = None
     history_budget_tokens: NonNegative | None = None
@@ -255,6 +264,11 @@ class ContextPolicy(_Model):
     summary_budget_tokens: NonNegative | None = None
     #: the newest messages a profile that grants only ``chat.history.tail`` shows (default 20)
     history_tail_messages: Positive | None = None
+    #: what the budget may never cut: the card's text (``character``), the persona
+    #: (``persona``) and the run's task (``task``) in agent mode, and the chat's newest turn
+    #: (``newestTurn``: the newest user message and what follows it) in every mode; a part
+    #: left out of the list is cut like any other (a warning says so when it goes)
+    required: list[RequiredPart] = Field(default_factory=lambda: list(DEFAULT_REQUIRED))
     include: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=lambda: ["*"])
     exclude: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
 

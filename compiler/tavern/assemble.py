@@ -55,6 +55,7 @@ from compiler.frame import (
 from compiler.macros import BoundTemplate, MacroCall, bind
 from compiler.markers import ALLOWANCE, allowance, openers
 from compiler.profile import ResolvedAgentProfile, resolve_profile
+from compiler.required import requires
 from compiler.stmacros import comment_spans, inert
 from compiler.syntax import parse
 from compiler.syntax.ast import Template, Text
@@ -396,6 +397,9 @@ def _add_entry(
             resource="agent.task",
             metadata={"origin": "data", "entry": prompt.identifier},
         )
+        task = assembler.components[-1] if assembler.components else None
+        if task is not None and task.resource == "agent.task" and task.inline_content:
+            task.required = requires(assembler.profile, assembler.mode, "task")
         return
     card = assembler.context.card
     field = OVERRIDES.get(prompt.identifier)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from compiler.errors import BudgetError
 from compiler.fit import BudgetLedger, CategoryBudgets, FitResult, fit, floor_tokens
 from compiler.fit.budgets import CATEGORY_OF
+from compiler.fit.strategy import required_turn
 from compiler.fit.summarize import MIN_SUMMARY_TOKENS
 from compiler.frame import Component, ComponentKind, ContextFrame, Message
 from compiler.journal import Journal
@@ -137,6 +138,13 @@ def size(comp: Component) -> int:
     return COUNTER.count(comp.inline_content or "")
 
 
+def turn_cost(comp: Component) -> int:
+    """What a history's newest turn costs (it is never cut)."""
+    keep = required_turn(comp)
+    msgs = list(comp.messages or [])[len(comp.messages or []) - keep :] if keep else []
+    return sum(DIALECT.message_tokens(m, COUNTER) for m in msgs)
+
+
 @st.composite
 def feasible(
     draw: st.DrawFn, categories: bool = False
@@ -156,6 +164,8 @@ def feasible(
 
     def pool(name: str, most: int) -> int | None:
         required = sum(size(c) for c in comps if c.required and CATEGORY_OF.get(c.kind) == name)
+        if name == "history":  # a history's newest turn is never cut
+            required += sum(turn_cost(c) for c in comps)
         return draw(st.one_of(st.none(), st.integers(0, most).map(lambda n: n + required)))
 
     budgets = CategoryBudgets(
