@@ -11,10 +11,9 @@ are ``tool_use`` blocks, their results ``tool_result`` blocks first in the next 
 message ``name`` is written as a ``name: `` prefix of its text. A final assistant message (a
 prefill) loses its trailing whitespace; where a prefill is refused (Claude 4.6 and later, an
 unknown model, a request with tools) it becomes user text tagged
-``[Begin your reply with this text]``. ``max_tokens`` is always sent, never over the
-model's maximum output (:data:`CLAUDE_OUTPUT_LIMITS`: a larger one is clamped, the warning
-``lower.output_clamped``); ``temperature`` and ``top_p`` (deprecated by the API), penalties
-and seed are not. Each rewrite is reported
+``[Begin your reply with this text]``. ``max_tokens`` is always sent, clamped to the model's
+maximum (:data:`CLAUDE_OUTPUT_LIMITS`); ``temperature`` and ``top_p`` (deprecated by the
+API), penalties and seed are not. Each rewrite is reported
 (:meth:`Dialect.unsupported`), never made in silence.
 
 Counting: no offline tokenizer matches Claude's, so counts are an estimate with tiktoken's
@@ -65,30 +64,16 @@ DEFAULT_MAX_TOKENS: dict[str, int] = {
     "claude-opus-4-6": 16_384,
 }
 
-#: The maximum output (``max_tokens``) of each Claude model, longest prefix wins (dated
-#: snapshots and ``-latest`` / ``-0`` aliases take their model's). Source: Anthropic's models
-#: overview and model pages (docs.anthropic.com, platform.claude.com: "Max output"), as of
-#: February 2026. Claude 3.7 Sonnet takes 128,000 only with a beta header this dialect does
-#: not send; Claude Sonnet 4.6 is listed at 64,000 (the figure at its release; the smaller
-#: figure where sources disagree). No ``claude`` catch-all: an unknown model's ``max_tokens``
-#: is sent as asked (``lower.unknown_output_limit``). A ``max_tokens`` over 21,333 (8,192 for
-#: Opus 4 and 4.1) needs a streaming call with the SDK (:data:`DEFAULT_MAX_TOKENS`).
+#: The maximum output (``max_tokens``) of Claude models, longest prefix wins (snapshots and
+#: aliases take their model's; no ``claude`` catch-all: an unknown model's is sent as asked).
+#: Source: Anthropic's models overview and model pages ("Max output"), as of February 2026.
+#: Claude 3.7 Sonnet's 128,000 needs a beta header not sent; Sonnet 4.6: its release figure.
 CLAUDE_OUTPUT_LIMITS: dict[str, int] = {
-    "claude-3-haiku": 4_096,
-    "claude-3-sonnet": 4_096,
-    "claude-3-opus": 4_096,
-    "claude-3-5-haiku": 8_192,
-    "claude-3-5-sonnet": 8_192,
-    "claude-3-7-sonnet": 64_000,
-    "claude-sonnet-4": 64_000,
-    "claude-4-sonnet": 64_000,
-    "claude-sonnet-4-5": 64_000,
-    "claude-sonnet-4-6": 64_000,
-    "claude-haiku-4-5": 64_000,
-    "claude-opus-4": 32_000,
-    "claude-4-opus": 32_000,
-    "claude-opus-4-1": 32_000,
-    "claude-opus-4-5": 64_000,
+    **dict.fromkeys(("claude-3-haiku", "claude-3-sonnet", "claude-3-opus"), 4_096),
+    **dict.fromkeys(("claude-3-5-haiku", "claude-3-5-sonnet"), 8_192),
+    **dict.fromkeys(("claude-opus-4", "claude-opus-4-1"), 32_000),
+    **dict.fromkeys(("claude-3-7-sonnet", "claude-sonnet-4", "claude-sonnet-4-5"), 64_000),
+    **dict.fromkeys(("claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-5"), 64_000),
     "claude-opus-4-6": 128_000,
 }
 
