@@ -460,13 +460,15 @@ def _total_budget(
 ) -> TotalBudget:
     """:func:`compiler.fit.total_budget`, and with no explicit budget a preset's
     ``openai_max_context`` less the reserve (``openai_max_tokens`` unless the caller gives
-    another), when that is smaller than the profile's and the window's."""
+    another), when that is smaller than the profile's and the window's. The reserve is the
+    response length the request carries: within the model's maximum output
+    (:meth:`~compiler.dialect.Dialect.reserved_output`)."""
     total = total_budget(
         budget=opts.budget,
         profile_total=profile_total,
         window=dialect.window(model),
         reserve=opts.reserve,
-        max_output_tokens=opts.output_tokens or dialect.default_output_tokens(model),
+        max_output_tokens=dialect.reserved_output(model, opts.output_tokens),
     )
     context = settings.max_context if settings is not None else None
     if opts.budget is None and context is not None:

@@ -124,6 +124,6 @@ def over_window(
         profile_total=None,
         window=dialect.window(model),
         reserve=reserve,
-        max_output_tokens=max_output_tokens or dialect.default_output_tokens(model),
+        max_output_tokens=dialect.reserved_output(model, max_output_tokens),
     )
     return budget_warnings(total, model)

@@ -10,16 +10,23 @@ fit the dialect :func:`compiler.lower.get_dialect` found.
 
 A dialect owns everything provider-specific (sqlglot's dialects are the model): its request
 shape (:meth:`Dialect.lower`), its cost model and whether it is exact (``exact_counts``; an
-estimate holds back ``safety_margin`` of the budget), its model windows, its tokenizer
-choice, its tool naming rule, its option names, and what it cannot express
+estimate holds back ``safety_margin`` of the budget), its model windows and output maxima,
+its tokenizer choice, its tool naming rule, its option names, and what it cannot express
 (:meth:`Dialect.unsupported`: a ``lower.unsupported`` warning, or an error when strict).
+
+The response length a request asks for never exceeds the model's documented maximum output
+(:attr:`Dialect.output_limits`, matched like the windows): :meth:`Dialect.within_output_limit`
+clamps it when a dialect lowers (``lower.output_clamped``), passes it through for a model the
+table does not know (``lower.unknown_output_limit``), and :meth:`Dialect.reserved_output` gives
+the same clamped length to the budget's reserve, so what the budget keeps back for the reply
+is what the request asks for.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from compiler.errors import Diagnostic, LoweringError
@@ -71,6 +78,11 @@ class Dialect(ABC):
     default_model: ClassVar[str] = "gpt-4o"
     #: context windows by model name prefix (the longest matching prefix wins)
     windows: ClassVar[Mapping[str, int]] = {}
+    #: the largest response each model may be asked for, by model name prefix like
+    #: ``windows`` (a model no prefix matches has an unknown maximum)
+    output_limits: ClassVar[Mapping[str, int]] = {}
+    #: the request field the response length is sent in (for messages)
+    output_field: ClassVar[str] = "max_output_tokens"
 
     @abstractmethod
     def lower(
@@ -106,13 +118,77 @@ class Dialect(ABC):
     # -- provider facts with defaults ---------------------------------------------------
     def window(self, model: str) -> int | None:
         """The context window of ``model`` (``vendor/model-2024-08-06`` works), or None."""
-        name = model.split("/")[-1]
-        best = max(
-            (p for p in self.windows if name == p or name.startswith(p + "-")),
-            key=len,
-            default=None,
+        return by_prefix(self.windows, model)
+
+    def output_limit(self, model: str) -> int | None:
+        """The maximum output of ``model`` (matched like :meth:`window`), or None: unknown."""
+        return by_prefix(self.output_limits, model)
+
+    def reserved_output(self, model: str, requested: int | None) -> int | None:
+        """The response length a request to ``model`` carries, and the budget reserves:
+        ``requested`` within the model's maximum output, else the dialect's default
+        (:meth:`default_output_tokens`); None when neither is sent. Reports nothing: the
+        lowering does (:meth:`within_output_limit`)."""
+        if requested is None:
+            return self.default_output_tokens(model)
+        limit = self.output_limit(model)
+        return requested if limit is None else min(requested, limit)
+
+    def within_output_limit(
+        self, model: str, options: LoweringOptions, report: list[Diagnostic] | None
+    ) -> LoweringOptions:
+        """``options`` with the requested response length (``max_output_tokens``) within
+        ``model``'s maximum output. Over it: clamped to the maximum, a
+        ``lower.output_clamped`` warning (an error when strict). For a model whose maximum
+        is unknown: sent as requested, a ``lower.unknown_output_limit`` warning (an error
+        when strict). Nothing requested: nothing reported. A preset's value (``quiet``) is
+        reported too: it is sent, not left out."""
+        requested = options.max_output_tokens
+        if requested is None:
+            return options
+        limit = self.output_limit(model)
+        if limit is not None and requested <= limit:
+            return options
+        if limit is not None:
+            self._output_report(
+                "lower.output_clamped",
+                f"{self.output_field} {requested:,} is over the maximum output of {model} "
+                f"({limit:,} tokens)",
+                f"{limit:,} sent",
+                f"ask for at most {limit:,} output tokens (--max-output-tokens, or a preset's "
+                "openai_max_tokens)",
+                options,
+                report,
+            )
+            return replace(options, max_output_tokens=limit)
+        self._output_report(
+            "lower.unknown_output_limit",
+            f"the maximum output of {model} is not known to the {self.name} dialect "
+            f"({self.output_field} {requested:,} requested)",
+            "sent as requested",
+            "check the model name: the provider refuses more than the model's maximum",
+            options,
+            report,
         )
-        return self.windows[best] if best is not None else None
+        return options
+
+    @staticmethod
+    def _output_report(
+        code: str,
+        what: str,
+        outcome: str,
+        hint: str,
+        options: LoweringOptions,
+        report: list[Diagnostic] | None,
+    ) -> None:
+        """A response-length finding: an error when strict (nothing is sent), else a
+        warning that says what was sent."""
+        if options.strict:
+            raise LoweringError(code=code, message=what, hint=hint)
+        if report is not None:
+            report.append(
+                Diagnostic(code=code, message=f"{what}: {outcome}", severity="warning", hint=hint)
+            )
 
     def default_output_tokens(self, model: str) -> int | None:
         """The response limit a request to ``model`` carries when none is given (None: the
@@ -147,3 +223,12 @@ class Dialect(ABC):
             raise LoweringError(code="lower.unsupported", message=message)
         if report is not None:
             report.append(Diagnostic(code="lower.unsupported", message=message, severity="warning"))
+
+
+def by_prefix(table: Mapping[str, int], model: str) -> int | None:
+    """``table``'s value for ``model`` by its longest matching prefix: the name after any
+    ``vendor/``, equal to the prefix or continuing it with ``-`` (a dated snapshot such as
+    ``gpt-4o-2024-08-06``, a variant such as ``gpt-4o-mini``); None when none matches."""
+    name = model.split("/")[-1]
+    best = max((p for p in table if name == p or name.startswith(p + "-")), key=len, default=None)
+    return table[best] if best is not None else None

@@ -11,8 +11,9 @@ are ``tool_use`` blocks, their results ``tool_result`` blocks first in the next 
 message ``name`` is written as a ``name: `` prefix of its text. A final assistant message (a
 prefill) loses its trailing whitespace; where a prefill is refused (Claude 4.6 and later, an
 unknown model, a request with tools) it becomes user text tagged
-``[Begin your reply with this text]``. ``max_tokens`` is always sent; ``temperature`` and
-``top_p`` (deprecated by the API), penalties and seed are not. Each rewrite is reported
+``[Begin your reply with this text]``. ``max_tokens`` is always sent, clamped to the model's
+maximum (:data:`CLAUDE_OUTPUT_LIMITS`); ``temperature`` and ``top_p`` (deprecated by the
+API), penalties and seed are not. Each rewrite is reported
 (:meth:`Dialect.unsupported`), never made in silence.
 
 Counting: no offline tokenizer matches Claude's, so counts are an estimate with tiktoken's
@@ -61,6 +62,19 @@ DEFAULT_MAX_TOKENS: dict[str, int] = {
     "claude-opus-4-1": 8_192,
     "claude-opus-4-5": 16_384,
     "claude-opus-4-6": 16_384,
+}
+
+#: The maximum output (``max_tokens``) of Claude models, longest prefix wins (snapshots and
+#: aliases take their model's; no ``claude`` catch-all: an unknown model's is sent as asked).
+#: Source: Anthropic's models overview and model pages ("Max output"), as of February 2026.
+#: Claude 3.7 Sonnet's 128,000 needs a beta header not sent; Sonnet 4.6: its release figure.
+CLAUDE_OUTPUT_LIMITS: dict[str, int] = {
+    **dict.fromkeys(("claude-3-haiku", "claude-3-sonnet", "claude-3-opus"), 4_096),
+    **dict.fromkeys(("claude-3-5-haiku", "claude-3-5-sonnet"), 8_192),
+    **dict.fromkeys(("claude-opus-4", "claude-opus-4-1"), 32_000),
+    **dict.fromkeys(("claude-3-7-sonnet", "claude-sonnet-4", "claude-sonnet-4-5"), 64_000),
+    **dict.fromkeys(("claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-5"), 64_000),
+    "claude-opus-4-6": 128_000,
 }
 
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
@@ -182,6 +196,8 @@ class Anthropic(Dialect):
     safety_margin: ClassVar[float] = 0.2
     estimate_encoding: ClassVar[str | None] = "o200k_base"  # the estimate's, not Claude's
     windows: ClassVar[Mapping[str, int]] = CLAUDE_WINDOWS
+    output_limits: ClassVar[Mapping[str, int]] = CLAUDE_OUTPUT_LIMITS
+    output_field: ClassVar[str] = "max_tokens"
 
     def default_output_tokens(self, model: str) -> int:
         """The ``max_tokens`` sent when none is given (:data:`DEFAULT_MAX_TOKENS`), reserved
@@ -196,6 +212,7 @@ class Anthropic(Dialect):
         options: LoweringOptions = NO_OPTIONS,
         report: list[Diagnostic] | None = None,
     ) -> ModelRequest:
+        options = self.within_output_limit(model, options, report)
         messages, tools = prepared(frame, self, options, report, calls_need_tools=True)
         system, turns = self.layout(messages, model, bool(tools), options, report)
         body: ModelRequest = {

@@ -30,8 +30,10 @@ with :meth:`~compiler.dialect.Dialect.unsupported`, an error with ``strict``):
   (SillyTavern's "names in content"; reported).
 - tool parameters: :mod:`compiler.lower.gemini_schema`.
 - generation options go to ``generationConfig`` (at most 5 ``stopSequences``: the rest are
-  reported and left out). ``cache_stable`` sends nothing: Gemini caches stable prefixes
-  implicitly, and explicit caches are separate ``cachedContents`` resources.
+  reported and left out; ``maxOutputTokens`` never over the model's maximum output,
+  :data:`GEMINI_OUTPUT_LIMITS`: a larger one is clamped, ``lower.output_clamped``).
+  ``cache_stable`` sends nothing: Gemini caches stable prefixes implicitly, and explicit
+  caches are separate ``cachedContents`` resources.
 
 Counting: Gemini's tokenizer has no public offline counterpart (exact counts come from
 ``models/{model}:countTokens``, online), so counts are an estimate: tiktoken ``o200k_base``
@@ -63,6 +65,26 @@ GEMINI_WINDOWS: dict[str, int] = {
     "gemini-2.0-flash": 1_048_576,
     "gemini-1.5-pro": 2_097_152,
     "gemini-1.5-flash": 1_048_576,
+}
+
+#: The maximum output (``maxOutputTokens``) of Gemini models, longest prefix wins (``-001``,
+#: ``-preview-...``, ``-lite`` and ``-8b`` variants without their own entry take their
+#: family's). Source: the Gemini API's model pages (ai.google.dev/gemini-api/docs/models,
+#: "Output token limit"), as of February 2026. A larger request is clamped
+#: (``lower.output_clamped``); a model not matched is sent as asked
+#: (``lower.unknown_output_limit``).
+GEMINI_OUTPUT_LIMITS: dict[str, int] = {
+    "gemini-1.5-pro": 8_192,
+    "gemini-1.5-flash": 8_192,
+    "gemini-2.0-flash": 8_192,
+    "gemini-2.0-pro": 8_192,
+    "gemini-2.5-pro": 65_536,
+    "gemini-2.5-flash": 65_536,
+    "gemini-2.5-flash-image": 32_768,
+    "gemini-3-pro": 65_536,
+    "gemini-3-pro-image": 32_768,
+    "gemini-3-flash": 65_536,
+    "gemini-3.1-pro": 65_536,
 }
 
 FUNCTION_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$")
@@ -132,6 +154,8 @@ class Gemini(Dialect):
     safety_margin: ClassVar[float] = 0.1
     estimate_encoding: ClassVar[str | None] = "o200k_base"  # see the module
     windows: ClassVar[Mapping[str, int]] = GEMINI_WINDOWS
+    output_limits: ClassVar[Mapping[str, int]] = GEMINI_OUTPUT_LIMITS
+    output_field: ClassVar[str] = "maxOutputTokens"
 
     def lower(
         self,
@@ -140,6 +164,7 @@ class Gemini(Dialect):
         options: LoweringOptions = NO_OPTIONS,
         report: list[Diagnostic] | None = None,
     ) -> ModelRequest:
+        options = self.within_output_limit(model, options, report)
         messages, tools = prepared(frame, self, options, report)
         notes = _Notes()
         lead = 0

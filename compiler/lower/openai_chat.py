@@ -15,6 +15,10 @@ servers and older Azure API versions may refuse ``developer``, and gpt-oss's har
 gives it another meaning. Both role names are one token in cl100k_base and o200k_base, so
 what a message costs does not depend on the model (``message_tokens`` has none). (o1-mini
 and o1-preview accept neither role; the request says ``developer``.)
+
+``max_completion_tokens`` never exceeds the model's maximum output
+(:data:`OPENAI_OUTPUT_LIMITS`, from OpenAI's model pages as of February 2026): a larger
+request is clamped with the warning ``lower.output_clamped`` (an error when strict).
 """
 
 from __future__ import annotations
@@ -50,6 +54,42 @@ OPENAI_WINDOWS: dict[str, int] = {
     "gpt-oss": 131_072,
 }
 
+#: The maximum output (``max_completion_tokens`` / ``max_output_tokens``) of OpenAI models,
+#: longest prefix wins (a dated snapshot or a ``-mini`` without its own entry takes its
+#: family's). Source: OpenAI's model pages (platform.openai.com/docs/models, "Max output
+#: tokens"), as of February 2026. gpt-4 and gpt-4-32k have no separate output limit: their
+#: window is given. A larger request is clamped (``lower.output_clamped``); a model not
+#: matched here is sent as asked (``lower.unknown_output_limit``).
+OPENAI_OUTPUT_LIMITS: dict[str, int] = {
+    "gpt-3.5-turbo": 4_096,
+    "gpt-4": 8_192,
+    "gpt-4-32k": 32_768,
+    "gpt-4-turbo": 4_096,
+    "gpt-4-1106-preview": 4_096,
+    "gpt-4-0125-preview": 4_096,
+    "gpt-4-vision-preview": 4_096,
+    "gpt-4o": 16_384,
+    "gpt-4o-2024-05-13": 4_096,
+    "gpt-4o-mini": 16_384,
+    "chatgpt-4o-latest": 16_384,
+    "gpt-4.1": 32_768,
+    "gpt-4.5": 16_384,
+    "gpt-5": 128_000,
+    "gpt-5-chat": 16_384,
+    "gpt-5-pro": 272_000,
+    "gpt-5.1": 128_000,
+    "gpt-5.1-chat": 16_384,
+    "gpt-5.2": 128_000,
+    "gpt-5.2-chat": 16_384,
+    "o1": 100_000,
+    "o1-mini": 65_536,
+    "o1-preview": 32_768,
+    "o3": 100_000,
+    "o3-mini": 100_000,
+    "o4-mini": 100_000,
+    "gpt-oss": 131_072,
+}
+
 
 MAX_CALL_ID = 40
 """Chat Completions refuses a tool-call id over 40 characters."""
@@ -68,7 +108,11 @@ def openai_options(
     report: list[Diagnostic] | None = None,
 ) -> dict[str, Any]:
     """The generation options under OpenAI's names (``max_name``: Chat Completions'
-    ``max_completion_tokens``, Responses' ``max_output_tokens``)."""
+    ``max_completion_tokens``, Responses' ``max_output_tokens``); with a ``dialect``, the
+    response length within the model's maximum output
+    (:meth:`~compiler.dialect.Dialect.within_output_limit`)."""
+    if dialect is not None:
+        options = dialect.within_output_limit(model, options, report)
     out: dict[str, Any] = {}
     if options.max_output_tokens is not None:
         out[max_name] = options.max_output_tokens
@@ -214,6 +258,8 @@ class OpenAIChat(Dialect):
 
     name: ClassVar[str] = "openai"
     windows: ClassVar[Mapping[str, int]] = OPENAI_WINDOWS
+    output_limits: ClassVar[Mapping[str, int]] = OPENAI_OUTPUT_LIMITS
+    output_field: ClassVar[str] = "max_completion_tokens"
 
     def lower(
         self,

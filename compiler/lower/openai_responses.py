@@ -20,7 +20,8 @@ The body is ``{model, input: items[], tools?, max_output_tokens?, temperature?, 
 - Not expressible, reported by :meth:`~compiler.dialect.Dialect.unsupported` and left out: a
   message ``name``; ``frequency_penalty``, ``presence_penalty``, ``seed`` and ``stop`` (the
   Responses API has no such fields). A ``max_output_tokens`` below 16 (the API's minimum)
-  is sent as 16.
+  is sent as 16; one over the model's maximum output is clamped to it, as for Chat
+  (:data:`~compiler.lower.openai_chat.OPENAI_OUTPUT_LIMITS`).
 
 Token counts follow OpenAI's Chat cookbook, item by item, as the models see the same
 conversation: 3 per item, plus for a message item the tokens of its role and content, for a
@@ -44,6 +45,7 @@ from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.lower.conversation import prepared
 from compiler.lower.openai_chat import (
     MAX_TOOLS,
+    OPENAI_OUTPUT_LIMITS,
     OPENAI_WINDOWS,
     PER_MESSAGE,
     REPLY_PRIMING,
@@ -77,6 +79,8 @@ class OpenAIResponses(Dialect):
 
     name: ClassVar[str] = "openai-responses"
     windows: ClassVar[Mapping[str, int]] = OPENAI_WINDOWS
+    output_limits: ClassVar[Mapping[str, int]] = OPENAI_OUTPUT_LIMITS
+    output_field: ClassVar[str] = "max_output_tokens"
 
     def lower(
         self,
