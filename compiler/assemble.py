@@ -24,7 +24,7 @@ from compiler.context.run import ChatMessageIn, RunContext
 from compiler.context.tools import BUILTIN_TOOLS
 from compiler.context.workspace import Workspace
 from compiler.context.world_place import unplaced, with_example_entries
-from compiler.context.world_run import WorldRun, scan_chat, world_text
+from compiler.context.world_run import WorldRun, scan_chat, world_pieces
 from compiler.errors import ContextError, Diagnostic, PolicyError
 from compiler.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolSpec
 from compiler.journal import Journal
@@ -33,7 +33,7 @@ from compiler.markers import ALLOWANCE, OPEN, openers
 from compiler.policy.resources import VisibleResourcePolicy
 from compiler.profile import ResolvedAgentProfile
 from compiler.profile.models import PlanNode, PlanPolicy
-from compiler.required import default_required, mark_history
+from compiler.required import default_required, entry_pieces, mark_history
 from compiler.stmacros import MacroEnv, card_values, inert, substitute
 from compiler.syntax.ast import Text
 from compiler.tool_catalogue import (
@@ -553,8 +553,8 @@ def _skill(a: Assembler, call: MacroCall) -> dict[str, Any]:
 
 
 def _world(a: Assembler, call: MacroCall) -> dict[str, Any]:
-    text = world_text(a.world_entries, call.args.get("position"))
-    return _creator_text(a, text, "world.activated")
+    pieces = world_pieces(a.world_entries, call.args.get("position"))
+    return entry_pieces(_creator_text(a, "\n".join(pieces), "world.activated"), pieces, a.fill)
 
 
 def _creator_text(a: Assembler, text: str, resource: str) -> dict[str, Any]:

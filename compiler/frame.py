@@ -43,6 +43,10 @@ FILL_HEAD = "fillHead"
 #: ContextFrame metadata: a roleplay prompt (a SillyTavern preset): the fit stage cuts text
 #: between words with a bare ``…``, never a ``[... N tokens cut ...]`` marker
 ROLEPLAY = "roleplay"
+#: Inline metadata: the text is whole pieces (a world-info block's entries) that the fit may
+#: keep a leading part of instead of dropping the text whole: ``{"items": [...], "head": str,
+#: "tail": str}``, the text being ``head + "\n".join(items) + tail``
+PIECES = "pieces"
 #: ChatHistory metadata: ``False`` lets the fit cut the newest turn (the newest user message
 #: and what follows it) like any other message; absent or ``True``, it is required
 NEWEST_TURN = "newestTurn"

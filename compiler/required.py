@@ -1,5 +1,6 @@
-"""What the budget may never cut: the profile's ``context.required``, applied to the
-components a compile assembles.
+"""What the budget may never cut, and what it may cut a part of: the profile's
+``context.required``, applied to the components a compile assembles, and the entries of a
+world-info block (:data:`~compiler.frame.PIECES`).
 
 By default (:data:`~compiler.profile.models.DEFAULT_REQUIRED`) a reader would miss all of
 them: in agent mode the card's text (not its dialogue examples), the persona and the run's
@@ -13,9 +14,10 @@ Internal: the assembler's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from compiler.frame import NEWEST_TURN, Component, ComponentKind
+from compiler.frame import NEWEST_TURN, PIECES, Component, ComponentKind
 from compiler.profile import ResolvedAgentProfile
 from compiler.profile.models import RequiredPart
 
@@ -51,3 +53,35 @@ def mark_history(comp: Component, profile: ResolvedAgentProfile, mode: str) -> N
     """A chat history whose newest turn the profile lets the budget cut says so."""
     if comp.kind == ComponentKind.CHAT_HISTORY and not requires(profile, mode, "newestTurn"):
         comp.metadata[NEWEST_TURN] = False
+
+
+def entry_pieces(
+    fields: dict[str, Any], entries: list[str], fill: Callable[[str], str]
+) -> dict[str, Any]:
+    """A world-info block's ``fields`` (``entries`` joined and filled), with the metadata
+    that lets the fit keep its leading entries instead of dropping it whole; none when there
+    is one entry, or when filling the entries one by one does not give the same text."""
+    if len(entries) > 1:
+        items = [fill(e) for e in entries]
+        if "\n".join(items) == fields["inline_content"]:
+            fields["metadata"][PIECES] = {"items": items, "head": "", "tail": ""}
+    return fields
+
+
+def framed_pieces(comp: Component, before: str) -> None:
+    """After ``comp``'s text ``before`` was framed (a preset's ``wi_format``), its pieces
+    carry the frame's head and tail (or none, when the frame does not hold the text)."""
+    pieces = comp.metadata.get(PIECES)
+    if pieces is None:
+        return
+    after = comp.inline_content or ""
+    at = after.find(before) if before else -1
+    if at < 0:
+        del comp.metadata[PIECES]
+        return
+    head = pieces["head"] + after[:at]
+    comp.metadata[PIECES] = {
+        **pieces,
+        "head": head,
+        "tail": after[at + len(before) :] + pieces["tail"],
+    }

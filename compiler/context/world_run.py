@@ -161,14 +161,19 @@ def scan_chat(
     )
 
 
-def world_text(entries: Sequence[dict[str, Any]], position: object = None) -> str:
-    """The activated entries' contents at ``position`` (a name; None: all), joined with
-    ``\n`` in prompt order (``<<agent.world.activated position=...>>``)."""
-    return "\n".join(
+def world_pieces(entries: Sequence[dict[str, Any]], position: object = None) -> list[str]:
+    """The activated entries' contents at ``position`` (a name; None: all), in prompt order
+    (``<<agent.world.activated position=...>>`` joins them with ``\n``)."""
+    return [
         str(e["content"])
         for e in entries
         if e.get("content") and (position is None or world_position(e) == position)
-    )
+    ]
+
+
+def world_text(entries: Sequence[dict[str, Any]], position: object = None) -> str:
+    """:func:`world_pieces` joined with ``\n``."""
+    return "\n".join(world_pieces(entries, position))
 
 
 def _file_of(warning: Diagnostic, files: dict[str, str]) -> str | None:

@@ -72,6 +72,7 @@ from compiler.fit.fill import Filler
 from compiler.fit.history import min_present
 from compiler.fit.items import Item, Outcome, Turn
 from compiler.fit.ledger import AppliedBudget, BudgetLedger
+from compiler.fit.pieces import leading_pieces
 from compiler.fit.prices import PriceMemo
 from compiler.fit.record import Recorder
 from compiler.fit.strategy import effective_strategy, floor_tokens, required_turn, turn_part
@@ -79,7 +80,15 @@ from compiler.fit.summarize import Summarizer, SummaryCache, SummaryChain
 from compiler.fit.text import TextFitter
 from compiler.fit.windows import SUMMARY_MODE_TOKENS as SUMMARY_MODE_TOKENS
 from compiler.fit.windows import WindowFitter
-from compiler.frame import AS_WRITTEN, FILL_BLOCK, ROLEPLAY, Component, ComponentKind, ContextFrame
+from compiler.frame import (
+    AS_WRITTEN,
+    FILL_BLOCK,
+    PIECES,
+    ROLEPLAY,
+    Component,
+    ComponentKind,
+    ContextFrame,
+)
 from compiler.journal import Journal
 from compiler.tokens import TokenCounter
 
@@ -317,6 +326,7 @@ class _Allocator:
         applied = item.turn.applied
         own, cat, room = applied.own, applied.category, applied.total
         offered = self.costs.cost(item.comp)
+        blocked = self.dropped_total or item.category in self.dropped_cats  # by a drop before
         why = None
         if own is not None and offered > own:
             why = f"{offered} tokens is over its own budget={own}"
@@ -326,6 +336,8 @@ class _Allocator:
         elif self.dropped_total or (room is not None and offered > room):
             why = f"over the total budget ({room} tokens left)"
             self.dropped_total = True
+        if why is not None and not blocked and self.keep_pieces(item, framing):
+            return
         if why is not None and item.index in self.turns:  # kept whole or not at all
             self.fail(item, f"{item.comp.id} cannot be dropped: it holds the newest turn; {why}",
                       room)  # fmt: skip
@@ -374,6 +386,37 @@ class _Allocator:
             self.dropped_total = True
         else:
             self.charge(item, spent)
+
+    def keep_pieces(self, item: Item, framing: int) -> bool:
+        """A text of whole pieces (a world-info block's entries, see
+        :data:`~compiler.frame.PIECES`) over its limit keeps its leading pieces that fit,
+        when any does; that counts as a cut to fit, so the whole components after it that
+        compete for the same budget are dropped (as after a drop)."""
+        applied = item.turn.applied
+        limit = min_present(applied.own, applied.category, applied.total)
+        part = leading_pieces(item.comp, limit, self.costs.cost)
+        if part is None or limit is None:
+            return False
+        comp, used, kept = part
+        self.dropped_total = False  # set by the drop this keep replaces
+        self.dropped_cats.discard(item.category or "")
+        total = len(item.comp.metadata[PIECES]["items"])
+        why = f"kept the first {kept} of {total} entries to fit {limit} tokens"
+        item.outcome = Outcome(
+            out=comp,
+            offered=self.costs.cost(item.comp),
+            used=used,
+            action="truncated",
+            reason=why,
+            skipped={"detail": why, "piecesKept": kept},
+        )
+        self.record.budget_event(item)
+        self.charge(item, framing + used)
+        if limit == applied.total:
+            self.dropped_total = True
+        elif limit == applied.category:
+            self.dropped_cats.add(item.category or "")
+        return True
 
     def grant_fill(self, item: Item, fill: Filler) -> None:
         """A fill component (see :data:`~compiler.frame.FILL_BLOCK`): kept when it fits the

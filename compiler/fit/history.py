@@ -343,7 +343,12 @@ def _summarize_cut(
         made = maker.make(walk.messages[: walk.start], target, body)
         if made is None or step > 0 or limit is None:
             break
-        body = made.body or ("", "note")  # a note alone: nobody is asked again
+        # a summary the chain made of what is cut is made again of the new cut (it is
+        # cheap, and never stands for a message the request also sends); a precomputed
+        # one or the caller's answer is re-fitted (nobody is asked again)
+        body = made.body or ("", "note")
+        if body[1] == "extractive":
+            body = None
         before = walk.start
         walk.extend(min_present(cap, limit - made.cost))
         walk.drop_leading_tool()

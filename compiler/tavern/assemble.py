@@ -55,7 +55,7 @@ from compiler.frame import (
 from compiler.macros import BoundTemplate, MacroCall, bind
 from compiler.markers import ALLOWANCE, allowance, openers
 from compiler.profile import ResolvedAgentProfile, resolve_profile
-from compiler.required import requires
+from compiler.required import framed_pieces, requires
 from compiler.stmacros import comment_spans, inert
 from compiler.syntax import parse
 from compiler.syntax.ast import Template, Text
@@ -448,10 +448,10 @@ def _add_entry(
         if prompt.identifier == "personaDescription" and not persona_in_prompt(assembler):
             comp.inline_content = ""  # the persona goes around the Author's Note or in chat
         if prompt.is_marker and comp.inline_content and comp.kind in _FORMATTED_KINDS:
-            comp.inline_content, extra = _formatted(
-                assembler, preset, prompt.identifier, comp.inline_content
-            )
+            before = comp.inline_content
+            comp.inline_content, extra = _formatted(assembler, preset, prompt.identifier, before)
             comp.metadata[ALLOWANCE] = allowance(comp) + extra
+            framed_pieces(comp, before)
 
     assembler.add_template(bound, prompt.role, shape)
 
