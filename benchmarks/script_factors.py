@@ -40,9 +40,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from script_samples import SAMPLES  # noqa: E402
+from script_samples import SAMPLES
 
-from compiler.tokens import (  # noqa: E402
+from compiler.tokens import (
     SCRIPT_CLASSES,
     SCRIPT_SCALE,
     ScriptScale,
@@ -67,7 +67,17 @@ def claude_tokenizer_path(given: str | None) -> Path:
         return CACHE
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", tmp, ANTHROPIC_WHEEL],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "-q",
+                "-d",
+                tmp,
+                ANTHROPIC_WHEEL,
+            ],
             check=True,
         )
         (wheel,) = Path(tmp).glob("anthropic-*.whl")
@@ -116,7 +126,8 @@ def fit(measured: list[tuple[str, int, int, float]]) -> ScriptScale:
         if not short:
             break
     most = max(weights)
-    weights = [math.ceil((w if done else most) * 100) / 100 for w, done in zip(weights, fitted)]
+    weights = [w if done else most for w, done in zip(weights, fitted, strict=True)]
+    weights = [math.ceil(w * 100) / 100 for w in weights]
     return ScriptScale(
         ascii=round(ascii_share * 1000),
         surcharges=tuple(round(w * 1000) for w in weights),

@@ -157,8 +157,7 @@ _LEAD_SPANS = (
     (0xF0, 0xF7),
 )
 _LEAD_TABLE = bytes(
-    next((i + 1 for i, (lo, hi) in enumerate(_LEAD_SPANS) if lo <= b <= hi), 0)
-    for b in range(256)
+    next((i + 1 for i, (lo, hi) in enumerate(_LEAD_SPANS) if lo <= b <= hi), 0) for b in range(256)
 )
 _CLASS_BYTES = tuple(bytes([i + 1]) for i in range(len(SCRIPT_CLASSES)))
 
@@ -299,7 +298,9 @@ class TokenCounter:
     this counter, which the caller owns and reuses across turns. Cutting text to a token
     count still uses ``encoding``; the allocator's exact-count loop settles any difference.
     The cache keeps at most ``max_entries`` texts and ``max_chars`` characters of them, then
-    starts over; a longer text is counted every time.
+    starts over; a longer text is counted every time. With a ``scale``
+    (:meth:`scaled`), each count is that estimate of the text's tiktoken count (an upper
+    bound of other tokenizers' counts: the Anthropic and Gemini dialects count so).
     """
 
     def __init__(
@@ -309,8 +310,13 @@ class TokenCounter:
         *,
         count_fn: Callable[[str], int] | None = None,
         max_chars: int = MAX_CACHED_CHARS,
+        scale: ScriptScale | None = None,
     ) -> None:
         self.encoding_name = encoding
+        self.scale = None if count_fn is not None else scale
+        """The estimate this counter counts (:meth:`ScriptScale.estimate` of each text's
+        tiktoken count), or None: tiktoken's count (or the caller's ``count_fn``'s) as it is."""
+        self._scaled: dict[ScriptScale, TokenCounter] = {}
         self._encoding: tiktoken.Encoding | None = None
         self._cache: dict[str, int] = {}
         self._max = max_entries
@@ -322,6 +328,24 @@ class TokenCounter:
         if encoding not in ENCODINGS:
             get_encoding(encoding)  # raises the friendly error now, not mid-fit
 
+    def scaled(self, scale: ScriptScale | None) -> TokenCounter:
+        """The counter of ``scale``'s estimate over this counter's encoding: made once and
+        kept with this counter (its cache as long-lived as this one's, with the same
+        bounds), so estimates and plain counts never share a cache. This counter itself when
+        ``scale`` is None or already its own, or when a caller's ``count_fn`` counts (the
+        provider's own count needs no estimate)."""
+        if scale is None or scale == self.scale or self._count_fn is not None:
+            return self
+        with self._lock:
+            counter = self._scaled.get(scale)
+            if counter is None:
+                counter = TokenCounter(
+                    self.encoding_name, self._max, max_chars=self._max_chars, scale=scale
+                )
+                counter._encoding = self._encoding
+                self._scaled[scale] = counter
+            return counter
+
     @property
     def encoding(self) -> tiktoken.Encoding:
         if self._encoding is None:
@@ -329,7 +353,8 @@ class TokenCounter:
         return self._encoding
 
     def count(self, text: str) -> int:
-        """Tokens of ``text`` as ordinary text (special-token strings count as text)."""
+        """Tokens of ``text`` as ordinary text (special-token strings count as text), or
+        their estimate with a :attr:`scale`."""
         if not text:
             return 0
         hit = self._cache.get(text)
@@ -347,6 +372,8 @@ class TokenCounter:
         else:
             encoding = self._encoding or self.encoding
             n = len(encoding.encode_ordinary(text))
+            if self.scale is not None:
+                n = self.scale.estimate(text, n)
         self._keep(text, n)
         return n
 
@@ -357,9 +384,12 @@ class TokenCounter:
         turn, under a note that names a new count) is not encoded again. Exact: no
         alternative of the o200k_base or cl100k_base pre-tokenizer pattern (:data:`SEAMED`)
         matches a newline and a ``-`` after it, so the whole text splits at each seam too.
-        Whole when it would make more than :data:`MAX_SEAMS` pieces."""
+        Whole when it would make more than :data:`MAX_SEAMS` pieces. With a :attr:`scale`,
+        the sum of the pieces' estimates: at least the whole text's (each piece rounds up
+        and adds its ``per_text``), so still an upper bound, and the same sum every time."""
         if text.count("\n-") >= MAX_SEAMS:  # counted, not split: no copy of a hostile text
-            return len((self._encoding or self.encoding).encode_ordinary(text))
+            n = len((self._encoding or self.encoding).encode_ordinary(text))
+            return n if self.scale is None else self.scale.estimate(text, n)
         parts = text.split("\n-")
         # each piece but the last keeps the newline that ends it, each but the first its "-"
         pieces = [f"{part}\n" for part in parts[:-1]] + [parts[-1]]
@@ -402,6 +432,9 @@ class TokenCounter:
         new = list({t: None for t, n in zip(texts, hits, strict=True) if n is None and t})
         encode = (self._encoding or self.encoding).encode_ordinary
         found = dict(zip(new, map(len, map(encode, new)), strict=True))
+        if self.scale is not None:
+            estimate = self.scale.estimate
+            found = {text: estimate(text, n) for text, n in found.items()}
         cache = self._cache
         with self._lock:
             if any(map(cache.__contains__, new)):  # kept by another thread meanwhile
