@@ -271,7 +271,7 @@ def compile_source(
     if opts.strict and warnings:
         raise StrictError(warnings)
     read_before = len(found)
-    counter = _counter(opts, opts.encoding or dialect.encoding(model), counters)
+    counter = dialect.estimating(_counter(opts, opts.encoding or dialect.encoding(model), counters))
     journal = Journal()
     journal.emit("context_assembly_started", template=src.name, provider=opts.provider, model=model)
     try:
@@ -369,8 +369,8 @@ def _failed(exc: APCError, dialect: Dialect, journal: Journal) -> None:
     measured in a dialect's estimated counts."""
     if exc.code == "context.budget_exceeded" and not dialect.exact_counts:
         exc.hint = (
-            f"{exc.hint or ''} ({dialect.name} counts are estimates: "
-            f"{dialect.safety_margin:.0%} of the budget is held back)"
+            f"{exc.hint or ''} ({dialect.name} counts are estimates, an upper bound per "
+            f"script, and {dialect.safety_margin:.0%} of the budget is held back)"
         ).strip()
     if not journal.events or journal.events[-1].type != "context_assembly_failed":
         journal.emit("context_assembly_failed", "error", code=exc.code, message=exc.message)
@@ -578,7 +578,7 @@ def check_source_budget(
     opts, _ = _preset_options(opts, settings)
     dialect = get_dialect(opts.provider)
     model = opts.model or dialect.default_model
-    counter = _counter(opts, opts.encoding or dialect.encoding(model), counters)
+    counter = dialect.estimating(_counter(opts, opts.encoding or dialect.encoding(model), counters))
     floor = floor_tokens(full.frame, dialect=dialect, counter=counter, model=model)
     total = _total_budget(opts, full.ledger.profile_budget, dialect, model, settings)
     # the full compile ran at an unbounded budget on purpose: that is not the caller's; and

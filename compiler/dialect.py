@@ -10,7 +10,8 @@ fit the dialect :func:`compiler.lower.get_dialect` found.
 
 A dialect owns everything provider-specific (sqlglot's dialects are the model): its request
 shape (:meth:`Dialect.lower`), its cost model and whether it is exact (``exact_counts``; an
-estimate holds back ``safety_margin`` of the budget), its model windows and output maxima,
+estimate counts texts with ``estimate_scale``, a per-script upper bound over a tiktoken
+count, and holds back ``safety_margin`` of the budget), its model windows and output maxima,
 its tokenizer choice, its tool naming rule, its option names, and what it cannot express
 (:meth:`Dialect.unsupported`: a ``lower.unsupported`` warning, or an error when strict).
 
@@ -31,7 +32,7 @@ from typing import Any, ClassVar
 
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.tokens import TokenCounter, encoding_name_for_model
+from compiler.tokens import ScriptScale, TokenCounter, encoding_name_for_model
 
 ModelRequest = dict[str, Any]
 """A provider request body, ready for JSON."""
@@ -74,6 +75,8 @@ class Dialect(ABC):
     safety_margin: ClassVar[float] = 0.0
     #: the tiktoken encoding an estimate counts every model with (None: the model's own)
     estimate_encoding: ClassVar[str | None] = None
+    #: the per-script estimate over that encoding's count (None: the count as it is)
+    estimate_scale: ClassVar[ScriptScale | None] = None
     #: the model compiled for when the caller names none
     default_model: ClassVar[str] = "gpt-4o"
     #: context windows by model name prefix (the longest matching prefix wins)
@@ -199,6 +202,13 @@ class Dialect(ABC):
         """The tiktoken encoding this dialect counts ``model`` with: the estimate's for a
         provider whose tokenizer is not public, else the model's own."""
         return self.estimate_encoding or encoding_name_for_model(model)
+
+    def estimating(self, counter: TokenCounter) -> TokenCounter:
+        """The counter this dialect counts with: ``counter``'s :meth:`TokenCounter.scaled`
+        by :attr:`estimate_scale` (itself when the dialect has none, or when a caller's
+        count function counts). The counting methods take any counter through it, so a
+        plain counter handed to them counts what the fit counted."""
+        return counter.scaled(self.estimate_scale)
 
     def tool_name(self, name: str) -> str:
         """The name the model sees for the dotted tool ``name`` (``.`` becomes ``_``)."""

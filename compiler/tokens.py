@@ -117,6 +117,103 @@ SEAMED = frozenset({"o200k_base", "cl100k_base"})
 MAX_SEAMS = 1024  # more pieces than this: a text is encoded whole (the cache is not flooded)
 
 
+#: The character classes of the estimate (:class:`ScriptScale`): a name and the code points
+#: it covers. A character's class is read off the first byte of its UTF-8 form (so a class
+#: is a span of code points: what one lead byte starts), which a C-speed
+#: :meth:`bytes.translate` maps for a whole text at once. ASCII is no class of its own: the
+#: o200k_base tokens of a text are all weighted by :attr:`ScriptScale.ascii`.
+SCRIPT_CLASSES: tuple[tuple[str, str], ...] = (
+    ("latin-1", "U+0080-00FF (accented Latin of Western Europe)"),
+    ("latin-ext", "U+0100-02FF (Central European, Turkish, Vietnamese letters; IPA)"),
+    ("greek", "U+0300-03FF (combining marks, Greek)"),
+    ("cyrillic", "U+0400-053F"),
+    ("hebrew", "U+0540-05FF (Armenian, Hebrew)"),
+    ("arabic", "U+0600-07FF (Arabic, Syriac, Thaana, N'Ko)"),
+    ("indic-thai", "U+0800-0FFF (Devanagari to Sinhala, Thai, Lao, Tibetan)"),
+    ("u1000", "U+1000-1FFF (Myanmar, Georgian, Hangul Jamo, Ethiopic, Khmer, Vietnamese)"),
+    ("symbols", "U+2000-2FFF (punctuation, arrows, math, dingbats)"),
+    ("cjk-kana", "U+3000-3FFF (CJK punctuation, Hiragana, Katakana)"),
+    ("han", "U+4000-9FFF (CJK ideographs)"),
+    ("hangul", "U+A000-DFFF (Yi, Hangul syllables)"),
+    ("forms", "U+E000-FFFF (private use, compatibility, fullwidth forms)"),
+    ("astral", "U+10000 and up (emoji, rare ideographs, historic scripts)"),
+)
+
+#: UTF-8 lead byte -> the class's byte (1 + its index; ASCII and continuation bytes: 0)
+_LEAD_SPANS = (
+    (0xC2, 0xC3),
+    (0xC4, 0xCB),
+    (0xCC, 0xCF),
+    (0xD0, 0xD4),
+    (0xD5, 0xD7),
+    (0xD8, 0xDF),
+    (0xE0, 0xE0),
+    (0xE1, 0xE1),
+    (0xE2, 0xE2),
+    (0xE3, 0xE3),
+    (0xE4, 0xE9),
+    (0xEA, 0xED),
+    (0xEE, 0xEF),
+    (0xF0, 0xF7),
+)
+_LEAD_TABLE = bytes(
+    next((i + 1 for i, (lo, hi) in enumerate(_LEAD_SPANS) if lo <= b <= hi), 0) for b in range(256)
+)
+_CLASS_BYTES = tuple(bytes([i + 1]) for i in range(len(SCRIPT_CLASSES)))
+
+
+def script_chars(text: str) -> list[int]:
+    """How many characters of ``text`` fall in each of :data:`SCRIPT_CLASSES` (in order;
+    ASCII characters are in none). At C speed: one UTF-8 encoding, one byte translation,
+    one count per class."""
+    if text.isascii():
+        return [0] * len(SCRIPT_CLASSES)
+    leads = text.encode("utf-8", "surrogatepass").translate(_LEAD_TABLE)
+    return [leads.count(code) for code in _CLASS_BYTES]
+
+
+@dataclass(frozen=True)
+class ScriptScale:
+    """An estimate of another tokenizer's count from the o200k_base count, per script.
+
+    ``estimate(text, n)``, with ``n`` the text's o200k_base tokens, is
+    ``per_text + ceil(ascii * n + sum(surcharge[c] * chars of class c))`` (0 for no text):
+    every token weighted by the share ``ascii`` (what English and code need), plus, per
+    non-ASCII character, its class's surcharge (:data:`SCRIPT_CLASSES`), the tokens that
+    script costs beyond its o200k count, plus ``per_text`` tokens for the few a short text
+    may lose at its edges. ``ascii`` and the surcharges are in thousandths, so the sum is
+    exact integer arithmetic (deterministic). Characters are additive, so a text of several
+    scripts pays each script's share. At least the o200k_base count (``ascii`` is at least
+    1000), and the estimate rises wherever that count does."""
+
+    ascii: int
+    surcharges: tuple[int, ...]
+    per_text: int = 0
+
+    def estimate(self, text: str, n: int) -> int:
+        """The estimate of ``text``, whose o200k_base count is ``n``."""
+        if not text:
+            return 0
+        total = self.ascii * n
+        if not text.isascii():
+            chars = script_chars(text)
+            total += sum(w * c for w, c in zip(self.surcharges, chars, strict=True))
+        return self.per_text - (-total // 1000)
+
+
+#: The factors the Anthropic and Gemini estimates use: fitted by
+#: benchmarks/script_factors.py (which prints this literal) so that the estimate of every
+#: sample text of benchmarks/script_samples.py, whole and sentence by sentence, is at least
+#: 10% above the larger of Claude's count (the tokenizer the ``anthropic`` SDK shipped up
+#: to 0.34) and cl100k_base's; classes no sample is mostly made of take the largest
+#: surcharge measured. The README's "Token counting" has the table.
+SCRIPT_SCALE = ScriptScale(
+    ascii=1140,
+    surcharges=(2330, 2330, 930, 320, 760, 740, 1860, 2130, 110, 340, 460, 610, 170, 1060),
+    per_text=2,
+)
+
+
 def encoding_name_for_model(model: str) -> str:
     """The tiktoken encoding a model uses (tiktoken's own table). Unknown: a clear error."""
     try:
@@ -201,7 +298,9 @@ class TokenCounter:
     this counter, which the caller owns and reuses across turns. Cutting text to a token
     count still uses ``encoding``; the allocator's exact-count loop settles any difference.
     The cache keeps at most ``max_entries`` texts and ``max_chars`` characters of them, then
-    starts over; a longer text is counted every time.
+    starts over; a longer text is counted every time. With a ``scale``
+    (:meth:`scaled`), each count is that estimate of the text's tiktoken count (an upper
+    bound of other tokenizers' counts: the Anthropic and Gemini dialects count so).
     """
 
     def __init__(
@@ -211,8 +310,13 @@ class TokenCounter:
         *,
         count_fn: Callable[[str], int] | None = None,
         max_chars: int = MAX_CACHED_CHARS,
+        scale: ScriptScale | None = None,
     ) -> None:
         self.encoding_name = encoding
+        self.scale = None if count_fn is not None else scale
+        """The estimate this counter counts (:meth:`ScriptScale.estimate` of each text's
+        tiktoken count), or None: tiktoken's count (or the caller's ``count_fn``'s) as it is."""
+        self._scaled: dict[ScriptScale, TokenCounter] = {}
         self._encoding: tiktoken.Encoding | None = None
         self._cache: dict[str, int] = {}
         self._max = max_entries
@@ -224,6 +328,24 @@ class TokenCounter:
         if encoding not in ENCODINGS:
             get_encoding(encoding)  # raises the friendly error now, not mid-fit
 
+    def scaled(self, scale: ScriptScale | None) -> TokenCounter:
+        """The counter of ``scale``'s estimate over this counter's encoding: made once and
+        kept with this counter (its cache as long-lived as this one's, with the same
+        bounds), so estimates and plain counts never share a cache. This counter itself when
+        ``scale`` is None or already its own, or when a caller's ``count_fn`` counts (the
+        provider's own count needs no estimate)."""
+        if scale is None or scale == self.scale or self._count_fn is not None:
+            return self
+        with self._lock:
+            counter = self._scaled.get(scale)
+            if counter is None:
+                counter = TokenCounter(
+                    self.encoding_name, self._max, max_chars=self._max_chars, scale=scale
+                )
+                counter._encoding = self._encoding
+                self._scaled[scale] = counter
+            return counter
+
     @property
     def encoding(self) -> tiktoken.Encoding:
         if self._encoding is None:
@@ -231,7 +353,8 @@ class TokenCounter:
         return self._encoding
 
     def count(self, text: str) -> int:
-        """Tokens of ``text`` as ordinary text (special-token strings count as text)."""
+        """Tokens of ``text`` as ordinary text (special-token strings count as text), or
+        their estimate with a :attr:`scale`."""
         if not text:
             return 0
         hit = self._cache.get(text)
@@ -249,6 +372,8 @@ class TokenCounter:
         else:
             encoding = self._encoding or self.encoding
             n = len(encoding.encode_ordinary(text))
+            if self.scale is not None:
+                n = self.scale.estimate(text, n)
         self._keep(text, n)
         return n
 
@@ -259,9 +384,12 @@ class TokenCounter:
         turn, under a note that names a new count) is not encoded again. Exact: no
         alternative of the o200k_base or cl100k_base pre-tokenizer pattern (:data:`SEAMED`)
         matches a newline and a ``-`` after it, so the whole text splits at each seam too.
-        Whole when it would make more than :data:`MAX_SEAMS` pieces."""
+        Whole when it would make more than :data:`MAX_SEAMS` pieces. With a :attr:`scale`,
+        the sum of the pieces' estimates: at least the whole text's (each piece rounds up
+        and adds its ``per_text``), so still an upper bound, and the same sum every time."""
         if text.count("\n-") >= MAX_SEAMS:  # counted, not split: no copy of a hostile text
-            return len((self._encoding or self.encoding).encode_ordinary(text))
+            n = len((self._encoding or self.encoding).encode_ordinary(text))
+            return n if self.scale is None else self.scale.estimate(text, n)
         parts = text.split("\n-")
         # each piece but the last keeps the newline that ends it, each but the first its "-"
         pieces = [f"{part}\n" for part in parts[:-1]] + [parts[-1]]
@@ -304,6 +432,9 @@ class TokenCounter:
         new = list({t: None for t, n in zip(texts, hits, strict=True) if n is None and t})
         encode = (self._encoding or self.encoding).encode_ordinary
         found = dict(zip(new, map(len, map(encode, new)), strict=True))
+        if self.scale is not None:
+            estimate = self.scale.estimate
+            found = {text: estimate(text, n) for text, n in found.items()}
         cache = self._cache
         with self._lock:
             if any(map(cache.__contains__, new)):  # kept by another thread meanwhile

@@ -16,13 +16,16 @@ maximum (:data:`CLAUDE_OUTPUT_LIMITS`); ``temperature`` and ``top_p`` (deprecate
 API), penalties and seed are not. Each rewrite is reported
 (:meth:`Dialect.unsupported`), never made in silence.
 
-Counting: no offline tokenizer matches Claude's, so counts are an estimate with tiktoken's
-``o200k_base`` (``exact_counts`` is False): the tokens of every text, tool input and tool
-definition plus fixed framing per request, message and block, and the tool-use system prompt
-Anthropic documents (346 tokens) once when tools are offered. Claude's tokenizer gives about
-15-30% more tokens than ``o200k_base`` for the same text, so the fit holds back
-``safety_margin`` (20%) of the budget. The count depends only on ``system``, ``messages`` and
-``tools`` (never on ``max_tokens``, sampling options or ``cache_control``).
+Counting: no offline tokenizer matches Claude's, so counts are an estimate
+(``exact_counts`` is False): every text, tool input and tool definition counted by
+:data:`compiler.tokens.SCRIPT_SCALE` over tiktoken's ``o200k_base`` (an upper bound, per
+script, of the Claude tokenizer the ``anthropic`` SDK shipped up to 0.34: about 1.05 times
+``o200k_base`` for English but 1.8 for Russian and 3 to 5 for Indic scripts; the factors and
+how they were measured: benchmarks/script_factors.py), plus fixed framing per request,
+message and block, and the tool-use system prompt Anthropic documents (346 tokens) once when
+tools are offered. The fit holds back ``safety_margin`` (5%) of the budget besides, for the
+framing and for tokenizers of later models. The count depends only on ``system``,
+``messages`` and ``tools`` (never on ``max_tokens``, sampling options or ``cache_control``).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.lower.conversation import prepared
-from compiler.tokens import TokenCounter
+from compiler.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 
 #: Context windows, longest prefix wins: every Claude model (3, 3.5, 3.7, 4, 4.1, 4.5, 4.6:
 #: claude-3-haiku, claude-3-5-sonnet, claude-sonnet-4-5, claude-opus-4, claude-haiku-4-5, ...)
@@ -193,8 +196,9 @@ class Anthropic(Dialect):
     name: ClassVar[str] = "anthropic"
     default_model: ClassVar[str] = "claude-sonnet-4-5"
     exact_counts: ClassVar[bool] = False
-    safety_margin: ClassVar[float] = 0.2
+    safety_margin: ClassVar[float] = 0.05
     estimate_encoding: ClassVar[str | None] = "o200k_base"  # the estimate's, not Claude's
+    estimate_scale: ClassVar[ScriptScale | None] = SCRIPT_SCALE
     windows: ClassVar[Mapping[str, int]] = CLAUDE_WINDOWS
     output_limits: ClassVar[Mapping[str, int]] = CLAUDE_OUTPUT_LIMITS
     output_field: ClassVar[str] = "max_tokens"
@@ -388,6 +392,7 @@ class Anthropic(Dialect):
     def message_tokens(self, message: Message, counter: TokenCounter) -> int:
         """One neutral message's share, counted as its own turn (merging only saves), and
         system text as a tagged note (the larger of its two placements)."""
+        counter = self.estimating(counter)
         role, text = message["role"], _named(message)
         if role == "tool":
             block = self.tool_result(message) | {"content": message.get("content") or ""}
@@ -399,7 +404,7 @@ class Anthropic(Dialect):
         return self._wire_message_tokens({"content": blocks}, counter)
 
     def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:
-        return self._wire_tools_tokens([self.tool(t) for t in tools], counter)
+        return self._wire_tools_tokens([self.tool(t) for t in tools], self.estimating(counter))
 
     def _wire_tools_tokens(self, tools: list[dict[str, Any]], counter: TokenCounter) -> int:
         if not tools:
@@ -413,6 +418,7 @@ class Anthropic(Dialect):
         )
 
     def count_request(self, request: ModelRequest, counter: TokenCounter) -> int:
+        counter = self.estimating(counter)
         system = request.get("system") or []
         n = PER_REQUEST + sum(
             PER_SYSTEM_BLOCK + counter.count(str(b.get("text", ""))) for b in _blocks(system)

@@ -36,10 +36,14 @@ with :meth:`~compiler.dialect.Dialect.unsupported`, an error with ``strict``):
   caches are separate ``cachedContents`` resources.
 
 Counting: Gemini's tokenizer has no public offline counterpart (exact counts come from
-``models/{model}:countTokens``, online), so counts are an estimate: tiktoken ``o200k_base``
-over each text, plus :data:`PER_CONTENT` per turn, :data:`PER_PART` per part, function
-calls, responses and declarations counted as their JSON, :data:`REPLY_PRIMING` once; the
-allocator holds back :attr:`Gemini.safety_margin` of the budget. The count depends only on
+``models/{model}:countTokens``, online; the SDK's local tokenizer downloads its model at run
+time, and no maintained package ships it), so counts are an estimate: each text counted by
+:data:`compiler.tokens.SCRIPT_SCALE` over tiktoken's ``o200k_base`` (the per-script upper
+bound measured against Claude's and cl100k_base's tokenizers, which a Gemini count is not
+expected to exceed: see benchmarks/script_factors.py), plus :data:`PER_CONTENT` per turn,
+:data:`PER_PART` per part, function calls, responses and declarations counted as their
+JSON, :data:`REPLY_PRIMING` once; the allocator holds back :attr:`Gemini.safety_margin`
+(5%) of the budget besides. The count depends only on
 ``contents``, ``systemInstruction`` and ``tools`` (never ``generationConfig``).
 """
 
@@ -56,7 +60,7 @@ from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.lower.conversation import prepared
 from compiler.lower.gemini_schema import check_parameters, gemini_parameters
-from compiler.tokens import TokenCounter
+from compiler.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 
 #: Context windows (input + output tokens) of Gemini models, longest prefix wins.
 GEMINI_WINDOWS: dict[str, int] = {
@@ -151,8 +155,9 @@ class Gemini(Dialect):
     name: ClassVar[str] = "gemini"
     default_model: ClassVar[str] = "gemini-2.5-flash"
     exact_counts: ClassVar[bool] = False
-    safety_margin: ClassVar[float] = 0.1
+    safety_margin: ClassVar[float] = 0.05
     estimate_encoding: ClassVar[str | None] = "o200k_base"  # see the module
+    estimate_scale: ClassVar[ScriptScale | None] = SCRIPT_SCALE
     windows: ClassVar[Mapping[str, int]] = GEMINI_WINDOWS
     output_limits: ClassVar[Mapping[str, int]] = GEMINI_OUTPUT_LIMITS
     output_field: ClassVar[str] = "maxOutputTokens"
@@ -312,6 +317,7 @@ class Gemini(Dialect):
         return TOOLS_FRAME + sum(PER_FUNCTION + counter.count(_dumps(d)) for d in declarations)
 
     def count_request(self, request: ModelRequest, counter: TokenCounter) -> int:
+        counter = self.estimating(counter)
         n = REPLY_PRIMING
         for content in request["contents"]:
             n += self._content_tokens(content, counter)
@@ -323,12 +329,13 @@ class Gemini(Dialect):
         """A turn of its own (merging saves its framing): an over-estimate; system text is
         counted as the tagged note it becomes mid-conversation."""
         _, parts = self.turn(message, {}, None)
-        n = self._content_tokens({"parts": parts}, counter)
+        n = self._content_tokens({"parts": parts}, self.estimating(counter))
         return n + (NAME_ALLOWANCE if message["role"] == "tool" else 0)
 
     def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:
         declarations = [self.declaration(t, None) for t in tools]
-        return self._wire_tools_tokens([{"functionDeclarations": declarations}], counter)
+        tools_ = [{"functionDeclarations": declarations}]
+        return self._wire_tools_tokens(tools_, self.estimating(counter))
 
     # -- shape check -------------------------------------------------------------------
     def check(self, request: ModelRequest) -> None:

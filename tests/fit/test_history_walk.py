@@ -50,9 +50,13 @@ CAPS = st.lists(st.integers(0, 900), min_size=1, max_size=3)  # a fit's caps, ca
 
 
 def walked(messages: list[dict[str, Any]], dialect: str, caps: list[int], batched: bool) -> Any:
-    encoding = get_encoding("o200k_base")
-    count = None if batched else (lambda text: len(encoding.encode_ordinary(text)))
-    counter = TokenCounter("o200k_base", count_fn=count)
+    encoding, scale = get_encoding("o200k_base"), get_dialect(dialect).estimate_scale
+
+    def count(text: str) -> int:  # one by one, what the dialect's counter counts
+        n = len(encoding.encode_ordinary(text))
+        return n if scale is None else scale.estimate(text, n)
+
+    counter = TokenCounter("o200k_base", count_fn=None if batched else count)
     return steps(_Walk(messages, get_dialect(dialect), counter), caps)
 
 
