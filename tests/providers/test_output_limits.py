@@ -17,6 +17,7 @@ from compiler.dialect import LoweringOptions
 from compiler.errors import CODES, Diagnostic, LoweringError
 from compiler.lower import get_dialect
 from compiler.lower.anthropic import CLAUDE_OUTPUT_LIMITS, DEFAULT_MAX_TOKENS
+from compiler.lower.anthropic import DIALECT as ANTHROPIC
 from compiler.lower.base import PROVIDERS
 from tests.providers.frames import CASES
 
@@ -139,7 +140,7 @@ def test_claude_3_haiku_is_clamped_to_4096() -> None:
     )
     assert result.request["max_tokens"] == 4_096
     assert codes(result.warnings) == ["lower.output_clamped"]
-    assert result.ledger.budget == int((200_000 - 4_096) * 0.8)
+    assert result.ledger.budget == int((200_000 - 4_096) * (1 - ANTHROPIC.safety_margin))
 
 
 @pytest.mark.skipif(not HAS_ANTHROPIC, reason="the anthropic SDK is not installed")
@@ -198,7 +199,9 @@ def test_an_unknown_model_is_passed_through_with_a_warning() -> None:
     assert result.request["max_tokens"] == 100_000
     assert codes(result.warnings) == ["lower.unknown_output_limit"]
     assert "claude-next" in result.warnings[0].message
-    assert result.ledger.budget == int((200_000 - 100_000) * 0.8)  # the reserve: as sent
+    assert result.ledger.budget == int(
+        (200_000 - 100_000) * (1 - ANTHROPIC.safety_margin)
+    )  # the reserve: as sent
     openai = compile_(model="my-model", encoding="o200k_base", max_output_tokens=50_000)
     assert openai.request["max_completion_tokens"] == 50_000
     assert codes(openai.warnings) == ["lower.unknown_output_limit"]
