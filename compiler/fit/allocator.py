@@ -2,8 +2,9 @@
 
 Budgets compose: every component fits its own ``budget=N``, its category's budget (from the
 resolved profile; shared by the components of that category, see
-:data:`compiler.fit.budgets.CATEGORY_OF`) and the total. Summaries count against the summary
-budget.
+:data:`compiler.fit.budgets.CATEGORY_OF`; the text a preset places inside a chat history
+counts in its own category, :data:`compiler.fit.budgets.IN_CHAT`) and the total. Summaries
+count against the summary budget.
 
 Strategies, when a component is over what it may use (``strategy=`` on the macro, else the
 seed's defaults):
@@ -66,7 +67,7 @@ from typing import NoReturn
 
 from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
 from compiler.errors import Diagnostic
-from compiler.fit.budgets import CATEGORY_OF, CategoryBudgets, TotalBudget
+from compiler.fit.budgets import CategoryBudgets, TotalBudget, category_of
 from compiler.fit.costs import Costs, Neighbours
 from compiler.fit.fill import Filler
 from compiler.fit.history import min_present
@@ -195,7 +196,7 @@ class _Allocator:
                 index=i,
                 comp=c,
                 strategy=(s := effective_strategy(c)),
-                category=CATEGORY_OF.get(c.kind),
+                category=category_of(c),
                 fixed=s == "fail",
             )
             for i, c in enumerate(self.frame.components)
@@ -264,6 +265,7 @@ class _Allocator:
             limit=min_present(own, cat, room),
             category_left=cat,
             summary_left=self.pools["summary"],
+            pools=dict(self.pools),
         )
         if item.empty:
             item.outcome = replace(item.outcome, offered=0)
@@ -394,10 +396,9 @@ class _Allocator:
         fate = item.outcome
         if self.left is not None and spent is not None:
             self.left -= spent
-        if item.category and self.pools.get(item.category) is not None:
-            self.pools[item.category] = (self.pools[item.category] or 0) - (
-                fate.used - fate.summary_tokens
-            )
+        for name, used in self.record.split(item).items():  # a history's text per category
+            if self.pools.get(name) is not None:
+                self.pools[name] = (self.pools[name] or 0) - used
         if fate.summary_tokens and self.pools["summary"] is not None:
             self.pools["summary"] = (self.pools["summary"] or 0) - fate.summary_tokens
 
