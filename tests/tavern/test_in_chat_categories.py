@@ -139,6 +139,14 @@ def test_the_persona_at_depth_is_persona(tmp_path: Path) -> None:
     assert result.ledger.categories["persona"].used == placed(result, "A lucky adventurer.")
 
 
+def test_the_authors_note_beside_main_is_authors_note(tmp_path: Path) -> None:
+    preset, run = write(tmp_path, chatMetadata={**NOTE, "note_position": 0})
+    result = compiler.compile(preset, context=run, mode="legacy")
+    (entry,) = [e for e in result.ledger.entries if e.category == "authorsNote"]
+    assert entry.kind == "PresetGuide"
+    assert result.ledger.categories["authorsNote"].used == entry.tokens_used > 0
+
+
 def test_the_category_is_never_lowered(tmp_path: Path) -> None:
     """Only the ledger changes (the oracle tests compare the requests with SillyTavern's)."""
     preset, run = write(tmp_path)
