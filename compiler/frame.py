@@ -50,6 +50,9 @@ PIECES = "pieces"
 #: ChatHistory metadata: ``False`` lets the fit cut the newest turn (the newest user message
 #: and what follows it) like any other message; absent or ``True``, it is required
 NEWEST_TURN = "newestTurn"
+#: Component metadata: the component's budget category, where it is not its kind's
+#: (:data:`compiler.fit.budgets.CATEGORY_OF`): the Author's Note beside ``main`` is ``authorsNote``
+CATEGORY = "category"
 #: ContextFrame metadata: messages keep the whitespace at their edges, as SillyTavern sends
 #: a legacy preset's entries (only whitespace-only messages vanish)
 AS_WRITTEN = "asWritten"
@@ -73,6 +76,13 @@ class Message(TypedDict):
     toolCallId: NotRequired[str]
     origin: NotRequired[str]  # "injection" (preset text) or "unmaterialized"; never lowered
     at: NotRequired[str]  # where an unmaterialized macro is (its entry); never lowered
+    #: the budget category of text placed inside a chat history (``worldInfo``,
+    #: ``authorsNote``, ...; see :data:`compiler.fit.budgets.IN_CHAT`); a message without
+    #: one is the chat's own (``history``). Never lowered
+    category: NotRequired[str]
+    #: parts of such a message's content in another category than ``category``:
+    #: (category, start, end) character offsets. Never lowered
+    spans: NotRequired[list[tuple[str, int, int]]]
 
 
 class ToolSpec(TypedDict):

@@ -64,10 +64,13 @@ def _n(value: int | None) -> str:
 
 
 def render_ledger(ledger: BudgetLedger) -> str:
-    """The ledger as a terminal table: one row per component, then the totals."""
+    """The ledger as a terminal table: one row per component, the tokens by category of a
+    component in several (a chat history with world info, notes or injections placed in it),
+    then the totals."""
     head = ["id", "kind", "offered", "own", "category", "total", "granted", "used", "action"]
     rows: list[list[str]] = []
     notes: list[str] = []
+    split: list[str] = []  # the entries whose tokens are in several categories
     for e in ledger.entries:
         offered = _n(e.tokens_offered)
         if e.messages_offered is not None:
@@ -88,6 +91,10 @@ def render_ledger(ledger: BudgetLedger) -> str:
         )
         if e.reason and e.action != "kept":
             notes.append(f"  {e.id} ({e.source}): {e.reason}")
+        if e.used_by_category:
+            split.append(
+                f"  {e.id}: " + ", ".join(f"{k} {_n(v)}" for k, v in e.used_by_category.items())
+            )
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     numeric = {2, 3, 4, 5, 6, 7}
 
@@ -111,6 +118,8 @@ def render_ledger(ledger: BudgetLedger) -> str:
     ]
     if notes:
         out += ["why:", *notes, ""]
+    if split:
+        out += ["used by category (text placed in the chat history counts in its own):", *split, ""]
     cats = [
         f"{name} {_n(c.used)}/{_n(c.budget)}"
         for name, c in ledger.categories.items()

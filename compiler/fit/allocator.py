@@ -2,8 +2,9 @@
 
 Budgets compose: every component fits its own ``budget=N``, its category's budget (from the
 resolved profile; shared by the components of that category, see
-:data:`compiler.fit.budgets.CATEGORY_OF`) and the total. Summaries count against the summary
-budget.
+:data:`compiler.fit.budgets.CATEGORY_OF`; the text a preset places inside a chat history
+counts in its own category, :data:`compiler.fit.budgets.IN_CHAT`) and the total. Summaries
+count against the summary budget.
 
 Strategies, when a component is over what it may use (``strategy=`` on the macro, else the
 seed's defaults):
@@ -66,7 +67,7 @@ from typing import NoReturn
 
 from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
 from compiler.errors import Diagnostic
-from compiler.fit.budgets import CATEGORY_OF, CategoryBudgets, TotalBudget
+from compiler.fit.budgets import CategoryBudgets, TotalBudget, category_of, messages_shares
 from compiler.fit.costs import Costs, Neighbours
 from compiler.fit.fill import Filler
 from compiler.fit.history import min_present
@@ -160,10 +161,10 @@ class _Allocator:
         self.floor = floor_tokens(frame, dialect=dialect, counter=counter, model=model)
         #: a chat history's newest turn: (its messages, what the floor counted for them),
         #: by component index; the floor holds their room until the history's turn
-        self.turns: dict[int, tuple[int, int]] = {}
+        self.turns: dict[int, _Turn] = {}
         for i, c in enumerate(frame.components):
             if keep := required_turn(c):
-                self.turns[i] = (keep, self.costs.cost(turn_part(c, keep)))
+                self.turns[i] = _newest(turn_part(c, keep), keep, self.costs, dialect, counter)
         # the state of the current grant run
         self.items: list[Item] = []
         self.near = Neighbours(self.items)  # the items seams join, as the grant run goes
@@ -214,12 +215,14 @@ class _Allocator:
                 index=i,
                 comp=c,
                 strategy=(s := effective_strategy(c)),
-                category=CATEGORY_OF.get(c.kind),
+                category=category_of(c),
                 fixed=s == "fail",
             )
             for i, c in enumerate(self.frame.components)
         ]
         self.pools = dict(self.budgets)
+        for turn in self.turns.values():  # each newest turn's shares of the category pools
+            self.hold(turn, -1)
         self.record.reset()
         self.dropped_total, self.dropped_cats = False, set()
         self.fill = Filler(self.items, self.dialect, self.counter)
@@ -276,12 +279,13 @@ class _Allocator:
         self.charge(item, None)  # the floor counted it
 
     def grant_item(self, item: Item) -> None:
+        turn = self.turns.get(item.index)
+        if turn is not None:
+            self.hold(turn, 1)  # its own shares, back
+            self.check_turn(item, turn)
         own, cat = item.comp.token_budget, self._pool(item.category)
-        keep, held = self.turns.get(item.index, (0, 0))
-        if keep:
-            self.check_turn(item, held, own, cat)
-            if self.left is not None:
-                self.left += held  # the floor held the newest turn's room until now
+        if turn is not None and self.left is not None:
+            self.left += turn.cost  # the floor held the newest turn's room until now
         framing = self.costs.overhead(self.near, item) if not item.empty else 0
         left = self.left
         if (
@@ -296,6 +300,7 @@ class _Allocator:
             limit=min_present(own, cat, room),
             category_left=cat,
             summary_left=self.pools["summary"],
+            pools=dict(self.pools),
         )
         if item.empty:
             item.outcome = replace(item.outcome, offered=0)
@@ -306,19 +311,22 @@ class _Allocator:
         else:
             self.grant_elastic(item, framing)
 
-    def check_turn(self, item: Item, cost: int, own: int | None, cat: int | None) -> None:
-        """A history's newest turn is never cut: over its own or its category's budget, the
+    def hold(self, turn: _Turn, sign: int) -> None:
+        """Take a newest turn's shares from the category pools (-1), or give them back (1)."""
+        for name, n in turn.shares.items():
+            if self.pools.get(name) is not None:
+                self.pools[name] = (self.pools[name] or 0) + sign * n
+
+    def check_turn(self, item: Item, turn: _Turn) -> None:
+        """A history's newest turn is never cut: over its own or a category's budget, the
         compile fails."""
-        if own is not None and cost > own:
-            self.fail(item, f"the newest turn of {item.comp.id} needs {cost} tokens; its "
-                      f"budget={own}", own)  # fmt: skip
-        if cat is not None and cost > cat:
-            self.fail(
-                item,
-                f"the newest turn of {item.comp.id} needs {cost} tokens; {cat} are left of "
-                f"the {item.category} budget",
-                cat,
-            )
+        own, what = item.comp.token_budget, f"the newest turn of {item.comp.id}"
+        if own is not None and turn.cost > own:
+            self.fail(item, f"{what} needs {turn.cost} tokens; its budget={own}", own)
+        for name, n in turn.shares.items():
+            left = self.pools.get(name)
+            if left is not None and n > left:
+                self.fail(item, f"{what} needs {n} tokens of {name}; {left} are left", left)
 
     def grant_whole(self, item: Item, framing: int) -> None:
         """Keep the component whole, or drop it (and every whole one after it that competes
@@ -466,7 +474,8 @@ class _Allocator:
     def fit_elastic(self, item: Item, limit: int | None) -> Outcome:
         """What the component's fitter makes of it within ``limit``."""
         if item.comp.kind == ComponentKind.CHAT_HISTORY:
-            return self.windows.history(item, limit, self.turns.get(item.index, (0, 0))[0])
+            turn = self.turns.get(item.index)
+            return self.windows.history(item, limit, 0 if turn is None else turn.keep)
         if item.comp.messages is not None:
             return self.windows.tool_results(item, limit)
         return self.text.fit(item, limit)
@@ -480,15 +489,32 @@ class _Allocator:
         fate = item.outcome
         if self.left is not None and spent is not None:
             self.left -= spent
-        if item.category and self.pools.get(item.category) is not None:
-            self.pools[item.category] = (self.pools[item.category] or 0) - (
-                fate.used - fate.summary_tokens
-            )
+        for name, used in self.record.split(item).items():  # a history's text per category
+            if self.pools.get(name) is not None:
+                self.pools[name] = (self.pools[name] or 0) - used
         if fate.summary_tokens and self.pools["summary"] is not None:
             self.pools["summary"] = (self.pools["summary"] or 0) - fate.summary_tokens
 
     def fail(self, item: Item | None, message: str, limit: int | None) -> NoReturn:
         raise self.record.failure(self.items, item, message, limit)
+
+
+@dataclass(frozen=True)
+class _Turn:
+    """A chat history's newest turn (never cut): how many messages, what the floor counted
+    for them, and that cost by budget category."""
+
+    keep: int
+    cost: int
+    shares: dict[str, int]
+
+
+def _newest(
+    tail: Component, keep: int, costs: Costs, dialect: Dialect, counter: TokenCounter
+) -> _Turn:
+    cost = costs.cost(tail)
+    placed = messages_shares(tail.messages or (), dialect, counter)
+    return _Turn(keep, cost, {"history": max(0, cost - sum(placed.values())), **placed})
 
 
 def _listed(comp: Component) -> Component:

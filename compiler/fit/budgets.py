@@ -3,19 +3,26 @@
 Internal: the API is :mod:`compiler.fit`.
 
 Budgets compose: a component fits its own ``budget=N`` cap, its category's budget (shared
-by every component of that category) and the total. ``totalContextBudget`` is ``--budget``
-when given, else the smaller of the profile's ``totalContextBudget`` and the model's window
-minus the tokens reserved for the response (``--reserve``, else ``--max-output-tokens``). The
-windows are the provider dialects' (:meth:`compiler.lower.Dialect.window`).
+by every component of that category) and the total. A chat history's messages are in
+``history``, except the text a SillyTavern preset places among them (:data:`IN_CHAT`): each
+such message counts in its own category, so ``historyBudgetTokens`` covers the chat's own
+messages and ``worldInfoBudgetTokens`` world info in chat and in blocks alike.
+``totalContextBudget`` is ``--budget`` when given, else the smaller of the profile's
+``totalContextBudget`` and the model's window minus the tokens reserved for the response
+(``--reserve``, else ``--max-output-tokens``). The windows are the provider dialects'
+(:meth:`compiler.lower.Dialect.window`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from compiler.dialect import Dialect
 from compiler.errors import Diagnostic
-from compiler.frame import ComponentKind
+from compiler.frame import CATEGORY, Component, ComponentKind, Message
+from compiler.tokens import TokenCounter
 
 #: component kind -> budget category (the profile's ``<category>BudgetTokens``).
 CATEGORY_OF: dict[ComponentKind, str] = {
@@ -27,8 +34,63 @@ CATEGORY_OF: dict[ComponentKind, str] = {
     ComponentKind.WORLD_INFO: "worldInfo",
 }
 
+#: The categories of text a SillyTavern preset places inside the chat history (a message's
+#: ``category``, set by :mod:`compiler.tavern`): world info at depth (``worldInfo``, the world
+#: info blocks' category), the Author's Note, the Character's Note (the card's depth prompt),
+#: the persona at depth, and the preset's own in-chat entries (``injection_position`` 1).
+#: Their tokens count in their category, not in ``history``.
+IN_CHAT = ("worldInfo", "authorsNote", "charactersNote", "persona", "injection")
+
 #: every category, in the order the ledger lists them ("summary": what summaries use).
-CATEGORIES = ("history", "workspaceFile", "toolResult", "skill", "worldInfo", "summary")
+CATEGORIES = (
+    "history",
+    "workspaceFile",
+    "toolResult",
+    "skill",
+    "worldInfo",
+    "authorsNote",
+    "charactersNote",
+    "persona",
+    "injection",
+    "summary",
+)
+
+
+def category_of(comp: Component) -> str | None:
+    """A component's budget category: its metadata's :data:`~compiler.frame.CATEGORY` (the
+    Author's Note beside ``main``), else its kind's; None: in no category."""
+    named = comp.metadata.get(CATEGORY)
+    return named if isinstance(named, str) and named in CATEGORIES else CATEGORY_OF.get(comp.kind)
+
+
+def message_shares(message: Message, cost: int, counter: TokenCounter) -> dict[str, int] | None:
+    """The ``cost`` of a message placed inside a chat history, by category (None: a chat
+    message, all ``history``): the parts in other categories (its ``spans``) are counted, the
+    message's own category takes the rest (its framing, the joins)."""
+    main = message.get("category")
+    if main is None:
+        return None
+    shares = {main: cost}
+    text = message.get("content") or ""
+    for name, start, end in message.get("spans", ()):
+        part = min(shares[main], counter.count(text[start:end]))
+        shares[main] -= part
+        shares[name] = shares.get(name, 0) + part
+    return shares
+
+
+def messages_shares(
+    messages: Iterable[Message], dialect: Dialect, counter: TokenCounter
+) -> dict[str, int]:
+    """The tokens of the messages placed inside a chat history (:func:`message_shares`), by
+    category; the chat's own messages are left out."""
+    out: dict[str, int] = {}
+    for m in messages:
+        if "category" in m:
+            shares = message_shares(m, dialect.message_tokens(m, counter), counter) or {}
+            for name, n in shares.items():
+                out[name] = out.get(name, 0) + n
+    return out
 
 
 @dataclass(frozen=True)
@@ -43,14 +105,18 @@ class CategoryBudgets:
     summary: int | None = None
 
     def as_dict(self) -> dict[str, int | None]:
-        return {
-            "history": self.history,
-            "workspaceFile": self.workspace_file,
-            "toolResult": self.tool_result,
-            "skill": self.skill,
-            "worldInfo": self.world_info,
-            "summary": self.summary,
-        }
+        """Every category's budget (None: none; the categories of text placed in chat but
+        world info have no profile budget)."""
+        budgets: dict[str, int | None] = dict.fromkeys(CATEGORIES)
+        budgets.update(
+            history=self.history,
+            workspaceFile=self.workspace_file,
+            toolResult=self.tool_result,
+            skill=self.skill,
+            worldInfo=self.world_info,
+            summary=self.summary,
+        )
+        return budgets
 
     @classmethod
     def from_policy(cls, context: Any) -> CategoryBudgets:

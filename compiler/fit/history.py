@@ -8,6 +8,13 @@ result. The walk goes newest first and stops at the first unit that does not fit
 the kept messages (and the one that did not fit) are counted: a 10,000-message chat at a 16k
 budget is never tokenized whole.
 
+Text a SillyTavern preset places among the messages (world info at depth, the Author's
+Note, ...: a message with a ``category``, see :data:`compiler.fit.budgets.IN_CHAT`) is a
+unit of its own that counts in its category: the history budget covers the chat's own
+messages (and the summary), each placed message the budget of its category, the total
+everything. The walk stops at the first unit that is over any of them, so a placed message
+is kept or cut with its position, as SillyTavern cuts it.
+
 In place of what was cut, a system message says how many messages were left out and, when
 the request offers the ``chat.search`` tool, that it can read them (no other tool is ever
 named); then a summary (see :mod:`compiler.fit.summarize`) when the budget leaves room for
@@ -24,14 +31,15 @@ chat has grown by ``step`` messages. It costs up to ``step`` messages of budget.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import itemgetter
 from typing import NamedTuple
 
 from compiler.dialect import Dialect
 from compiler.errors import APCError
+from compiler.fit.budgets import message_shares
 from compiler.fit.prices import PriceBook, Sourced
 from compiler.fit.summarize import SummaryChain, SummaryRequest
 from compiler.fit.truncate import fit_sentences
@@ -93,6 +101,8 @@ class HistoryFit:
     cut: int  # oldest messages left out
     summarizer: str | None
     counted_all: bool
+    #: of ``used``, the kept text placed in chat by category (see :class:`_Walk`)
+    shares: dict[str, int] = field(default_factory=dict)
     #: cache-stable: the step's cut would have cut into the newest turn, so this turn was cut
     #: unstepped
     unstepped: bool = False
@@ -100,10 +110,16 @@ class HistoryFit:
 
 @dataclass
 class _Walk:
+    """The newest units that fit: within a total cap (an argument), and each category
+    within what is left of its budget (``limits``; ``history``: the chat's own messages, a
+    message with a ``category``: its category, see :func:`compiler.fit.budgets.message_shares`).
+    A summary's room (``less``) comes off the total and ``history``."""
+
     messages: Sequence[Message]
     dialect: Dialect
     counter: TokenCounter
     book: PriceBook | None = None  # a session's prices: a message priced last turn is known
+    limits: Mapping[str, int] = field(default_factory=dict)
     keep_from: int = -1  # the first message of the newest turn, always kept (-1: none)
 
     def __post_init__(self) -> None:
@@ -115,6 +131,11 @@ class _Walk:
         self.units: list[tuple[int, int]] = []  # (start, cost), newest first
         self.used = 0
         self.next = len(self.messages)  # the end (exclusive) of the next older unit
+        self.chat = 0  # of used, the chat's own messages (history)
+        self.shares: dict[str, int] = {}  # of used, the text placed in chat, by category
+        self.placed: dict[int, dict[str, int]] = {}  # such a unit's start -> its shares
+        self.less = 0  # the room a summary takes (off the total and history)
+        self.forced = False  # adding the newest turn: no limit applies
         if self.keep_from < 0:
             self.keep_from = len(self.messages)
 
@@ -122,10 +143,38 @@ class _Walk:
     def start(self) -> int:
         return self.units[-1][0] if self.units else len(self.messages)
 
-    def extend(self, cap: int | None) -> None:
-        """Add older units while they fit ``cap`` (None: all). Without a session's prices,
-        and with tiktoken counting, messages are priced a block at a time (see
-        :meth:`_block`); the units kept are the same."""
+    def bound(self, cap: int | None) -> int | None:
+        """What everything kept may use within the total ``cap``: the chat's own messages
+        (and a summary) within ``history``, besides the text placed in chat that is kept."""
+        history = self.limits.get("history")
+        return min_present(cap, None if history is None else history + self.used - self.chat)
+
+    def room(self, cap: int | None, less: int = 0) -> int | None:
+        """What is left for more chat messages of the total ``cap`` and of ``history``, with
+        ``less`` set aside."""
+        history = self.limits.get("history")
+        return min_present(
+            None if cap is None else cap - less - self.used,
+            None if history is None else history - less - self.chat,
+        )
+
+    def _cap(self, cap: int | None) -> int | None:
+        """What :attr:`used` may grow to with chat messages: the total ``cap`` and
+        ``history``, less :attr:`less`."""
+        history = self.limits.get("history")
+        if self.forced:
+            return None
+        return min_present(
+            None if cap is None else cap - self.less,
+            None if history is None else history - self.less + self.used - self.chat,
+        )
+
+    def extend(self, cap: int | None, less: int = 0) -> None:
+        """Add older units while they fit ``cap`` (None: all) and the category limits, with
+        ``less`` set aside (a summary's room). Without a session's prices, and with tiktoken
+        counting, messages are priced a block at a time (see :meth:`_block`); the units kept
+        are the same."""
+        self.less = less
         if self.sources is not None:
             self._from_book(cap)
             return
@@ -134,7 +183,7 @@ class _Walk:
             return
         size = self._block_size(cap)
         while self.next > 0:
-            lo = max(0, self.next - size) if cap is not None else 0
+            lo = max(0, self.next - size) if self._cap(cap) is not None else 0
             fits = self._block(lo, cap)
             if fits is None:  # a tool result among them, or a failed price: unit by unit
                 fits = self._units(lo, cap)
@@ -143,13 +192,15 @@ class _Walk:
             size = self._block_size(cap)
 
     def _units(self, floor: int, cap: int | None) -> bool:
-        """Add older units, one at a time, down to ``floor`` while they fit ``cap``; False
-        when one did not fit."""
+        """Add older units, one at a time, down to ``floor`` while they fit ``cap`` and the
+        category limits; False when one did not fit."""
         msgs, tokens, counter = self.messages, self.dialect.message_tokens, self.counter
         sources, book = self.sources, self.book
         units, used, end = self.units, self.used, self.next
+        limit = self._cap(cap)  # for the chat's messages (it moves with text placed in chat)
         fits = True
         while end > floor:
+            shares = None
             known = book.get(sources[end - 1]) if sources is not None and book else None
             if known is not None:  # priced before, as a unit of one: not read again
                 s, cost = end - 1, known[2]
@@ -158,16 +209,42 @@ class _Walk:
                 cost = sum(tokens(msgs[i], counter) for i in range(s, end))
             else:  # a unit of one message: most of them
                 s, cost = end - 1, tokens(last, counter)
-                if sources is not None and book:
+                if "category" in last:  # text placed in chat: counted in its categories
+                    shares = message_shares(last, cost, counter)
+                elif sources is not None and book:
                     book.put(sources[s], last["role"], cost)
-            if cap is not None and used + cost > cap:
-                fits = False
-                break
+            if shares is None:
+                if limit is not None and used + cost > limit:
+                    fits = False
+                    break
+                self.chat += cost
+            else:
+                self.used = used
+                if not self._placed_fits(cost, shares, cap):
+                    fits = False
+                    break
+                self.placed[s] = shares
+                for name, n in shares.items():
+                    self.shares[name] = self.shares.get(name, 0) + n
+                self.used = used + cost
+                limit = self._cap(cap)
             units.append((s, cost))
             used += cost
             end = s
         self.used, self.next = used, end
         return fits
+
+    def _placed_fits(self, cost: int, shares: Mapping[str, int], cap: int | None) -> bool:
+        """Whether a message placed in chat fits the total ``cap`` and its categories'."""
+        if self.forced:
+            return True
+        if cap is not None and self.used + cost > cap - self.less:
+            return False
+        limits, have = self.limits, self.shares
+        return all(
+            limits.get(name) is None or have.get(name, 0) + n <= limits[name]
+            for name, n in shares.items()
+        )
 
     def _from_book(self, cap: int | None) -> None:
         """Add older units while they fit ``cap``, a session's: the messages its book
@@ -187,25 +264,26 @@ class _Walk:
                 return
 
     def _add(self, costs: list[int], cap: int | None) -> bool:
-        """Add the messages just older than :attr:`next`, each a unit of one, priced
+        """Add the chat messages just older than :attr:`next`, each a unit of one, priced
         ``costs`` (newest first), while they fit ``cap``; False when one did not fit."""
-        end = self.next
+        end, limit = self.next, self._cap(cap)
         totals = list(accumulate(costs, initial=self.used))  # what is used with the first k
         # the most that fit (a price is never negative, so the totals only grow)
-        k = len(costs) if cap is None else max(0, bisect_right(totals, cap) - 1)
+        k = len(costs) if limit is None else max(0, bisect_right(totals, limit) - 1)
         self.units.extend(zip(range(end - 1, end - 1 - k, -1), costs[:k], strict=True))
+        self.chat += totals[k] - self.used
         self.used, self.next = totals[k], end - k
         return k == len(costs)
 
     def _block(self, lo: int, cap: int | None) -> bool | None:
         """Add the messages ``lo`` .. :attr:`next`, newest first, while they fit ``cap``,
         each a unit of one, priced together (:meth:`Dialect.messages_tokens`); False when
-        one did not fit, None (nothing added) when one is a tool result or pricing one
-        failed (a block reaches past the cut: only a message the walk reaches may fail it,
-        as the unit walk then says)."""
+        one did not fit, None (nothing added) when one is a tool result, text placed in chat
+        or pricing one failed (a block reaches past the cut: only a message the walk reaches
+        may fail it, as the unit walk then says)."""
         end = self.next
         block = list(self.messages[lo:end])
-        if "tool" in map(_ROLE, block):
+        if "tool" in map(_ROLE, block) or any("category" in m for m in block):
             return None
         try:
             costs = self.dialect.messages_tokens(block, self.counter)[::-1]  # newest first
@@ -218,16 +296,19 @@ class _Walk:
         the average price so far, and one at a time once that is less than one message
         (so few are priced and not kept: a block's messages that are dearer than the
         average)."""
-        if cap is None or not self.units:
+        limit = self._cap(cap)
+        if limit is None or not self.units:
             return FIRST_BLOCK
         average = max(1.0, self.used / len(self.units))
-        return max(1, int((cap - self.used) / average * 0.8))
+        return max(1, int((limit - self.used) / average * 0.8))
 
     def cover(self) -> None:
         """Add older units, whatever they cost, until the newest turn is kept whole (over any
         limit: the allocator reserved its room)."""
+        self.forced = True
         while self.start > self.keep_from and self.next > 0:
             self._units(min(self.keep_from, self.next - 1), None)
+        self.forced = False
 
     def poppable(self) -> bool:
         """Whether the oldest kept unit lies wholly before :attr:`keep_from`."""
@@ -236,14 +317,29 @@ class _Walk:
         end = self.units[-2][0] if len(self.units) > 1 else len(self.messages)
         return end <= self.keep_from
 
-    def trim(self, cap: int) -> None:
-        """Drop the oldest kept units until ``used <= cap``, never one of the newest turn."""
-        while self.units and self.used > cap and self.poppable():
+    def trim(self, cap: int | None, less: int = 0) -> None:
+        """Drop the oldest kept units until ``used <= cap`` and the chat's messages are
+        within ``history``, with ``less`` set aside in both; never one of the newest turn."""
+        history = self.limits.get("history")
+        while (
+            self.units
+            and self.poppable()
+            and (
+                (cap is not None and self.used > cap - less)
+                or (history is not None and self.chat > history - less)
+            )
+        ):
             self.pop()
 
     def pop(self) -> None:
-        _, cost = self.units.pop()
+        start, cost = self.units.pop()
         self.used -= cost
+        shares = self.placed.pop(start, None)
+        if shares is None:
+            self.chat -= cost
+        else:
+            for name, n in shares.items():
+                self.shares[name] -= n
         self.next = self.start
 
     def drop_leading_tool(self) -> None:
@@ -267,29 +363,33 @@ def fit_history(
     search_tool: str | None = None,
     plain: bool = False,
     book: PriceBook | None = None,
+    category_limits: Mapping[str, int | None] | None = None,
     keep: int = 0,
 ) -> HistoryFit:
     """Fit one history into ``limit`` tokens (everything it keeps, summary included), its
-    messages into ``message_limit`` (the history budget) and its summary into
-    ``summary_limit`` (the summary budget). None: no such limit. ``book``: a session's
-    prices of messages (:mod:`compiler.fit.prices`). The newest ``keep`` messages are kept
-    whatever they cost (the newest turn, see :func:`newest_turn`; the caller reserved their
-    room)."""
+    own messages and the summary into ``message_limit`` (the history budget), the text
+    placed in it (a message with a ``category``) into ``category_limits`` (what is left of
+    those categories' budgets) and its summary into ``summary_limit`` (the summary budget).
+    None: no such limit. ``book``: a session's prices of messages
+    (:mod:`compiler.fit.prices`). The newest ``keep`` messages are kept whatever they cost
+    (the newest turn, see :func:`newest_turn`; the caller reserved their room)."""
     n = len(messages)
+    limits = {k: v for k, v in (category_limits or {}).items() if v is not None}
+    limits.pop("history", None)
+    if message_limit is not None:
+        limits["history"] = message_limit
     keep_from = n - min(keep, n)
-    cap = min_present(limit, message_limit)
-    walk = _Walk(messages, dialect, counter, book, keep_from)
-    walk.extend(cap)
+    walk = _Walk(messages, dialect, counter, book, limits, keep_from)
+    walk.extend(limit)
     walk.cover()
     if walk.next == 0:
-        return HistoryFit(list(messages), walk.used, 0, 0, None, True)
+        return HistoryFit(list(messages), walk.used, 0, 0, None, True, _kept(walk.shares))
     # something has to go: set room aside for the summary, round the cut, no orphan first
     maker = _SummaryMaker(dialect, counter, chain, component_id, precomputed, search_tool, plain)
-    reserve = maker.reserve(n, limit, cap, summary_limit) if summarize else 0
+    bound = walk.bound(limit)  # what everything kept may use
+    reserve = maker.reserve(n, bound, bound, summary_limit) if summarize else 0
     # the summary counts against the summary budget, so only a total limit loses the room
-    walk_cap = min_present(cap, None if limit is None else limit - reserve)
-    assert walk_cap is not None
-    walk.trim(walk_cap)
+    walk.trim(limit, reserve)
     unstepped = False
     if step > 0:
         rounded = -(-walk.start // step) * step
@@ -301,13 +401,14 @@ def fit_history(
     made = None
     if summarize:
         # cache-stable: a target that does not move with the newest messages
-        slack = 0 if step > 0 else max(0, walk_cap - walk.used)
-        target = min_present(summary_limit, reserve + slack)
-        if limit is not None:
-            target = min_present(target, limit - walk.used)
-        made = _summarize_cut(walk, maker, target, cap=cap, limit=limit, step=step)
+        room = walk.room(limit, reserve)
+        slack = 0 if step > 0 else None if room is None else max(0, room)
+        target = min_present(summary_limit, None if slack is None else reserve + slack)
+        if walk.bound(limit) is not None:
+            target = min_present(target, walk.room(limit))
+        made = _summarize_cut(walk, maker, target, limit=limit, step=step)
     if made is None and step == 0:  # the room set aside went unused: more messages
-        walk.extend(cap)
+        walk.extend(limit)
         walk.drop_leading_tool()
     kept = list(messages[walk.start :])
     summary_cost, which = (made[1], made[2]) if made is not None else (0, None)
@@ -320,8 +421,13 @@ def fit_history(
         walk.start,
         which,
         walk.start == 0 and n > 0,
+        _kept(walk.shares),
         unstepped,
     )
+
+
+def _kept(shares: Mapping[str, int]) -> dict[str, int]:
+    return {name: n for name, n in shares.items() if n}
 
 
 def _summarize_cut(
@@ -329,7 +435,6 @@ def _summarize_cut(
     maker: _SummaryMaker,
     target: int | None,
     *,
-    cap: int | None,
     limit: int | None,
     step: int,
 ) -> _Made | None:
@@ -341,7 +446,7 @@ def _summarize_cut(
     body: tuple[str, str] | None = None  # after the first: the summary made, re-fitted
     for _ in range(4):
         made = maker.make(walk.messages[: walk.start], target, body)
-        if made is None or step > 0 or limit is None:
+        if made is None or step > 0 or walk.bound(limit) is None:
             break
         # a summary the chain made of what is cut is made again of the new cut (it is
         # cheap, and never stands for a message the request also sends); a precomputed
@@ -350,13 +455,13 @@ def _summarize_cut(
         if body[1] == "extractive":
             body = None
         before = walk.start
-        walk.extend(min_present(cap, limit - made.cost))
+        walk.extend(limit, made.cost)
         walk.drop_leading_tool()
         if walk.start == before:
             break
         if walk.start == 0:
             return None
-        target = min_present(target, limit - walk.used)
+        target = min_present(target, walk.room(limit))
     return made
 
 

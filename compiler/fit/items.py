@@ -25,6 +25,8 @@ class Turn:
     limit: int | None = None  # the smallest of them: the grant (None: unlimited)
     category_left: int | None = None  # of its category's budget (elastic components)
     summary_left: int | None = None  # of the summary budget (elastic components)
+    #: what was left of every category's budget (a history's text in other categories)
+    pools: Mapping[str, int | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,9 @@ class Outcome:
     action: Action = "kept"
     reason: str | None = None
     messages_kept: int | None = None
+    #: of ``used``, the tokens in other categories than the component's: the text placed
+    #: inside a chat history (:data:`compiler.fit.budgets.IN_CHAT`); None: not split yet
+    shares: Mapping[str, int] | None = None
     #: the extra payload of its budget event (``context_component_skipped`` when nothing is
     #: left, else ``context_component_cut``); None: it was kept as
     #: offered (no event)
@@ -60,6 +65,16 @@ class Item:
     fixed: bool
     turn: Turn = field(default_factory=Turn)
     outcome: Outcome = field(default_factory=Outcome)
+
+    def by_category(self, shares: Mapping[str, int] | None = None) -> dict[str, int]:
+        """What the component uses per budget category, summaries apart: its ``shares``
+        (the outcome's, else ``shares``) and the rest in its own category."""
+        fate = self.outcome
+        split = dict(fate.shares if fate.shares is not None else shares or {})
+        own = fate.used - fate.summary_tokens - sum(split.values())
+        if self.category:
+            split[self.category] = split.get(self.category, 0) + own
+        return split
 
     @property
     def empty(self) -> bool:

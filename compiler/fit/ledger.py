@@ -44,6 +44,11 @@ class LedgerEntry(_Model):
     budget: AppliedBudget = Field(default_factory=AppliedBudget)
     tokens_granted: int | None = None  # the smallest budget that applied (None: unlimited)
     tokens_used: int = 0
+    #: tokens_used by budget category (summing to it), when the component's tokens are in
+    #: more than one: a chat history with text a preset places in it (world info at depth,
+    #: the Author's Note, ...) counted in those categories, the rest in ``history`` and
+    #: ``summary``. None: all of tokens_used is in ``category`` (and ``summary``)
+    used_by_category: dict[str, int] | None = None
     summary_tokens: int = 0  # of tokens_used, what summaries take (summaryBudgetTokens)
     action: Action = "kept"
     strategy: str | None = None
@@ -53,7 +58,8 @@ class LedgerEntry(_Model):
 
 
 class CategoryTotal(_Model):
-    """A budget category: its budget and what its components used."""
+    """A budget category: its budget and what its components used (a chat history's entry
+    counts in each category of its ``used_by_category``)."""
 
     budget: int | None = None
     used: int = 0

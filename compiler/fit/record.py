@@ -11,7 +11,7 @@ from typing import Any
 
 from compiler.dialect import Dialect
 from compiler.errors import BudgetError, Diagnostic
-from compiler.fit.budgets import CATEGORIES, TotalBudget
+from compiler.fit.budgets import CATEGORIES, TotalBudget, messages_shares
 from compiler.fit.items import Item, Outcome
 from compiler.fit.ledger import BudgetLedger, CategoryTotal, LedgerEntry
 from compiler.frame import ComponentKind
@@ -152,15 +152,26 @@ class Recorder:
         return out
 
     # -- the ledger --------------------------------------------------------------------
+    def split(self, item: Item) -> dict[str, int]:
+        """What ``item`` uses per budget category, summaries apart: a chat history's text in
+        other categories (:data:`~compiler.fit.budgets.IN_CHAT`) counted in those. The history
+        walk splits what it keeps as it goes; a history kept or dropped whole is split here."""
+        fate = item.outcome
+        shares = None
+        if fate.shares is None and item.comp.kind == ComponentKind.CHAT_HISTORY and fate.used:
+            messages = fate.out.messages if fate.out is not None else None
+            shares = messages_shares(messages or (), self.dialect, self.counter)
+        return item.by_category(shares)
+
     def ledger(self, items: list[Item], total_tokens: int | None = None) -> BudgetLedger:
         """The ledger of ``items``; with the request's exact count, its totals too."""
-        entries = [entry(i) for i in items]
-        categories = {name: CategoryTotal(budget=self.budgets[name]) for name in CATEGORIES}
-        for i in items:
-            fate = i.outcome
-            if i.category:
-                categories[i.category].used += fate.used - fate.summary_tokens
-            categories["summary"].used += fate.summary_tokens
+        splits = [self.split(i) for i in items]
+        entries = [entry(i, split) for i, split in zip(items, splits, strict=True)]
+        categories = {name: CategoryTotal(budget=self.budgets.get(name)) for name in CATEGORIES}
+        for i, split in zip(items, splits, strict=True):
+            for name, used in split.items():
+                categories[name].used += used
+            categories["summary"].used += i.outcome.summary_tokens
         ledger = BudgetLedger(
             provider=self.dialect.name,
             model=self.model,
@@ -180,9 +191,19 @@ class Recorder:
         return ledger
 
 
-def entry(item: Item) -> LedgerEntry:
-    """One component's ledger entry."""
+def entry(item: Item, split: dict[str, int] | None = None) -> LedgerEntry:
+    """One component's ledger entry; ``split``: what it uses per category (summaries apart),
+    reported when it is in more than one (a chat history with text placed in it)."""
     comp, fate = item.comp, item.outcome
+    by_category = None
+    if split and set(split) - {item.category}:
+        by_category = {
+            name: split[name]
+            for name in CATEGORIES
+            if split.get(name) or (name == item.category and name in split)
+        }
+        if fate.summary_tokens:
+            by_category["summary"] = fate.summary_tokens
     offered_msgs = len(comp.messages) if comp.messages is not None else None
     common = {
         "id": comp.id,
@@ -207,6 +228,7 @@ def entry(item: Item) -> LedgerEntry:
         budget=item.turn.applied,
         tokens_granted=item.turn.limit,
         tokens_used=fate.used,
+        used_by_category=by_category,
         summary_tokens=fate.summary_tokens,
         action=fate.action,
         reason=fate.reason,

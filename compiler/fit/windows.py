@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.dialect import Dialect
+from compiler.fit.budgets import IN_CHAT
 from compiler.fit.history import fit_history, min_present
 from compiler.fit.items import Item, Outcome
 from compiler.fit.ledger import Action
@@ -107,10 +108,17 @@ class WindowFitter:
         and a note (and summary) in place of the cut."""
         comp, turn = item.comp, item.turn
         msgs = comp.messages or []
+        # the history budget covers the chat's own messages, not the text placed among them:
+        # the total apart from it, both less what the grant took off ``limit`` for its seams
+        applied = turn.applied
+        whole = min_present(applied.own, applied.category, applied.total)
+        shave = 0 if limit is None or whole is None else max(0, whole - limit)
+        total = min_present(comp.token_budget, applied.total, None if whole is not None else limit)
         fitted = fit_history(
             msgs,
-            limit=min_present(comp.token_budget, limit, turn.applied.total),
-            message_limit=turn.category_left,
+            limit=None if total is None else total - shave,
+            message_limit=None if turn.category_left is None else turn.category_left - shave,
+            category_limits={name: turn.pools.get(name) for name in IN_CHAT},
             summary_limit=turn.summary_left,
             summarize=item.strategy == "summarize",
             step=self.step,
@@ -127,7 +135,14 @@ class WindowFitter:
         offered = fitted.used if fitted.counted_all else None
         kept = len(msgs) - fitted.cut
         if fitted.cut == 0:
-            return Outcome(comp, offered, fitted.used, fitted.summary_tokens, messages_kept=kept)
+            return Outcome(
+                comp,
+                offered,
+                fitted.used,
+                fitted.summary_tokens,
+                messages_kept=kept,
+                shares=fitted.shares,
+            )
         extra = {
             None: "",
             "note": "; a note says they were left out",
@@ -156,6 +171,7 @@ class WindowFitter:
             action=action,
             reason=reason,
             messages_kept=kept,
+            shares=fitted.shares,
             skipped={"messagesDropped": fitted.cut}
             | ({"cacheStableStep": "not_applied"} if fitted.unstepped else {}),
         )

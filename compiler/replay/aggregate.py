@@ -78,14 +78,21 @@ def kept_by_category(ledger: BudgetLedger) -> dict[str, int]:
 
 def _offered_by_category(ledger: BudgetLedger) -> dict[str, int | None]:
     """Per category the sum of its components' ``tokensOffered`` (None: one was not counted
-    all)."""
+    all). A chat history offers the text placed in it (``usedByCategory``) in those
+    categories: counted all, it was all kept."""
     offered: dict[str, int | None] = {}
+
+    def add(name: str, n: int | None) -> None:
+        have = offered.get(name, 0)
+        offered[name] = None if have is None or n is None else have + n
+
     for e in ledger.entries:
         name = e.category or e.kind
-        have = offered.get(name, 0)
-        offered[name] = (
-            None if have is None or e.tokens_offered is None else have + e.tokens_offered
-        )
+        placed = {k: v for k, v in (e.used_by_category or {}).items() if k not in (name, "summary")}
+        for other, n in placed.items():
+            add(other, None if e.tokens_offered is None else n)
+        rest = None if e.tokens_offered is None else e.tokens_offered - sum(placed.values())
+        add(name, rest)
     return offered
 
 

@@ -26,11 +26,12 @@ lacks where TauriTavern's PromptManager puts them (``agent.prompt_entry_inserted
 always offers the profile's tools (an ``<<agent.tools.available>>`` entry decides where).
 
 Preset-authored text is tagged ``metadata.origin = "preset"``; injected chat messages carry
-``origin: "injection"``. A macro that cannot be materialized (inside an in-chat injection,
-in agent mode) marks its message ``origin: "unmaterialized"``, and
-:func:`compiler.markers.check_markers`
-refuses a request that still carries such a message after fitting. Data (chat, files, tool
-results) and escaped literal text are never flagged.
+``origin: "injection"`` and their budget ``category`` (``injection``, ``worldInfo``,
+``authorsNote``, ``charactersNote``, ``persona``; :mod:`compiler.fit.budgets`). A macro
+that cannot be materialized (inside an in-chat injection, in agent mode) marks its message
+``origin: "unmaterialized"``, and :func:`compiler.markers.check_markers` refuses a request
+that still carries such a message after fitting. Data (chat, files, tool results) and
+escaped literal text are never flagged.
 
 Internal: ``compiler.tavern`` and ``compiler.compile`` are the public way in.
 """
@@ -73,6 +74,7 @@ from compiler.tavern.injections import (
     ExtensionPrompt,
     Source,
     inject_newest,
+    message_category,
 )
 from compiler.tavern.notes import (
     Notes,
@@ -548,17 +550,24 @@ def _inject(
     unmaterialized: tuple[list[str], dict[str, str]],
 ) -> None:
     """Insert the in-chat injections and extension prompts; each injected message says where
-    it came from, and a message holding a macro that could not be materialized is marked so,
+    it came from and its budget category (:func:`~compiler.tavern.injections.message_category`),
+    and a message holding a macro that could not be materialized is marked so,
     with where the macro is (``at``: its entry, else what the extension prompt is)."""
     pending, located = set(unmaterialized[0]), unmaterialized[1]
 
     def make(role: Any, text: str, src: list[Source]) -> Message:
         raw = next((p for p in src if p.content in pending), None)
+        message: Message
         if raw is None:
-            return {"role": role, "content": text, "origin": "injection"}
-        name = raw.identifier if isinstance(raw, PresetPrompt) else raw.key
-        at = located.get(raw.content, f"in-chat prompt {name}")
-        return {"role": role, "content": text, "origin": "unmaterialized", "at": at}
+            message = {"role": role, "content": text, "origin": "injection"}
+        else:
+            name = raw.identifier if isinstance(raw, PresetPrompt) else raw.key
+            at = located.get(raw.content, f"in-chat prompt {name}")
+            message = {"role": role, "content": text, "origin": "unmaterialized", "at": at}
+        message["category"], spans = message_category(text, src)
+        if spans:
+            message["spans"] = spans
+        return message
 
     chat = comp.messages
     if isinstance(chat, FramedList):

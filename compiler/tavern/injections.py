@@ -46,15 +46,51 @@ EXTENSION_ORDER = 100
 @dataclasses.dataclass(frozen=True)
 class ExtensionPrompt:
     """One of SillyTavern's in-chat extension prompts (``setExtensionPrompt`` with position
-    IN_CHAT): ``key`` orders the prompts of one depth and role, ``content`` is filled."""
+    IN_CHAT): ``key`` orders the prompts of one depth and role, ``content`` is filled;
+    ``category`` is its budget category in the ledger (see :func:`message_category`)."""
 
     key: str
     role: PromptRole
     depth: int
     content: str
+    category: str = "injection"
 
 
 Source = PresetPrompt | ExtensionPrompt
+
+#: the budget category of a preset's own in-chat entries (``injection_position`` 1)
+INJECTION = "injection"
+
+
+def category_of(source: Source) -> str:
+    """The budget category of one part of an injected message."""
+    return source.category if isinstance(source, ExtensionPrompt) else INJECTION
+
+
+def message_category(
+    text: str, sources: Sequence[Source]
+) -> tuple[str, list[tuple[str, int, int]]]:
+    """The budget category of an injected message made of ``sources`` (see
+    :func:`injection_messages`), and the parts of ``text`` in other categories as
+    (category, start, end): a message joins the entries and extension prompts of one depth
+    and role, say the Character's Note and world info at depth 4. The first part's category
+    is the message's (and takes its joins); a part not found in ``text`` stays in it."""
+    extensions = [s for s in sources if isinstance(s, ExtensionPrompt)]
+    extensions.sort(key=lambda e: e.key)  # as the text joins them
+    ordered: list[Source] = [s for s in sources if isinstance(s, PresetPrompt)]
+    ordered += extensions
+    main = category_of(ordered[0]) if ordered else INJECTION
+    spans: list[tuple[str, int, int]] = []
+    at = 0
+    for source in ordered:
+        part = source.content.strip()
+        start = text.find(part, at) if part else -1
+        if start < 0:
+            continue
+        at = start + len(part)
+        if category_of(source) != main:
+            spans.append((category_of(source), start, at))
+    return main, spans
 
 
 def _fires(prompt: PresetPrompt, generation_type: str) -> bool:

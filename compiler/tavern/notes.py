@@ -23,7 +23,9 @@ Internal: the API is :mod:`compiler.tavern`.
   ``personaDescription`` marker is empty.
 
 SillyTavern's macros are filled in each note as a whole, with what wraps it. In-chat notes
-join the preset's injections (:func:`compiler.tavern.injections.apply_injections`).
+join the preset's injections (:func:`compiler.tavern.injections.apply_injections`). In the
+budget ledger the Author's Note (in chat or beside ``main``) is the category
+``authorsNote``, the Character's Note ``charactersNote``, the persona in chat ``persona``.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from compiler.context.chat import ChatMetadata
 from compiler.context.run import RunContext
 from compiler.context.world_place import position_unsupported, texts_at, world_position
 from compiler.errors import Diagnostic
-from compiler.frame import PromptRole
+from compiler.frame import CATEGORY, PromptRole
 from compiler.markers import ALLOWANCE, openers
 from compiler.stmacros import inert
 from compiler.tavern.framing import CARD_RESOURCE
@@ -45,6 +47,12 @@ from compiler.tavern.injections import MAX_INJECTION_DEPTH, ExtensionPrompt
 AUTHOR_NOTE = "2_floating_prompt"
 CHARACTER_NOTE = "DEPTH_PROMPT"
 PERSONA = "PERSONA_DESCRIPTION"
+#: the budget category of each in-chat note in the ledger (:mod:`compiler.fit.budgets`)
+CATEGORIES: dict[str, str] = {
+    AUTHOR_NOTE: "authorsNote",
+    CHARACTER_NOTE: "charactersNote",
+    PERSONA: "persona",
+}
 ROLES: dict[int, PromptRole] = {0: "system", 1: "user", 2: "assistant"}
 PERSONA_RESOURCE = "user.profile"
 WORLD_RESOURCE = "world.activated"
@@ -114,7 +122,7 @@ def _in_chat(
     content, allowed = _fill(assembler, text)
     if openers(content) > allowed:
         raw.append(content)
-    return ExtensionPrompt(key, role, depth, content)
+    return ExtensionPrompt(key, role, depth, content, CATEGORIES[key])
 
 
 def _wrapped_note(assembler: Assembler, inserted: bool) -> str:
@@ -270,7 +278,12 @@ def add_beside_main(assembler: Assembler, notes: Notes, *, before: bool) -> None
         role=role,
         source=f"{assembler.context.file}#chatMetadata.note_prompt",
         resource=None,
-        metadata={"origin": "note", "entry": AUTHOR_NOTE, ALLOWANCE: allowed},
+        metadata={
+            "origin": "note",
+            "entry": AUTHOR_NOTE,
+            ALLOWANCE: allowed,
+            CATEGORY: CATEGORIES[AUTHOR_NOTE],
+        },
     )
 
 

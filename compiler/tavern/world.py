@@ -8,7 +8,8 @@ extension prompt ``customDepthWI-{depth}-{role}``: an in-chat injection at that 
 the preset's own in-chat entries and the other extension prompts of the same depth and
 role. Here each group becomes an :class:`ExtensionPrompt` placed by
 :func:`compiler.tavern.injections.apply_injections` with the preset's, so a tool call and
-its results are never split.
+its results are never split. In the budget ledger the injected text is ``worldInfo``, the
+category of the world info blocks, so one budget covers both.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from compiler.tavern.injections import MAX_INJECTION_DEPTH, ExtensionPrompt
 _ROLES: dict[int, PromptRole] = {0: "system", 1: "user", 2: "assistant"}
 _ROLE_IDS: dict[PromptRole, int] = {role: i for i, role in _ROLES.items()}
 DEFAULT_DEPTH = 4
+#: the budget category of world info in chat: the world info blocks' (``worldInfoBudgetTokens``)
+WORLD_INFO = "worldInfo"
 
 
 def _depth(entry: dict[str, Any]) -> int:
@@ -72,5 +75,5 @@ def depth_prompts(assembler: Assembler, unmaterialized: list[str]) -> list[Exten
         if openers(content) > openers(inert(text)) + from_values:
             unmaterialized.append(content)
         key = f"customDepthWI-{depth}-{_ROLE_IDS[role]}"
-        out.append(ExtensionPrompt(key, role, depth, content))
+        out.append(ExtensionPrompt(key, role, depth, content, WORLD_INFO))
     return out
