@@ -14,6 +14,7 @@ import pytest
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
+from compiler.dialect import Dialect
 from compiler.errors import BudgetError
 from compiler.fit import BudgetLedger, CategoryBudgets, FitResult, fit, floor_tokens
 from compiler.fit.budgets import CATEGORY_OF
@@ -21,6 +22,7 @@ from compiler.fit.strategy import required_turn
 from compiler.fit.summarize import MIN_SUMMARY_TOKENS
 from compiler.frame import Component, ComponentKind, ContextFrame, Message
 from compiler.journal import Journal
+from compiler.lower import get_dialect
 from compiler.lower.openai_chat import DIALECT
 from compiler.tokens import counter_for
 
@@ -350,3 +352,53 @@ def test_a_cut_history_leaves_little_room_unused(chat: list[str], budget: int) -
         # the room left is under 5 % of the budget, or too small for a useful summary (one
         # of MIN_SUMMARY_TOKENS, made of whole sentences, is never squeezed in: item 16)
         assert budget - exact(result) < max(0.05 * budget, MIN_SUMMARY_TOKENS)
+
+
+DIALECTS = [get_dialect(name) for name in ("openai", "openai-responses", "anthropic", "gemini")]
+
+
+@given(frames(), st.sampled_from(DIALECTS), st.integers(0, 2500), st.integers(1, 800))
+def test_every_dialect_keeps_the_budgets_promises(
+    frame: ContextFrame, dialect: Dialect, extra: int, more: int
+) -> None:
+    """For every provider: never over budget, the ledger adds up with no negative grant,
+    each history's newest turn is sent, and a bigger budget keeps every component kept or
+    dropped whole that a smaller one kept."""
+    model = dialect.default_model
+    counter = counter_for(dialect.encoding(model))
+    frame = ContextFrame(  # a required part over its own budget= fails at any total
+        components=[
+            c.model_copy(update={"token_budget": None}) if c.required else c
+            for c in frame.components
+        ]
+    )
+    whole = [
+        c.model_copy(update={"strategy": "fail"}) if c.required else c for c in frame.components
+    ]
+    least = floor_tokens(
+        ContextFrame(components=whole), dialect=dialect, counter=counter, model=model
+    )
+
+    def fitted(budget: int) -> FitResult:
+        return fit(
+            frame, dialect=dialect, counter=counter, model=model, budget=budget, journal=Journal()
+        )
+
+    small, big = fitted(least + extra), fitted(least + extra + more)
+    for result, budget in ((small, least + extra), (big, least + extra + more)):
+        total = dialect.count_request(dialect.lower(result.frame, model), counter)
+        assert result.ledger.total_tokens == total <= budget
+        used = sum(e.tokens_used for e in result.ledger.entries)
+        assert used + result.ledger.overhead_tokens == total
+        for e in result.ledger.entries:
+            for value in (e.tokens_granted, e.budget.own, e.budget.category, e.budget.total):
+                assert value is None or value >= 0
+        for comp in frame.components:
+            keep = required_turn(comp)
+            if keep:
+                sent = next(c for c in result.frame.components if c.id == comp.id)
+                assert list(sent.messages or [])[-keep:] == list(comp.messages or [])[-keep:]
+    kept = {e.id for e in big.ledger.entries if e.action != "dropped"}
+    for e in small.ledger.entries:
+        if e.strategy in ("drop_optional", "fail") and e.action != "dropped":
+            assert e.id in kept
