@@ -20,6 +20,7 @@ from compiler.lower.anthropic import CLAUDE_OUTPUT_LIMITS, DEFAULT_MAX_TOKENS
 from compiler.lower.anthropic import DIALECT as ANTHROPIC
 from compiler.lower.base import PROVIDERS
 from tests.providers.frames import CASES
+from tests.tavern.test_preset_settings import write_preset
 
 TEMPLATE, CONTEXT, _ = CASES["plain chat"]
 HAS_ANTHROPIC = importlib.util.find_spec("anthropic") is not None
@@ -244,19 +245,6 @@ def test_the_dialect_clamps_when_lowered_directly() -> None:
 
 
 # -- a preset's openai_max_tokens ------------------------------------------------------
-def write_preset(tmp_path: Path, **settings: Any) -> Path:
-    preset = {
-        "prompts": [
-            {"identifier": "main", "content": "You are a helpful narrator."},
-            {"identifier": "chatHistory", "marker": True},
-        ],
-        **settings,
-    }
-    path = tmp_path / "preset.json"
-    path.write_text(json.dumps(preset), encoding="utf-8")
-    return path
-
-
 def test_a_presets_max_tokens_over_the_maximum_is_clamped_with_the_warning(
     tmp_path: Path,
 ) -> None:
