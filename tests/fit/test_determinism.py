@@ -65,6 +65,23 @@ result = fit(
 )
 ledger = result.ledger.model_dump(mode="json", by_alias=True)
 out.append([DIALECT.lower(result.frame, "gpt-4o"), ledger])
+corpus = Path("../shared/corpus")
+if (corpus / "presets" / "st-default-2024.json").is_file():  # the corpus preset, every provider
+    preset = json.loads((corpus / "presets" / "st-default-2024.json").read_text("utf-8"))
+    preset["agent"] = {"enabled": True, "profiles": [{"id": "rp"}], "defaultProfile": "rp"}
+    run = {
+        "chat": chat[:40],
+        "character": str(corpus / "cards" / "Seraphina-v2v3.png"),
+        "persona": {"name": "Lin", "description": "Lin is a scholar."},
+        "now": "2024-03-05T14:07:00+01:00",
+    }
+    for provider in ("openai", "openai-responses", "anthropic", "gemini"):
+        for mode in ("agent", "legacy"):
+            result = compiler.compile_string(
+                json.dumps(preset), kind="preset", context=run, budget=3200,
+                provider=provider, mode=mode,
+            )
+            out.append([result.request, result.ledger.model_dump(mode="json", by_alias=True)])
 print(json.dumps(out, ensure_ascii=False, sort_keys=True))
 """
 
