@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -54,7 +55,9 @@ BOOK = {
 
 @pytest.mark.xfail(strict=True, reason="review23: in-chat framing over the scan's WI budget")
 @pytest.mark.parametrize("mode", ["legacy", "agent"])
-def test_world_info_the_scan_admits_is_sent(tmp_path: Path, mode: str) -> None:
+def test_world_info_the_scan_admits_is_sent(
+    tmp_path: Path, mode: Literal["agent", "legacy"]
+) -> None:
     (tmp_path / "preset.json").write_text(json.dumps(PRESET))
     (tmp_path / "book.json").write_text(json.dumps(BOOK))
     run = {
