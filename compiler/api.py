@@ -36,6 +36,7 @@ from compiler.context.world_books import BookMemo
 from compiler.dialect import Dialect
 from compiler.errors import (
     APCError,
+    BudgetError,
     ContextError,
     Diagnostic,
     InternalError,
@@ -527,6 +528,10 @@ class Feasibility:
     model: str
     #: the compile's warnings (the inputs', the profile's, ...)
     warnings: list[Diagnostic] = field(default_factory=list)
+    #: why a compile at the budget fails though the floor fits it (the estimating dialects
+    #: hold back a margin of the budget), and its hint; None: it does not
+    failure: str | None = None
+    failure_hint: str | None = None
 
     @property
     def problem(self) -> str | None:
@@ -543,22 +548,23 @@ class Feasibility:
                 f"the parts that cannot be cut need {self.floor_tokens} tokens; "
                 f"the budget is {self.budget}"
             )
-        return None
+        return self.failure
 
     def diagnostics(self, file: str) -> list[Diagnostic]:
         """The warnings, then ``context.budget_infeasible`` (an error) when :attr:`problem`
         says the set-up cannot fit (``apc check`` and ``/v1/check`` report these)."""
-        if self.problem is None:
+        problem = self.problem
+        if problem is None:
             return list(self.warnings)
+        hint = (
+            "raise the budget or the model's window, lower the reserve, or let more "
+            "components be cut (required=false, strategy=truncate|summarize)"
+        )
+        if problem == self.failure and self.failure_hint:
+            hint = self.failure_hint  # the compile's own (with the margin held back)
         return [
             *self.warnings,
-            Diagnostic(
-                code="context.budget_infeasible",
-                message=self.problem,
-                file=file,
-                hint="raise the budget or the model's window, lower the reserve, or let more "
-                "components be cut (required=false, strategy=truncate|summarize)",
-            ),
+            Diagnostic(code="context.budget_infeasible", message=problem, file=file, hint=hint),
         ]
 
 
@@ -588,6 +594,10 @@ def check_source_budget(
     feasible = Feasibility(floor, total.total, total.window, total.reserve, model, warnings)
     if feasible.problem is None and total.total is not None:
         # what the budget itself leaves out that a reader would miss, from a compile at it
-        fitted = compile_source(src, context, asked.with_fields(strict=False), [], counters)
-        feasible.warnings += [w for w in fitted.warnings if w.code in LOSS_CODES]
+        try:
+            fitted = compile_source(src, context, asked.with_fields(strict=False), [], counters)
+        except BudgetError as exc:  # the floor fits the budget, not what the fit may use
+            feasible.failure, feasible.failure_hint = exc.message, exc.hint
+        else:
+            feasible.warnings += [w for w in fitted.warnings if w.code in LOSS_CODES]
     return feasible
