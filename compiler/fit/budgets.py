@@ -64,14 +64,16 @@ def category_of(comp: Component) -> str | None:
 
 
 def message_shares(message: Message, cost: int, counter: TokenCounter) -> dict[str, int] | None:
-    """The ``cost`` of a message placed inside a chat history, by category (None: a chat
-    message, all ``history``): the parts in other categories (its ``spans``) are counted, the
-    message's own category takes the rest (its framing, the joins)."""
+    """The text of a message placed inside a chat history, by category (None: a chat
+    message, all ``history``): the parts in other categories (its ``spans``) are counted,
+    the message's own category takes the rest of its text. What the message costs beyond
+    its text (``cost`` less the shares: its framing) is the chat's, ``history``: a category
+    counts the text its budget admitted (the world-info scan counts entries' text)."""
     main = message.get("category")
     if main is None:
         return None
-    shares = {main: cost}
     text = message.get("content") or ""
+    shares = {main: min(cost, counter.count(text))}
     for name, start, end in message.get("spans", ()):
         part = min(shares[main], counter.count(text[start:end]))
         shares[main] -= part

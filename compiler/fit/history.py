@@ -220,12 +220,14 @@ class _Walk:
                 self.chat += cost
             else:
                 self.used = used
-                if not self._placed_fits(cost, shares, cap):
+                framing = cost - sum(shares.values())  # the chat's (history)
+                if not self._placed_fits(cost, shares, framing, cap):
                     fits = False
                     break
                 self.placed[s] = shares
                 for name, n in shares.items():
                     self.shares[name] = self.shares.get(name, 0) + n
+                self.chat += framing
                 self.used = used + cost
                 limit = self._cap(cap)
             units.append((s, cost))
@@ -234,11 +236,17 @@ class _Walk:
         self.used, self.next = used, end
         return fits
 
-    def _placed_fits(self, cost: int, shares: Mapping[str, int], cap: int | None) -> bool:
-        """Whether a message placed in chat fits the total ``cap`` and its categories'."""
+    def _placed_fits(
+        self, cost: int, shares: Mapping[str, int], framing: int, cap: int | None
+    ) -> bool:
+        """Whether a message placed in chat fits the total ``cap``, its categories' and, for
+        its ``framing``, ``history``."""
         if self.forced:
             return True
         if cap is not None and self.used + cost > cap - self.less:
+            return False
+        history = self.limits.get("history")
+        if history is not None and self.chat + framing > history - self.less:
             return False
         limits, have = self.limits, self.shares
         return all(
@@ -340,6 +348,7 @@ class _Walk:
         else:
             for name, n in shares.items():
                 self.shares[name] -= n
+            self.chat -= cost - sum(shares.values())  # its framing
         self.next = self.start
 
     def drop_leading_tool(self) -> None:

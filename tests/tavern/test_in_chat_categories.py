@@ -84,9 +84,19 @@ def cost(message: dict[str, Any]) -> int:
 
 
 def placed(result: compiler.CompileResult, content: str) -> int:
-    """The cost of the request's message whose content is ``content``."""
+    """The text of the request's message whose content is ``content`` (its category's
+    share; the message's framing is the chat's, ``history``)."""
     (message,) = [m for m in result.request["messages"] if m.get("content") == content]
-    return cost(message)
+    return COUNTER.count(message["content"])
+
+
+def framing(result: compiler.CompileResult, *contents: str) -> int:
+    """What the messages of ``contents`` cost beyond their text."""
+    out = 0
+    for content in contents:
+        (message,) = [m for m in result.request["messages"] if m.get("content") == content]
+        out += cost(message) - COUNTER.count(content)
+    return out
 
 
 def test_placed_text_counts_in_its_own_category(tmp_path: Path) -> None:
@@ -102,7 +112,8 @@ def test_placed_text_counts_in_its_own_category(tmp_path: Path) -> None:
     assert cats["authorsNote"] == note and cats["injection"] == injection
     history = next(e for e in ledger.entries if e.kind == "ChatHistory")
     assert history.used_by_category == {
-        "history": sum(cost(m) for m in CHAT),
+        "history": sum(cost(m) for m in CHAT)
+        + framing(result, AT_DEPTH, "Keep it short.", "Stay in character, always."),
         "worldInfo": wi,
         "authorsNote": note,
         "injection": injection,
@@ -212,12 +223,15 @@ def fitted(comp: Component, budgets: CategoryBudgets) -> Any:
 
 def test_the_history_budget_covers_the_chats_own_messages() -> None:
     comp = history(LORE)
+    lore = COUNTER.count(LORE["content"] or "")
+    # the chat's messages, and the placed message's framing
     chat_cost = sum(cost(m) for m in comp.messages or [] if "category" not in m)
+    chat_cost += cost(LORE) - lore
     result = fitted(comp, CategoryBudgets(history=chat_cost))
     entry = result.ledger.entry("h")
     assert entry.action == "kept" and entry.messages_kept == 5  # the lore is not history's
     assert result.ledger.categories["history"].used == chat_cost
-    assert result.ledger.categories["worldInfo"].used == cost(LORE)
+    assert result.ledger.categories["worldInfo"].used == lore
     cut = fitted(comp, CategoryBudgets(history=chat_cost - 1)).ledger.entry("h")
     assert cut.action == "truncated" and cut.messages_kept == 4  # the oldest goes
 
@@ -226,8 +240,9 @@ def test_the_world_info_budget_covers_world_info_in_chat() -> None:
     """Over its category's budget, a placed message is cut with its position: the walk
     stops there, oldest first."""
     comp = history(LORE)
-    kept = fitted(comp, CategoryBudgets(world_info=cost(LORE))).ledger
+    lore = COUNTER.count(LORE["content"] or "")
+    kept = fitted(comp, CategoryBudgets(world_info=lore)).ledger
     assert kept.entry("h").messages_kept == 5
-    cut = fitted(comp, CategoryBudgets(world_info=cost(LORE) - 1)).ledger
+    cut = fitted(comp, CategoryBudgets(world_info=lore - 1)).ledger
     assert cut.entry("h").messages_kept == 1 and cut.categories["worldInfo"].used == 0
     assert cut.categories["history"].used == cost((comp.messages or [])[-1])

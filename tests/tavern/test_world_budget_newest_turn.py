@@ -1,10 +1,10 @@
 """World info the scan activates within ``worldInfoBudgetTokens`` is kept: an entry at depth
 0 (in the newest turn, never cut) and a block entry whose contents fit the budget together.
 
-Known defect (review23): the scan admits entries by their contents, the fit counts the
-in-chat message with its framing in ``worldInfo``; the newest turn holds that share of the
-pool, so the block is then over what is left (legacy: ``context.budget_exceeded`` at any
-total; agent: the block dropped whole). Before the in-chat categories this compiled.
+The scan admits entries by their text; the fit counts an in-chat entry's text in
+``worldInfo`` and its message framing in ``history``, so the two agree (counting the framing
+in ``worldInfo`` too, the newest turn's share left the block a few tokens short: legacy
+failed with ``context.budget_exceeded``, agent mode dropped the block).
 """
 
 from __future__ import annotations
@@ -53,7 +53,6 @@ BOOK = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="review23: in-chat framing over the scan's WI budget")
 @pytest.mark.parametrize("mode", ["legacy", "agent"])
 def test_world_info_the_scan_admits_is_sent(
     tmp_path: Path, mode: Literal["agent", "legacy"]
