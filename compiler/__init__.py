@@ -19,7 +19,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads the pipeline
-    from compiler.api import CompileResult, Feasibility
+    from compiler.api import CompileResult
     from compiler.checking import PresetCheck, check, check_string
     from compiler.context.chat_log import ChatLog
     from compiler.context.run import RunContext, load_context
@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
         TemplateError,
         TokenizerError,
     )
+    from compiler.feasibility import Feasibility
     from compiler.fit import BudgetLedger, LedgerEntry, Summarizer, SummaryCache, SummaryRequest
     from compiler.frame import Component, ComponentKind, ContextFrame
     from compiler.journal import Event
@@ -51,7 +52,8 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler.syntax.ast import Template
 
 _HOMES = {
-    "compiler.api": "CompileResult Feasibility",
+    "compiler.api": "CompileResult",
+    "compiler.feasibility": "Feasibility",
     "compiler.checking": "PresetCheck check check_string",
     "compiler.context.chat_log": "ChatLog",
     "compiler.context.run": "RunContext load_context",

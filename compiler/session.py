@@ -19,7 +19,6 @@ from typing import Unpack
 from compiler.api import (
     CompileResult,
     Context,
-    Feasibility,
     Source,
     TurnMemo,
     check_source_budget,
@@ -31,6 +30,7 @@ from compiler.api import (
 from compiler.checking import SourceKind
 from compiler.context.inputs import collect_warnings, is_file
 from compiler.errors import ContextError, Diagnostic
+from compiler.feasibility import Feasibility
 from compiler.fit import SummaryCache
 from compiler.options import CompileOptions, OptionFields
 from compiler.tokens import TokenCounter

@@ -62,7 +62,9 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     # api: the public entry points chain the stages (compiler/__init__.py is unit "compiler")
     (
         "api",
-        frozenset({"api", "checking", "losses", "session", "options", "compiler", "replay"}),
+        frozenset(
+            {"api", "checking", "feasibility", "losses", "session", "options", "compiler", "replay"}
+        ),
         frozenset({"tavern", "fit", "lower"}),
     ),
     # serve: the HTTP compile service over the api (apc serve; FastAPI, an optional extra)

@@ -66,8 +66,8 @@ from dataclasses import dataclass, field, replace
 from typing import NoReturn
 
 from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
-from compiler.errors import Diagnostic
-from compiler.fit.budgets import CategoryBudgets, TotalBudget, category_of, messages_shares
+from compiler.errors import Diagnostic, InternalError
+from compiler.fit.budgets import CategoryBudgets, TotalBudget, category_of
 from compiler.fit.costs import Costs, Neighbours
 from compiler.fit.fill import Filler
 from compiler.fit.history import min_present
@@ -76,9 +76,11 @@ from compiler.fit.ledger import AppliedBudget, BudgetLedger
 from compiler.fit.pieces import leading_pieces
 from compiler.fit.prices import PriceMemo
 from compiler.fit.record import Recorder
-from compiler.fit.strategy import effective_strategy, floor_tokens, required_turn, turn_part
+from compiler.fit.strategy import effective_strategy, floor_tokens
 from compiler.fit.summarize import Summarizer, SummaryCache, SummaryChain
 from compiler.fit.text import TextFitter
+from compiler.fit.turns import HINT as TURN_HINT
+from compiler.fit.turns import newest_turns
 from compiler.fit.windows import SUMMARY_MODE_TOKENS as SUMMARY_MODE_TOKENS
 from compiler.fit.windows import WindowFitter
 from compiler.frame import (
@@ -96,6 +98,9 @@ from compiler.tokens import TokenCounter
 #: Over the budget by a seam, the grant loop runs again with a total this many times one
 #: token smaller, then smaller by the excess (a bound on the work; seams rarely need a second run).
 EXACT_STEPS = 32
+#: Grant runs at most (each after the first smaller by the excess): a bound that is never
+#: reached while the floor fits, held so a defect cannot loop for ever.
+MAX_RUNS = EXACT_STEPS + 64
 
 
 @dataclass
@@ -159,12 +164,8 @@ class _Allocator:
         self.windows = windows
         self.record = record
         self.floor = floor_tokens(frame, dialect=dialect, counter=counter, model=model)
-        #: a chat history's newest turn: (its messages, what the floor counted for them),
-        #: by component index; the floor holds their room until the history's turn
-        self.turns: dict[int, _Turn] = {}
-        for i, c in enumerate(frame.components):
-            if keep := required_turn(c):
-                self.turns[i] = _newest(turn_part(c, keep), keep, self.costs, dialect, counter)
+        #: each chat history's newest turn, by component index (:mod:`compiler.fit.turns`)
+        self.turns = newest_turns(frame, self.costs, dialect, counter)
         # the state of the current grant run
         self.items: list[Item] = []
         self.near = Neighbours(self.items)  # the items seams join, as the grant run goes
@@ -193,6 +194,13 @@ class _Allocator:
             if self.budget is None or virtual is None or total <= self.budget:
                 break
             tries += 1
+            if tries > MAX_RUNS:  # the promise cannot be kept: never loop for ever
+                raise InternalError(
+                    code="internal.count_mismatch",
+                    message=f"after {MAX_RUNS} grant runs the request still has {total} "
+                    f"tokens, over the budget of {self.budget}",
+                    hint="this is a bug in agent-prompt-compiler; please report it with the inputs",
+                )
             virtual -= 1 if tries <= EXACT_STEPS else total - self.budget
         self.record.flush()
         ledger = self.record.ledger(self.items, total)
@@ -222,7 +230,7 @@ class _Allocator:
         ]
         self.pools = dict(self.budgets)
         for turn in self.turns.values():  # each newest turn's shares of the category pools
-            self.hold(turn, -1)
+            turn.hold(self.pools, -1)
         self.record.reset()
         self.dropped_total, self.dropped_cats = False, set()
         self.fill = Filler(self.items, self.dialect, self.counter)
@@ -279,11 +287,12 @@ class _Allocator:
         self.charge(item, None)  # the floor counted it
 
     def grant_item(self, item: Item) -> None:
-        turn = self.turns.get(item.index)
+        own, turn = item.comp.token_budget, self.turns.get(item.index)
         if turn is not None:
-            self.hold(turn, 1)  # its own shares, back
-            self.check_turn(item, turn)
-        own, cat = item.comp.token_budget, self._pool(item.category)
+            turn.hold(self.pools, 1)  # its own shares, back
+            if problem := turn.problem(item.comp.id, own, self.pools):
+                self.fail(item, *problem, TURN_HINT)
+        cat = self._pool(item.category)
         if turn is not None and self.left is not None:
             self.left += turn.cost  # the floor held the newest turn's room until now
         framing = self.costs.overhead(self.near, item) if not item.empty else 0
@@ -310,23 +319,6 @@ class _Allocator:
             self.grant_whole(item, framing)
         else:
             self.grant_elastic(item, framing)
-
-    def hold(self, turn: _Turn, sign: int) -> None:
-        """Take a newest turn's shares from the category pools (-1), or give them back (1)."""
-        for name, n in turn.shares.items():
-            if self.pools.get(name) is not None:
-                self.pools[name] = (self.pools[name] or 0) + sign * n
-
-    def check_turn(self, item: Item, turn: _Turn) -> None:
-        """A history's newest turn is never cut: over its own or a category's budget, the
-        compile fails."""
-        own, what = item.comp.token_budget, f"the newest turn of {item.comp.id}"
-        if own is not None and turn.cost > own:
-            self.fail(item, f"{what} needs {turn.cost} tokens; its budget={own}", own)
-        for name, n in turn.shares.items():
-            left = self.pools.get(name)
-            if left is not None and n > left:
-                self.fail(item, f"{what} needs {n} tokens of {name}; {left} are left", left)
 
     def grant_whole(self, item: Item, framing: int) -> None:
         """Keep the component whole, or drop it (and every whole one after it that competes
@@ -495,26 +487,10 @@ class _Allocator:
         if fate.summary_tokens and self.pools["summary"] is not None:
             self.pools["summary"] = (self.pools["summary"] or 0) - fate.summary_tokens
 
-    def fail(self, item: Item | None, message: str, limit: int | None) -> NoReturn:
-        raise self.record.failure(self.items, item, message, limit)
-
-
-@dataclass(frozen=True)
-class _Turn:
-    """A chat history's newest turn (never cut): how many messages, what the floor counted
-    for them, and that cost by budget category."""
-
-    keep: int
-    cost: int
-    shares: dict[str, int]
-
-
-def _newest(
-    tail: Component, keep: int, costs: Costs, dialect: Dialect, counter: TokenCounter
-) -> _Turn:
-    cost = costs.cost(tail)
-    placed = messages_shares(tail.messages or (), dialect, counter)
-    return _Turn(keep, cost, {"history": max(0, cost - sum(placed.values())), **placed})
+    def fail(
+        self, item: Item | None, message: str, limit: int | None, hint: str | None = None
+    ) -> NoReturn:
+        raise self.record.failure(self.items, item, message, limit, hint)
 
 
 def _listed(comp: Component) -> Component:

@@ -81,7 +81,12 @@ class Recorder:
         self.events = []
 
     def failure(
-        self, items: list[Item], item: Item | None, message: str, limit: int | None
+        self,
+        items: list[Item],
+        item: Item | None,
+        message: str,
+        limit: int | None,
+        hint: str | None = None,
     ) -> BudgetError:
         """``context.budget_exceeded`` with the ledger so far; the events of the run and the
         failure go into the journal."""
@@ -99,7 +104,8 @@ class Recorder:
         return BudgetError(
             code="context.budget_exceeded",
             message=message,
-            hint="raise --budget (or the category budget), give the component a cutting "
+            hint=hint
+            or "raise --budget (or the category budget), give the component a cutting "
             "strategy (strategy=truncate|summarize) or required=false, or let the profile's "
             "context.required name fewer parts (character, persona, newestTurn, task)",
             details={
@@ -134,8 +140,8 @@ class Recorder:
                 )
             elif (
                 comp.kind == ComponentKind.CHAT_HISTORY
-                and comp.messages
                 and (fate.out is None or fate.messages_kept == 0)
+                and any(not m.get("origin") for m in comp.messages or ())
             ):
                 out.append(
                     Diagnostic(
