@@ -101,6 +101,9 @@ EXACT_STEPS = 32
 #: Grant runs at most (each after the first smaller by the excess): a bound that is never
 #: reached while the floor fits, held so a defect cannot loop for ever.
 MAX_RUNS = EXACT_STEPS + 64
+#: A cut text whose estimate is at most this many tokens (or 5%) over its limit is counted
+#: exactly whole before it is cut (see ``_Allocator._near_whole``).
+NEAR = 16
 
 
 @dataclass
@@ -371,7 +374,7 @@ class _Allocator:
             if over <= 0 or out is None or limit is None:
                 break
             limit, bound = limit - over, True  # the cut's own seams: cut a little more
-        if item.comp.required and item.outcome.out is None and self._whole_fits(item):
+        if self._near_whole(item, limit) and self._whole_fits(item):
             return  # the estimate over-counted seams: the exact count says it fits whole
         self.record.budget_event(item)  # one journal event, for the fit that stands
         if item.comp.required and item.outcome.out is None:
@@ -442,10 +445,24 @@ class _Allocator:
             self.charge(item, cost)  # the fill's room is what is left of the total
             fill.left -= cost
 
+    def _near_whole(self, item: Item, limit: int | None) -> bool:
+        """Whether a cut component is worth an exact count whole: a required one nothing of
+        which fit, or a text the estimate put just over its limit (an estimating dialect
+        counts each text on its own with a little more than in the merged message; a
+        history or message block is never counted whole for this)."""
+        fate = item.outcome
+        if item.comp.required and fate.out is None:
+            return True
+        if not fate.cut or item.comp.messages is not None or limit is None:
+            return False
+        offered = fate.offered if fate.offered is not None else self.costs.cost(item.comp)
+        return offered - limit <= max(NEAR, limit // 20)
+
     def _whole_fits(self, item: Item) -> bool:
-        """Keep a required component whole if the exact count of what is kept so far, with
-        it, is within the total of this grant run (the seam estimate can over-count by a
-        token or two, which would fail a required part at exactly its need)."""
+        """Keep a component whole if the exact count of what is kept so far, with it, is
+        within the total of this grant run (the seam estimate can over-count by a token or
+        two, which would fail a required part at exactly its need), with the room of the
+        newest turns still to come held."""
         if self.virtual is None:
             return False
         cost = self.costs.cost(item.comp)
@@ -455,7 +472,12 @@ class _Allocator:
         before = item.outcome
         item.outcome = Outcome(out=item.comp, offered=cost, used=cost)
         kept = self.dialect.lower(self.fitted(), self.model)
-        total = self.dialect.count_request(kept, self.counter)
+        held = sum(  # the newest turns still to come
+            t.cost
+            for i, t in self.turns.items()
+            if i != item.index and self.items[i].outcome.out is None
+        )
+        total = self.dialect.count_request(kept, self.counter) + held
         if total > self.virtual:
             item.outcome = before
             return False

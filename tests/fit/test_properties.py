@@ -350,8 +350,11 @@ def test_a_cut_history_leaves_little_room_unused(chat: list[str], budget: int) -
     result = run(frame, budget)
     if result.ledger.entry("h").action != "kept":
         # the room left is under 5 % of the budget, or too small for a useful summary (one
-        # of MIN_SUMMARY_TOKENS, made of whole sentences, is never squeezed in: item 16)
-        assert budget - exact(result) < max(0.05 * budget, MIN_SUMMARY_TOKENS)
+        # of MIN_SUMMARY_TOKENS, made of whole sentences, is never squeezed in: a body room
+        # of 31 tokens and the newline before it leave 32)
+        assert budget - exact(result) < 0.05 * budget or (
+            budget - exact(result) <= MIN_SUMMARY_TOKENS
+        )
 
 
 DIALECTS = [get_dialect(name) for name in ("openai", "openai-responses", "anthropic", "gemini")]
