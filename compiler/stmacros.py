@@ -135,19 +135,25 @@ def _cut(text: str, spans: list[tuple[int, int]], filler: str = "") -> str:
 
 def _trimmed(text: str) -> str:
     """``{{trim}}`` removed with the newlines (``\\r?\\n``) right before and after it, in one
-    pass over the text (a regex with ``(?:\\r?\\n)*`` around it is quadratic)."""
+    pass over the text: each part is cut once, at indexes found by stepping over its newlines
+    (a regex with ``(?:\\r?\\n)*`` around it, or cutting one newline at a time, is
+    quadratic)."""
     parts = _TRIM.split(text)
-    for i in range(len(parts)):
+    last = len(parts) - 1
+    for i, part in enumerate(parts):
+        start, end = 0, len(part)
         if i > 0:  # after a {{trim}}
-            part = parts[i]
-            while part.startswith(("\n", "\r\n")):
-                part = part[1:] if part[0] == "\n" else part[2:]
-            parts[i] = part
-        if i < len(parts) - 1:  # before a {{trim}}
-            part = parts[i]
-            while part.endswith("\n"):
-                part = part[:-2] if part.endswith("\r\n") else part[:-1]
-            parts[i] = part
+            while True:
+                if part.startswith("\n", start):
+                    start += 1
+                elif part.startswith("\r\n", start):
+                    start += 2
+                else:
+                    break
+        if i < last:  # before a {{trim}}
+            while end > start and part[end - 1] == "\n":
+                end -= 2 if end - 2 >= start and part[end - 2] == "\r" else 1
+        parts[i] = part[start:end]
     return "".join(parts)
 
 
@@ -253,11 +259,9 @@ def _scan(text: str, evaluate: Callable[[str, int], str | None], unknown: list[s
         else:
             continue
         last = match.end()
-    tail = [text[last:]]
-    while stack:  # unclosed: as written
-        _, body_parts = stack.pop()
-        tail = ["{{", *body_parts, *tail]
-    out += tail
+    for _, body_parts in stack:  # unclosed, outermost first: as written
+        out += ["{{", *body_parts]
+    out.append(text[last:])
     return "".join(out)
 
 
