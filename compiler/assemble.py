@@ -34,7 +34,7 @@ from compiler.policy.resources import VisibleResourcePolicy
 from compiler.profile import ResolvedAgentProfile
 from compiler.profile.models import PlanNode, PlanPolicy
 from compiler.required import default_required, entry_pieces, mark_history
-from compiler.stmacros import MacroEnv, card_values, inert, substitute
+from compiler.stmacros import MacroBudget, MacroEnv, card_values, inert, substitute
 from compiler.syntax.ast import Text
 from compiler.tool_catalogue import (
     KNOWN_TOOLS,
@@ -87,6 +87,9 @@ class Assembler:
         self.scan_prompts: list[str] = []
         #: the SillyTavern macros already reported as left literal
         self._literal_macros: set[str] = set()
+        #: what SillyTavern's macros spend, every text of the compile together (the macro
+        #: environment is rebuilt when a preset starts the chat; its budget goes on)
+        self.macro_budget = MacroBudget()
         self._serial = 0  #: components made so far: ids stay unique when empty ones are left out
         #: what the policy said of each resource asked about, and the visible chat, with the
         #: policy (and context) they were computed for (:meth:`visible`, :meth:`visible_chat`)
@@ -145,7 +148,9 @@ class Assembler:
             values["maxPrompt"] = str(self.max_prompt)
         names = {"char": values["char"], "user": values["user"]}
         return {
-            key: substitute(value, names) if key in MACRO_RESOURCES else value
+            key: substitute(value, names, budget=self.macro_budget)
+            if key in MACRO_RESOURCES
+            else value
             for key, value in values.items()
             if key not in MACRO_RESOURCES or self.visible(MACRO_RESOURCES[key])
         }
@@ -161,6 +166,7 @@ class Assembler:
             seed_from=None if ctx.seed is not None else lambda: ctx.macro_seed,
             variables={k: _variable(v) for k, v in ctx.variables.items()},
             global_variables={k: _variable(v) for k, v in ctx.global_variables.items()},
+            budget=self.macro_budget,
         )
 
     def fill(self, text: str) -> str:

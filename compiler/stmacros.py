@@ -44,8 +44,12 @@ from compiler.errors import Diagnostic, TemplateError
 
 __all__ = [
     "ENVIRONMENT_MACROS",
+    "MAX_MACRO_CHARS",
+    "MAX_MACRO_DIGITS",
+    "MAX_MACRO_STEPS",
     "STANDARD_MACROS",
     "CardNames",
+    "MacroBudget",
     "MacroEnv",
     "card_values",
     "comment_spans",
@@ -82,6 +86,48 @@ ENVIRONMENT_MACROS: tuple[str, ...] = (
 compile's model and budget, the card)."""
 
 
+MAX_MACRO_CHARS = 32 * 1024 * 1024
+"""The most characters the SillyTavern macros of one compile may produce, all its texts
+together: values filled in, variables ``setvar``/``addvar`` store, macro bodies joined and
+macros left as written (``{{addvar::a::{{getvar::a}}}}`` doubles a variable; 128 entries of
+20 such took 1.5 GB): past it, ``template.macro_budget``, before the text is built."""
+
+MAX_MACRO_STEPS = 1024 * 1024
+"""The most steps the SillyTavern macros of one compile may take: one a macro closed, one a
+die ``{{roll}}`` throws (``template.macro_budget`` past it)."""
+
+
+class MacroBudget:
+    """What the SillyTavern macros of one compile have spent (:data:`MAX_MACRO_CHARS`,
+    :data:`MAX_MACRO_STEPS`), shared by every text the compile fills: each charge is made
+    before the characters it stands for are built."""
+
+    def __init__(self, chars: int = MAX_MACRO_CHARS, steps: int = MAX_MACRO_STEPS) -> None:
+        self.max_chars, self.max_steps = chars, steps
+        self.chars = 0  #: characters produced so far
+        self.steps = 0  #: steps taken so far
+        self.peak_variable = 0  #: the longest variable value stored so far
+
+    def spend(self, chars: int = 0, steps: int = 0) -> None:
+        """Charge ``chars`` characters and ``steps`` steps; ``template.macro_budget`` when
+        either total passes its limit."""
+        self.chars += chars
+        self.steps += steps
+        if self.chars > self.max_chars or self.steps > self.max_steps:
+            raise TemplateError(
+                [
+                    Diagnostic(
+                        code="template.macro_budget",
+                        message="the SillyTavern macros of this compile would produce over "
+                        f"{self.max_chars:,} characters or take over {self.max_steps:,} steps "
+                        f"(so far {self.chars:,} characters, {self.steps:,} steps)",
+                        hint="use fewer macros that fill in or store long text ({{getvar}} "
+                        "inside {{addvar}}, {{description}}, ...), or fewer dice",
+                    )
+                ]
+            )
+
+
 @dataclasses.dataclass(frozen=True)
 class MacroEnv:
     """What the non-name macros read: the clock, the random seed and the variables."""
@@ -93,6 +139,9 @@ class MacroEnv:
     #: computes the seed when a macro first needs it, in place of ``seed`` (a seed derived
     #: from the chat costs a hash that most compiles never use)
     seed_from: Callable[[], int] | None = dataclasses.field(default=None, compare=False, repr=False)
+    #: what the macros have spent, shared by the texts of one compile (a copy made with
+    #: ``dataclasses.replace`` shares it too)
+    budget: MacroBudget = dataclasses.field(default_factory=MacroBudget, compare=False, repr=False)
 
     @functools.cached_property
     def random_seed(self) -> int:
@@ -174,9 +223,12 @@ def substitute(
     values: Mapping[str, str],
     env: MacroEnv | None = None,
     unknown: list[str] | None = None,
+    *,
+    budget: MacroBudget | None = None,
 ) -> str:
     """``text`` with SillyTavern macros replaced (see the module docstring); the macros left
-    as written are appended to ``unknown``."""
+    as written are appended to ``unknown``. The work is charged to ``budget``, else to
+    ``env``'s, else to a budget of this text alone."""
     if "{{" not in text and "<" not in text:
         return text
     table: dict[str, str] = {}
@@ -189,8 +241,10 @@ def substitute(
     text = _NEWLINE.sub("\n", text)
     text = _NOOP.sub("", text)
     text = _trimmed(text)
-    state = _State(table, env, text)
-    return _scan(text, state.evaluate, unknown)
+    if budget is None:
+        budget = env.budget if env is not None else MacroBudget()
+    state = _State(table, env, text, budget)
+    return _scan(text, state.evaluate, unknown, budget)
 
 
 _LEGACY_NAMES = re.compile(r"<(USER|BOT|CHAR)>", re.IGNORECASE)
@@ -229,10 +283,16 @@ def _too_much(filled: int) -> TemplateError:
     )
 
 
-def _scan(text: str, evaluate: Callable[[str, int], str | None], unknown: list[str] | None) -> str:
+def _scan(
+    text: str,
+    evaluate: Callable[[str, int], str | None],
+    unknown: list[str] | None,
+    budget: MacroBudget,
+) -> str:
     """One pass over ``text``: each ``{{...}}``, innermost first, becomes what ``evaluate``
     gives for its body (with its inner macros filled) and its offset, or stays as written.
-    All the values filled in together stay within :data:`MAX_FILLED_CHARS`."""
+    All the values filled in together stay within :data:`MAX_FILLED_CHARS`; each body joined,
+    value filled in and macro left as written is charged to ``budget`` first."""
     stack: list[tuple[int, list[str]]] = []  # open macros: offset, parts of the body so far
     out: list[str] = []
     last = 0
@@ -246,11 +306,13 @@ def _scan(text: str, evaluate: Callable[[str, int], str | None], unknown: list[s
         elif stack:
             parts.append(text[last:at])
             offset, body_parts = stack.pop()
+            budget.spend(sum(map(len, body_parts)), 1)
             body = "".join(body_parts)
             value = evaluate(body, offset)
             filled += len(value) if value is not None else 0
             if filled > MAX_FILLED_CHARS:
                 raise _too_much(filled)
+            budget.spend(len(value) if value is not None else len(body) + 4)
             if value is None:
                 value = "{{" + body + "}}"
                 if unknown is not None:
@@ -265,22 +327,36 @@ def _scan(text: str, evaluate: Callable[[str, int], str | None], unknown: list[s
     return "".join(out)
 
 
-_DICE = re.compile(r"roll[ :]\s*(?:(\d*)d(\d+)|(\d+))\s*(?:([+-])\s*(\d+))?\s*", re.IGNORECASE)
+_DICE = re.compile(
+    r"roll[ :]\s*(?:([0-9]*)d([0-9]+)|([0-9]+))\s*(?:([+-])\s*([0-9]+))?\s*", re.IGNORECASE
+)
 _RANDOM = re.compile(r"(random|pick)\s?::?(.+)", re.IGNORECASE | re.DOTALL)
 _GETVAR = re.compile(r"(get|inc|dec)(global)?var::(.+)", re.IGNORECASE | re.DOTALL)
 _SETVAR = re.compile(r"(set|add)(global)?var::([^:]+)::(.*)", re.IGNORECASE | re.DOTALL)
 _DATETIMEFORMAT = re.compile(r"datetimeformat +(.*)", re.IGNORECASE | re.DOTALL)
-_TIME_UTC = re.compile(r"time_utc([+-]\d+)", re.IGNORECASE)
+_TIME_UTC = re.compile(r"time_utc([+-][0-9]+)", re.IGNORECASE)
 _MAX_DICE = 1000
+MAX_MACRO_DIGITS = 15
+"""The most digits of a number in a macro's arguments (``{{roll:1d20+3}}``,
+``{{time_UTC+2}}``): a macro with a longer one is left as written, as an unsupported one is
+(warning ``template.unknown_st_macro``)."""
+
+
+def _whole(digits: str) -> int | None:
+    """``digits`` (ASCII, possibly signed) as a number; None past :data:`MAX_MACRO_DIGITS`."""
+    return int(digits) if len(digits.lstrip("+-")) <= MAX_MACRO_DIGITS else None
 
 
 class _State:
     """One substitution: the names, the environment, and the variables ``setvar`` changed."""
 
-    def __init__(self, table: dict[str, str], env: MacroEnv | None, text: str) -> None:
+    def __init__(
+        self, table: dict[str, str], env: MacroEnv | None, text: str, budget: MacroBudget
+    ) -> None:
         self.table = table
         self.env = env
         self.text = text
+        self.budget = budget
         self.original_used = False
         self.vars = (dict(env.variables), dict(env.global_variables)) if env else ({}, {})
 
@@ -306,8 +382,8 @@ class _State:
         if (m := _DATETIMEFORMAT.fullmatch(body)) is not None:
             return _format(env.now, m.group(1))
         if (m := _TIME_UTC.fullmatch(body)) is not None:
-            hours = int(m.group(1))
-            if abs(hours) > 24:
+            hours = _whole(m.group(1))
+            if hours is None or abs(hours) > 24:
                 return None
             now = env.now if env.now.tzinfo else env.now.astimezone()
             return _format(now.astimezone(UTC) + timedelta(hours=hours), "LT")
@@ -333,20 +409,23 @@ class _State:
         return None
 
     def _roll(self, m: re.Match[str], offset: int) -> str | None:
-        count = int(m.group(1) or 1) if m.group(3) is None else 1
-        sides = int(m.group(2) or m.group(3))
-        if count > _MAX_DICE or sides < 1:
+        count = _whole(m.group(1) or "1") if m.group(3) is None else 1
+        sides = _whole(m.group(2) or m.group(3))
+        bonus = _whole(m.group(5) or "0")
+        if count is None or sides is None or bonus is None or count > _MAX_DICE or sides < 1:
             return None
+        self.budget.spend(steps=count)
         rng = self.rng("roll", offset)
         total = sum(rng.randint(1, sides) for _ in range(count))
         if m.group(4):
-            total += int(m.group(5)) * (1 if m.group(4) == "+" else -1)
+            total += bonus * (1 if m.group(4) == "+" else -1)
         return str(total)
 
     def _setvar(self, m: re.Match[str]) -> str:
         variables = self.vars[1 if m.group(2) else 0]
         name, value = m.group(3).strip(), m.group(4)
         if m.group(1).lower() == "set":
+            self.budget.spend(len(value))
             variables[name] = value
         else:  # addvar: numbers add, anything else appends (SillyTavern's addLocalVariable)
             old = variables.get(name, "")
@@ -355,7 +434,9 @@ class _State:
                     _as_number(old, strict=True) + _as_number(value, strict=True)
                 )
             except ValueError:
+                self.budget.spend(len(old) + len(value))
                 variables[name] = old + value
+        self.budget.peak_variable = max(self.budget.peak_variable, len(variables[name]))
         return ""
 
 
@@ -369,8 +450,10 @@ def _as_number(text: str, *, strict: bool = False) -> float:
 
 
 def _number(value: float) -> str:
-    """A number as JavaScript prints it (``3``, not ``3.0``)."""
-    return str(int(value)) if value.is_integer() else repr(value)
+    """A number as JavaScript prints it (``3``, not ``3.0``; ``1e+21``, ``Infinity``)."""
+    if not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return str(int(value)) if value.is_integer() and abs(value) < 1e21 else repr(value)
 
 
 def _options(raw: str) -> list[str]:
