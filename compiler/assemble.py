@@ -34,7 +34,7 @@ from compiler.policy.resources import VisibleResourcePolicy
 from compiler.profile import ResolvedAgentProfile
 from compiler.profile.models import PlanNode, PlanPolicy
 from compiler.required import default_required, entry_pieces, mark_history
-from compiler.stmacros import MacroEnv, card_values, inert, substitute
+from compiler.stmacros import MacroBudget, MacroEnv, card_values, inert, substitute
 from compiler.syntax.ast import Text
 from compiler.tool_catalogue import (
     KNOWN_TOOLS,
@@ -72,8 +72,7 @@ class Assembler:
         self.warnings: list[Diagnostic] = []
         self._workspace: Workspace | None = None
         self._group = 0
-        #: ``legacy`` (a preset compiled as plain SillyTavern): no agent components at all
-        self.mode: PresetMode = "agent"
+        self.mode: PresetMode = "agent"  #: ``legacy``: plain SillyTavern, no agent components
         self.frame_metadata: dict[str, Any] = {}  #: e.g. a preset's squash_system_messages
         #: compiling for a plan node: the plan and the node's id (see :func:`_plan`)
         self.plan_node: tuple[PlanPolicy, str] | None = None
@@ -82,11 +81,11 @@ class Assembler:
         self.max_prompt: int | None = None
         self.count_tokens = count  #: the compile's token count, for the world info budget
         self.world_run: WorldRun | None = None
-        #: in-chat prompts the world info scan reads too (SillyTavern's extension prompts
-        #: set with ``scan``; a preset compile sets them before the world info is read)
+        #: in-chat prompts the world info scan reads too (SillyTavern's extension prompts set
+        #: with ``scan``; a preset compile sets them before reading the world info)
         self.scan_prompts: list[str] = []
-        #: the SillyTavern macros already reported as left literal
-        self._literal_macros: set[str] = set()
+        self._literal_macros: set[str] = set()  #: SillyTavern macros reported as literal
+        self.macro_budget = MacroBudget()  #: SillyTavern's macros, all texts of the compile
         self._serial = 0  #: components made so far: ids stay unique when empty ones are left out
         #: what the policy said of each resource asked about, and the visible chat, with the
         #: policy (and context) they were computed for (:meth:`visible`, :meth:`visible_chat`)
@@ -143,9 +142,9 @@ class Assembler:
             values["model"] = self.model
         if self.max_prompt is not None:
             values["maxPrompt"] = str(self.max_prompt)
-        names = {"char": values["char"], "user": values["user"]}
+        names, spend = {"char": values["char"], "user": values["user"]}, self.macro_budget
         return {
-            key: substitute(value, names) if key in MACRO_RESOURCES else value
+            key: substitute(value, names, budget=spend) if key in MACRO_RESOURCES else value
             for key, value in values.items()
             if key not in MACRO_RESOURCES or self.visible(MACRO_RESOURCES[key])
         }
@@ -161,6 +160,7 @@ class Assembler:
             seed_from=None if ctx.seed is not None else lambda: ctx.macro_seed,
             variables={k: _variable(v) for k, v in ctx.variables.items()},
             global_variables={k: _variable(v) for k, v in ctx.global_variables.items()},
+            budget=self.macro_budget,
         )
 
     def fill(self, text: str) -> str:

@@ -236,7 +236,8 @@ def _registry() -> dict[str, type[APCError] | None]:
     by_class: dict[type[APCError] | None, str] = {
         TemplateError: """template.syntax template.unterminated_macro template.unterminated_string
             template.unknown_macro template.unknown_argument template.bad_argument
-            template.missing_argument template.duplicate_argument template.too_large""",
+            template.missing_argument template.duplicate_argument template.too_large
+            template.macro_budget""",
         ContextError: """context.file_not_found context.file_unreadable context.file_too_large
             context.invalid_json context.invalid_context context.unknown_field
             context.invalid_card context.card_too_large context.invalid_chat

@@ -41,11 +41,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from compiler.errors import Diagnostic, TemplateError
+from compiler.stclock import MONTHS, format_moment, humanize
 
 __all__ = [
     "ENVIRONMENT_MACROS",
+    "MAX_MACRO_CHARS",
+    "MAX_MACRO_DIGITS",
+    "MAX_MACRO_STEPS",
     "STANDARD_MACROS",
     "CardNames",
+    "MacroBudget",
     "MacroEnv",
     "card_values",
     "comment_spans",
@@ -82,6 +87,48 @@ ENVIRONMENT_MACROS: tuple[str, ...] = (
 compile's model and budget, the card)."""
 
 
+MAX_MACRO_CHARS = 32 * 1024 * 1024
+"""The most characters the SillyTavern macros of one compile may produce, all its texts
+together: values filled in, variables ``setvar``/``addvar`` store, macro bodies joined and
+macros left as written (``{{addvar::a::{{getvar::a}}}}`` doubles a variable; 128 entries of
+20 such took 1.5 GB): past it, ``template.macro_budget``, before the text is built."""
+
+MAX_MACRO_STEPS = 1024 * 1024
+"""The most steps the SillyTavern macros of one compile may take: one a macro closed, one a
+die ``{{roll}}`` throws (``template.macro_budget`` past it)."""
+
+
+class MacroBudget:
+    """What the SillyTavern macros of one compile have spent (:data:`MAX_MACRO_CHARS`,
+    :data:`MAX_MACRO_STEPS`), shared by every text the compile fills: each charge is made
+    before the characters it stands for are built."""
+
+    def __init__(self, chars: int = MAX_MACRO_CHARS, steps: int = MAX_MACRO_STEPS) -> None:
+        self.max_chars, self.max_steps = chars, steps
+        self.chars = 0  #: characters produced so far
+        self.steps = 0  #: steps taken so far
+        self.peak_variable = 0  #: the longest variable value stored so far
+
+    def spend(self, chars: int = 0, steps: int = 0) -> None:
+        """Charge ``chars`` characters and ``steps`` steps; ``template.macro_budget`` when
+        either total passes its limit."""
+        self.chars += chars
+        self.steps += steps
+        if self.chars > self.max_chars or self.steps > self.max_steps:
+            raise TemplateError(
+                [
+                    Diagnostic(
+                        code="template.macro_budget",
+                        message="the SillyTavern macros of this compile would produce over "
+                        f"{self.max_chars:,} characters or take over {self.max_steps:,} steps "
+                        f"(so far {self.chars:,} characters, {self.steps:,} steps)",
+                        hint="use fewer macros that fill in or store long text ({{getvar}} "
+                        "inside {{addvar}}, {{description}}, ...), or fewer dice",
+                    )
+                ]
+            )
+
+
 @dataclasses.dataclass(frozen=True)
 class MacroEnv:
     """What the non-name macros read: the clock, the random seed and the variables."""
@@ -93,6 +140,9 @@ class MacroEnv:
     #: computes the seed when a macro first needs it, in place of ``seed`` (a seed derived
     #: from the chat costs a hash that most compiles never use)
     seed_from: Callable[[], int] | None = dataclasses.field(default=None, compare=False, repr=False)
+    #: what the macros have spent, shared by the texts of one compile (a copy made with
+    #: ``dataclasses.replace`` shares it too)
+    budget: MacroBudget = dataclasses.field(default_factory=MacroBudget, compare=False, repr=False)
 
     @functools.cached_property
     def random_seed(self) -> int:
@@ -135,19 +185,25 @@ def _cut(text: str, spans: list[tuple[int, int]], filler: str = "") -> str:
 
 def _trimmed(text: str) -> str:
     """``{{trim}}`` removed with the newlines (``\\r?\\n``) right before and after it, in one
-    pass over the text (a regex with ``(?:\\r?\\n)*`` around it is quadratic)."""
+    pass over the text: each part is cut once, at indexes found by stepping over its newlines
+    (a regex with ``(?:\\r?\\n)*`` around it, or cutting one newline at a time, is
+    quadratic)."""
     parts = _TRIM.split(text)
-    for i in range(len(parts)):
+    last = len(parts) - 1
+    for i, part in enumerate(parts):
+        start, end = 0, len(part)
         if i > 0:  # after a {{trim}}
-            part = parts[i]
-            while part.startswith(("\n", "\r\n")):
-                part = part[1:] if part[0] == "\n" else part[2:]
-            parts[i] = part
-        if i < len(parts) - 1:  # before a {{trim}}
-            part = parts[i]
-            while part.endswith("\n"):
-                part = part[:-2] if part.endswith("\r\n") else part[:-1]
-            parts[i] = part
+            while True:
+                if part.startswith("\n", start):
+                    start += 1
+                elif part.startswith("\r\n", start):
+                    start += 2
+                else:
+                    break
+        if i < last:  # before a {{trim}}
+            while end > start and part[end - 1] == "\n":
+                end -= 2 if end - 2 >= start and part[end - 2] == "\r" else 1
+        parts[i] = part[start:end]
     return "".join(parts)
 
 
@@ -168,9 +224,12 @@ def substitute(
     values: Mapping[str, str],
     env: MacroEnv | None = None,
     unknown: list[str] | None = None,
+    *,
+    budget: MacroBudget | None = None,
 ) -> str:
     """``text`` with SillyTavern macros replaced (see the module docstring); the macros left
-    as written are appended to ``unknown``."""
+    as written are appended to ``unknown``. The work is charged to ``budget``, else to
+    ``env``'s, else to a budget of this text alone."""
     if "{{" not in text and "<" not in text:
         return text
     table: dict[str, str] = {}
@@ -183,8 +242,10 @@ def substitute(
     text = _NEWLINE.sub("\n", text)
     text = _NOOP.sub("", text)
     text = _trimmed(text)
-    state = _State(table, env, text)
-    return _scan(text, state.evaluate, unknown)
+    if budget is None:
+        budget = env.budget if env is not None else MacroBudget()
+    state = _State(table, env, text, budget)
+    return _scan(text, state.evaluate, unknown, budget)
 
 
 _LEGACY_NAMES = re.compile(r"<(USER|BOT|CHAR)>", re.IGNORECASE)
@@ -223,10 +284,16 @@ def _too_much(filled: int) -> TemplateError:
     )
 
 
-def _scan(text: str, evaluate: Callable[[str, int], str | None], unknown: list[str] | None) -> str:
+def _scan(
+    text: str,
+    evaluate: Callable[[str, int], str | None],
+    unknown: list[str] | None,
+    budget: MacroBudget,
+) -> str:
     """One pass over ``text``: each ``{{...}}``, innermost first, becomes what ``evaluate``
     gives for its body (with its inner macros filled) and its offset, or stays as written.
-    All the values filled in together stay within :data:`MAX_FILLED_CHARS`."""
+    All the values filled in together stay within :data:`MAX_FILLED_CHARS`; each body joined,
+    value filled in and macro left as written is charged to ``budget`` first."""
     stack: list[tuple[int, list[str]]] = []  # open macros: offset, parts of the body so far
     out: list[str] = []
     last = 0
@@ -240,11 +307,13 @@ def _scan(text: str, evaluate: Callable[[str, int], str | None], unknown: list[s
         elif stack:
             parts.append(text[last:at])
             offset, body_parts = stack.pop()
+            budget.spend(sum(map(len, body_parts)), 1)
             body = "".join(body_parts)
             value = evaluate(body, offset)
             filled += len(value) if value is not None else 0
             if filled > MAX_FILLED_CHARS:
                 raise _too_much(filled)
+            budget.spend(len(value) if value is not None else len(body) + 4)
             if value is None:
                 value = "{{" + body + "}}"
                 if unknown is not None:
@@ -253,30 +322,42 @@ def _scan(text: str, evaluate: Callable[[str, int], str | None], unknown: list[s
         else:
             continue
         last = match.end()
-    tail = [text[last:]]
-    while stack:  # unclosed: as written
-        _, body_parts = stack.pop()
-        tail = ["{{", *body_parts, *tail]
-    out += tail
+    for _, body_parts in stack:  # unclosed, outermost first: as written
+        out += ["{{", *body_parts]
+    out.append(text[last:])
     return "".join(out)
 
 
-_DICE = re.compile(r"roll[ :]\s*(?:(\d*)d(\d+)|(\d+))\s*(?:([+-])\s*(\d+))?\s*", re.IGNORECASE)
+_DICE = re.compile(
+    r"roll[ :]\s*(?:([0-9]*)d([0-9]+)|([0-9]+))\s*(?:([+-])\s*([0-9]+))?\s*", re.IGNORECASE
+)
 _RANDOM = re.compile(r"(random|pick)\s?::?(.+)", re.IGNORECASE | re.DOTALL)
 _GETVAR = re.compile(r"(get|inc|dec)(global)?var::(.+)", re.IGNORECASE | re.DOTALL)
 _SETVAR = re.compile(r"(set|add)(global)?var::([^:]+)::(.*)", re.IGNORECASE | re.DOTALL)
 _DATETIMEFORMAT = re.compile(r"datetimeformat +(.*)", re.IGNORECASE | re.DOTALL)
-_TIME_UTC = re.compile(r"time_utc([+-]\d+)", re.IGNORECASE)
+_TIME_UTC = re.compile(r"time_utc([+-][0-9]+)", re.IGNORECASE)
 _MAX_DICE = 1000
+MAX_MACRO_DIGITS = 15
+"""The most digits of a number in a macro's arguments (``{{roll:1d20+3}}``,
+``{{time_UTC+2}}``): a macro with a longer one is left as written, as an unsupported one is
+(warning ``template.unknown_st_macro``)."""
+
+
+def _whole(digits: str) -> int | None:
+    """``digits`` (ASCII, possibly signed) as a number; None past :data:`MAX_MACRO_DIGITS`."""
+    return int(digits) if len(digits.lstrip("+-")) <= MAX_MACRO_DIGITS else None
 
 
 class _State:
     """One substitution: the names, the environment, and the variables ``setvar`` changed."""
 
-    def __init__(self, table: dict[str, str], env: MacroEnv | None, text: str) -> None:
+    def __init__(
+        self, table: dict[str, str], env: MacroEnv | None, text: str, budget: MacroBudget
+    ) -> None:
         self.table = table
         self.env = env
         self.text = text
+        self.budget = budget
         self.original_used = False
         self.vars = (dict(env.variables), dict(env.global_variables)) if env else ({}, {})
 
@@ -298,15 +379,15 @@ class _State:
 
     def _environment(self, body: str, key: str, offset: int, env: MacroEnv) -> str | None:
         if key in _CLOCK:
-            return _format(env.now, _CLOCK[key])
+            return format_moment(env.now, _CLOCK[key])
         if (m := _DATETIMEFORMAT.fullmatch(body)) is not None:
-            return _format(env.now, m.group(1))
+            return format_moment(env.now, m.group(1))
         if (m := _TIME_UTC.fullmatch(body)) is not None:
-            hours = int(m.group(1))
-            if abs(hours) > 24:
+            hours = _whole(m.group(1))
+            if hours is None or abs(hours) > 24:
                 return None
             now = env.now if env.now.tzinfo else env.now.astimezone()
-            return _format(now.astimezone(UTC) + timedelta(hours=hours), "LT")
+            return format_moment(now.astimezone(UTC) + timedelta(hours=hours), "LT")
         if (m := _RANDOM.fullmatch(body)) is not None:
             options = _options(m.group(2))
             if not options:
@@ -329,20 +410,23 @@ class _State:
         return None
 
     def _roll(self, m: re.Match[str], offset: int) -> str | None:
-        count = int(m.group(1) or 1) if m.group(3) is None else 1
-        sides = int(m.group(2) or m.group(3))
-        if count > _MAX_DICE or sides < 1:
+        count = _whole(m.group(1) or "1") if m.group(3) is None else 1
+        sides = _whole(m.group(2) or m.group(3))
+        bonus = _whole(m.group(5) or "0")
+        if count is None or sides is None or bonus is None or count > _MAX_DICE or sides < 1:
             return None
+        self.budget.spend(steps=count)
         rng = self.rng("roll", offset)
         total = sum(rng.randint(1, sides) for _ in range(count))
         if m.group(4):
-            total += int(m.group(5)) * (1 if m.group(4) == "+" else -1)
+            total += bonus * (1 if m.group(4) == "+" else -1)
         return str(total)
 
     def _setvar(self, m: re.Match[str]) -> str:
         variables = self.vars[1 if m.group(2) else 0]
         name, value = m.group(3).strip(), m.group(4)
         if m.group(1).lower() == "set":
+            self.budget.spend(len(value))
             variables[name] = value
         else:  # addvar: numbers add, anything else appends (SillyTavern's addLocalVariable)
             old = variables.get(name, "")
@@ -351,7 +435,9 @@ class _State:
                     _as_number(old, strict=True) + _as_number(value, strict=True)
                 )
             except ValueError:
+                self.budget.spend(len(old) + len(value))
                 variables[name] = old + value
+        self.budget.peak_variable = max(self.budget.peak_variable, len(variables[name]))
         return ""
 
 
@@ -365,8 +451,10 @@ def _as_number(text: str, *, strict: bool = False) -> float:
 
 
 def _number(value: float) -> str:
-    """A number as JavaScript prints it (``3``, not ``3.0``)."""
-    return str(int(value)) if value.is_integer() else repr(value)
+    """A number as JavaScript prints it (``3``, not ``3.0``; ``1e+21``, ``Infinity``)."""
+    if not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return str(int(value)) if value.is_integer() and abs(value) < 1e21 else repr(value)
 
 
 def _options(raw: str) -> list[str]:
@@ -385,120 +473,6 @@ _CLOCK: dict[str, str] = {
     "isotime": "HH:mm",
     "isodate": "YYYY-MM-DD",
 }
-
-_MOMENT = re.compile(
-    r"\[[^\]]*\]|LTS|LT|LLLL|LLL|LL|L|YYYY|YY|MMMM|MMM|MM|Mo|M|DDDD|DDD|Do|DD|D|dddd|ddd|dd|d"
-    r"|HH|H|hh|h|mm|m|ss|s|SSS|A|a|ZZ|Z|X|x"
-)
-_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
-_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-
-
-def _ordinal(n: int) -> str:
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
-
-
-def _offset(t: datetime, sep: str) -> str:
-    delta = t.utcoffset() or timedelta()
-    minutes = int(delta.total_seconds()) // 60
-    sign = "-" if minutes < 0 else "+"
-    return f"{sign}{abs(minutes) // 60:02d}{sep}{abs(minutes) % 60:02d}"
-
-
-def _token(t: datetime, token: str) -> str:
-    """One moment.js format token (English locale)."""
-    h12 = t.hour % 12 or 12
-    simple: dict[str, Callable[[], str]] = {
-        "LTS": lambda: f"{h12}:{t.minute:02d}:{t.second:02d} {'AM' if t.hour < 12 else 'PM'}",
-        "LT": lambda: f"{h12}:{t.minute:02d} {'AM' if t.hour < 12 else 'PM'}",
-        "L": lambda: f"{t.month:02d}/{t.day:02d}/{t.year:04d}",
-        "LL": lambda: f"{_MONTHS[t.month - 1]} {t.day}, {t.year}",
-        "LLL": lambda: f"{_token(t, 'LL')} {_token(t, 'LT')}",
-        "LLLL": lambda: f"{_DAYS[t.weekday()]}, {_token(t, 'LLL')}",
-        "YYYY": lambda: f"{t.year:04d}",
-        "YY": lambda: f"{t.year % 100:02d}",
-        "MMMM": lambda: _MONTHS[t.month - 1],
-        "MMM": lambda: _MONTHS[t.month - 1][:3],
-        "MM": lambda: f"{t.month:02d}",
-        "Mo": lambda: _ordinal(t.month),
-        "M": lambda: str(t.month),
-        "DDDD": lambda: f"{t.timetuple().tm_yday:03d}",
-        "DDD": lambda: str(t.timetuple().tm_yday),
-        "Do": lambda: _ordinal(t.day),
-        "DD": lambda: f"{t.day:02d}",
-        "D": lambda: str(t.day),
-        "dddd": lambda: _DAYS[t.weekday()],
-        "ddd": lambda: _DAYS[t.weekday()][:3],
-        "dd": lambda: _DAYS[t.weekday()][:2],
-        "d": lambda: str((t.weekday() + 1) % 7),
-        "HH": lambda: f"{t.hour:02d}",
-        "H": lambda: str(t.hour),
-        "hh": lambda: f"{h12:02d}",
-        "h": lambda: str(h12),
-        "mm": lambda: f"{t.minute:02d}",
-        "m": lambda: str(t.minute),
-        "ss": lambda: f"{t.second:02d}",
-        "s": lambda: str(t.second),
-        "SSS": lambda: f"{t.microsecond // 1000:03d}",
-        "A": lambda: "AM" if t.hour < 12 else "PM",
-        "a": lambda: "am" if t.hour < 12 else "pm",
-        "ZZ": lambda: _offset(t, ""),
-        "Z": lambda: _offset(t, ":"),
-        "X": lambda: str(int(t.timestamp())),
-        "x": lambda: str(int(t.timestamp() * 1000)),
-    }
-    if token.startswith("["):
-        return token[1:-1]
-    return simple[token]()
-
-
-def _format(t: datetime, fmt: str) -> str:
-    """``t`` in the moment.js format ``fmt`` (the tokens of :data:`_MOMENT`, English)."""
-    return _MOMENT.sub(lambda m: _token(t, m.group()), fmt)
-
-
-def humanize(delta: timedelta) -> str:
-    """A duration as moment.js's ``duration.humanize()`` words it (English, its default
-    thresholds: 44 s, 45 s, 45 min, 22 h, 26 days, 11 months), which SillyTavern's
-    ``{{idle_duration}}`` prints (public/scripts/macros.js getTimeSinceLastMessage)."""
-    ms = abs(delta) // timedelta(milliseconds=1)
-
-    def rounded(x: float) -> int:  # JavaScript's Math.round
-        return math.floor(x + 0.5)
-
-    days = ms / 864e5
-    seconds, minutes, hours = rounded(ms / 1e3), rounded(ms / 6e4), rounded(ms / 36e5)
-    months = days * 4800 / 146097  # moment's daysToMonths
-    for words, value, limit in (
-        ("a few seconds", seconds, 45),
-        ("a minute", minutes, 2),
-        ("{} minutes", minutes, 45),
-        ("an hour", hours, 2),
-        ("{} hours", hours, 22),
-        ("a day", rounded(days), 2),
-        ("{} days", rounded(days), 26),
-        ("a month", rounded(months), 2),
-        ("{} months", rounded(months), 11),
-        ("a year", rounded(months / 12), 2),
-    ):
-        if value < limit:
-            return words.format(value)
-    return f"{rounded(months / 12)} years"
-
 
 #: utils.js parseTimestamp's ``/(\w+)\s(\d{1,2}),\s(\d{4})\s(\d{1,2}):(\d{1,2})(am|pm)/i``
 #: (ASCII ``\w``, as JavaScript's); a match starts where a word does, so ``(?<!\w)`` only
@@ -525,7 +499,7 @@ def send_time(value: str | float) -> datetime | None:
             return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=number)
         if m := _MERIDIEM.search(value):
             month = next(
-                (i for i, name in enumerate(_MONTHS, 1) if name.lower().startswith(m[1].lower())),
+                (i for i, name in enumerate(MONTHS, 1) if name.lower().startswith(m[1].lower())),
                 0,
             )
             if len(m[1]) < 3 or not month:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.commands._common import add_format
-from compiler.context.inputs import read_bytes
+from compiler.context.inputs import parse_json, read_bytes
 from compiler.errors import ContextError, PolicyError
 from compiler.profile import (
     PlanAction,
@@ -96,11 +96,11 @@ def run_simulate(args: argparse.Namespace) -> int:
         if not line.strip():
             continue
         where = f"{args.actions}:{number}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
+        try:  # strict, as every JSON input: no NaN, integers of at most 100 digits
+            data = parse_json(line, where, line_offset=number - 1, what="plan action")
+        except ContextError as exc:
             raise ContextError(
-                code="agent.plan_action_invalid", message=f"not JSON: {exc.msg}", file=where
+                code="agent.plan_action_invalid", message=f"not JSON: {exc.message}", file=where
             ) from None
         try:
             action = PlanAction.from_json(data)

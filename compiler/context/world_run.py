@@ -152,7 +152,7 @@ def scan_chat(
     return scan_run(
         ctx,
         texts,
-        rewrite_key=lambda key: substitute(key, values),
+        rewrite_key=lambda key: substitute(key, values, budget=env.budget),
         fill=lambda text: substitute(text, values, env),
         count=count,
         max_context=max_context,

@@ -227,7 +227,7 @@ def _settings(obj: Mapping[str, Any], file: str, path: str) -> PresetSettings:
     if isinstance(raw, str) and raw.strip():
         try:
             raw = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # a 5,000-digit integer, 100,000 nested [
             raise bad("custom_stopping_strings", "a JSON-encoded array of strings") from None
     elif isinstance(raw, str):
         raw = []

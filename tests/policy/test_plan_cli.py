@@ -104,3 +104,24 @@ def test_simulate_bad_action(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     path = _write(tmp_path, "a.jsonl", [{"action": "tool_call"}])
     assert main(["plan", "simulate", _write(tmp_path, "p.json", PLAN), "--actions", path]) == 1
     assert "agent.plan_action_invalid" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"action": "start_node", "node": "outline", "approved": ' + "9" * 5_000 + "}",
+        '{"action": "start_node", "node": "outline", "plan": {"x": NaN}}',
+        "[" * 100_000,
+        '{"action": "start_node", "node": "outline"',
+    ],
+)
+def test_simulate_reads_actions_as_strict_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str
+) -> None:
+    """A 5,000-digit integer, NaN or deep nesting in ACTIONS.jsonl is a coded error at its
+    line, never a traceback (plain json.loads raised Python's integer-digit ValueError)."""
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"action": "start_node", "node": "outline"}\n' + line + "\n")
+    assert main(["plan", "simulate", _write(tmp_path, "p.json", PLAN), "--actions", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "agent.plan_action_invalid" in err and f"{path}:2" in err and "Traceback" not in err
