@@ -31,6 +31,7 @@ outside it is refused (``lower.sampler_out_of_range``), a preset's is clamped to
 from __future__ import annotations
 
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -133,6 +134,8 @@ class Dialect(ABC):
     output_limits: ClassVar[Mapping[str, int]] = {}
     #: the request field the response length is sent in (for messages)
     output_field: ClassVar[str] = "max_output_tokens"
+    #: the tool names the provider takes (definitions and calls, after :meth:`tool_name`)
+    tool_name_rule: ClassVar[re.Pattern[str]] = re.compile(r"[a-zA-Z0-9_-]{1,64}")
     #: each sampler's documented range, by :class:`LoweringOptions` name (absent: unchecked)
     sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {}
 

@@ -202,6 +202,7 @@ class Anthropic(Dialect):
     windows: ClassVar[Mapping[str, int]] = CLAUDE_WINDOWS
     output_limits: ClassVar[Mapping[str, int]] = CLAUDE_OUTPUT_LIMITS
     output_field: ClassVar[str] = "max_tokens"
+    tool_name_rule: ClassVar[re.Pattern[str]] = TOOL_NAME_RE
     #: the documented ranges of the (deprecated, not sent) temperature and top_p
     sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {
         "temperature": SamplerRange(0, 1),

@@ -161,6 +161,7 @@ class Gemini(Dialect):
     windows: ClassVar[Mapping[str, int]] = GEMINI_WINDOWS
     output_limits: ClassVar[Mapping[str, int]] = GEMINI_OUTPUT_LIMITS
     output_field: ClassVar[str] = "maxOutputTokens"
+    tool_name_rule: ClassVar[re.Pattern[str]] = FUNCTION_NAME_RE
     #: GenerationConfig's documented ranges (penalties: -2.0 up to, not including, 2.0)
     sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {
         "temperature": SamplerRange(0, 2),

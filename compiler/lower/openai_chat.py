@@ -270,6 +270,7 @@ class OpenAIChat(Dialect):
     output_limits: ClassVar[Mapping[str, int]] = OPENAI_OUTPUT_LIMITS
     output_field: ClassVar[str] = "max_completion_tokens"
     sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = OPENAI_SAMPLER_RANGES
+    tool_name_rule: ClassVar[re.Pattern[str]] = TOOL_NAME_RE
 
     def lower(
         self,

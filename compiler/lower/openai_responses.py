@@ -36,6 +36,7 @@ definitions use the cookbook's estimate
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -88,6 +89,7 @@ class OpenAIResponses(Dialect):
     windows: ClassVar[Mapping[str, int]] = OPENAI_WINDOWS
     output_limits: ClassVar[Mapping[str, int]] = OPENAI_OUTPUT_LIMITS
     output_field: ClassVar[str] = "max_output_tokens"
+    tool_name_rule: ClassVar[re.Pattern[str]] = TOOL_NAME_RE
     #: OpenAI's ranges of the samplers Responses takes (no penalties: not sent)
     sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {
         k: v for k, v in OPENAI_SAMPLER_RANGES.items() if k not in NOT_IN_RESPONSES
