@@ -1,4 +1,5 @@
-"""Atomic file writes: a temp file beside the target, fsync, then one rename.
+"""Atomic file writes: a temp file beside the target, fsync, then one rename; and appends
+(:func:`append_text`, the journal) under the same rule for what the target may be.
 
 Internal: used by the command line and the profile registry.
 
@@ -12,6 +13,8 @@ followed: it may point somewhere the user does not expect); a directory is ``cod
 SIGINT (KeyboardInterrupt) and SIGTERM during the write remove the temp file: for the write's
 duration SIGTERM raises :class:`Terminated` (when its handler is the default one and this is
 the main thread), and the signals are held while the temp file is created and removed.
+An append (:func:`append_text`) refuses the same targets, and opens without following a
+symlink and without blocking, so a FIFO that appears late is refused too, never waited on.
 """
 
 from __future__ import annotations
@@ -139,3 +142,35 @@ def atomic_write_bytes(path: Path, data: bytes, *, code: str = "io.write_failed"
                     code=code, message=f"cannot write {path}: {exc.strerror}", file=str(path)
                 ) from None
             raise
+
+
+def append_text(path: Path, text: str, *, code: str = "io.write_failed") -> None:
+    """Append ``text`` (UTF-8) to ``path``, created if absent: only a regular file (or
+    nothing) is written, as :func:`atomic_write_bytes` (a symlink, named pipe, socket or
+    device is ``io.output_not_regular``, left as it is); an OS failure is ``code``."""
+    check_target(path, code)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        check_target(path, code)  # what appeared since the check: a symlink, a FIFO
+        raise APCError(
+            code=code, message=f"cannot write {path}: {exc.strerror}", file=str(path)
+        ) from None
+    with os.fdopen(fd, "ab") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO with a reader opens
+            handle.close()
+            check_target(path, code)
+            raise APCError(
+                code="io.output_not_regular",
+                message=f"{path} is not a regular file; it is left as it is",
+                file=str(path),
+            )
+        try:
+            handle.write(text.encode("utf-8"))
+        except OSError as exc:
+            raise APCError(
+                code=code, message=f"cannot write {path}: {exc.strerror}", file=str(path)
+            ) from None

@@ -21,10 +21,17 @@ clamps it when a dialect lowers (``lower.output_clamped``), passes it through fo
 table does not know (``lower.unknown_output_limit``), and :meth:`Dialect.reserved_output` gives
 the same clamped length to the budget's reserve, so what the budget keeps back for the reply
 is what the request asks for.
+
+Each sampler a dialect sends lies within the provider's documented range
+(:attr:`Dialect.sampler_ranges`, :meth:`Dialect.within_sampler_ranges`): a caller's value
+outside it is refused (``lower.sampler_out_of_range``), a preset's is clamped to the range
+(``lower.sampler_clamped``, an error when strict).
 """
 
 from __future__ import annotations
 
+import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -65,6 +72,47 @@ class LoweringOptions:
 NO_OPTIONS = LoweringOptions()
 
 
+@dataclass(frozen=True)
+class SamplerRange:
+    """A sampler's documented range: ``low`` to ``high``; ``open_high``: ``high`` itself is
+    out (Gemini's penalties go up to, not including, 2.0)."""
+
+    low: float
+    high: float
+    open_high: bool = False
+
+    def __contains__(self, value: float) -> bool:
+        if self.open_high:
+            return self.low <= value < self.high
+        return self.low <= value <= self.high  # NaN is in no range
+
+    def clamp(self, value: float) -> float:
+        """The nearest value in the range."""
+        if value < self.low:
+            return self.low
+        return math.nextafter(self.high, -math.inf) if self.open_high else self.high
+
+    def __str__(self) -> str:
+        return f"{self.low:g} to {'below ' if self.open_high else ''}{self.high:g}"
+
+
+#: OpenAI's documented ranges (Chat Completions and Responses)
+OPENAI_SAMPLER_RANGES: Mapping[str, SamplerRange] = {
+    "temperature": SamplerRange(0, 2),
+    "top_p": SamplerRange(0, 1),
+    "frequency_penalty": SamplerRange(-2, 2),
+    "presence_penalty": SamplerRange(-2, 2),
+}
+
+#: The command-line option of each ranged sampler.
+SAMPLER_FLAGS: Mapping[str, str] = {
+    "temperature": "--temperature",
+    "top_p": "--top-p",
+    "frequency_penalty": "--frequency-penalty",
+    "presence_penalty": "--presence-penalty",
+}
+
+
 class Dialect(ABC):
     """A provider's request format. Subclasses set ``name`` and implement the methods."""
 
@@ -86,6 +134,10 @@ class Dialect(ABC):
     output_limits: ClassVar[Mapping[str, int]] = {}
     #: the request field the response length is sent in (for messages)
     output_field: ClassVar[str] = "max_output_tokens"
+    #: the tool names the provider takes (definitions and calls, after :meth:`tool_name`)
+    tool_name_rule: ClassVar[re.Pattern[str]] = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+    #: each sampler's documented range, by :class:`LoweringOptions` name (absent: unchecked)
+    sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {}
 
     @abstractmethod
     def lower(
@@ -174,6 +226,53 @@ class Dialect(ABC):
             report,
         )
         return options
+
+    def sampler_problem(self, name: str, value: float) -> str | None:
+        """Why ``value`` cannot be sent as the sampler ``name`` (out of the provider's
+        documented range), or None."""
+        bounds = self.sampler_ranges.get(name)
+        if bounds is None or value in bounds:
+            return None
+        return f"{name} {value:g} is outside {self.name}'s range ({bounds})"
+
+    def within_sampler_ranges(
+        self, options: LoweringOptions, report: list[Diagnostic] | None, *, sends: bool = True
+    ) -> LoweringOptions:
+        """``options`` with every sampler within :attr:`sampler_ranges`. The caller's own
+        value out of range is refused (``lower.sampler_out_of_range``); a preset's
+        (``quiet``) is clamped to the range with the warning ``lower.sampler_clamped`` (an
+        error when strict). ``sends`` False: the dialect leaves these samplers out
+        (Anthropic), so only the caller's values are checked."""
+        clamped: dict[str, float] = {}
+        for name, bounds in self.sampler_ranges.items():
+            value = getattr(options, name)
+            problem = None if value is None else self.sampler_problem(name, value)
+            if problem is None:
+                continue
+            flag = SAMPLER_FLAGS.get(name, name)
+            if name not in options.quiet:
+                raise LoweringError(
+                    code="lower.sampler_out_of_range",
+                    message=problem,
+                    hint=f"give {flag} within {bounds}",
+                )
+            if not sends:
+                continue
+            clamped[name] = bounds.clamp(value)
+            what = f"the preset's {problem}"
+            hint = f"set the preset's {name} within {bounds}, or give {flag}"
+            if options.strict:
+                raise LoweringError(code="lower.sampler_clamped", message=what, hint=hint)
+            if report is not None:
+                report.append(
+                    Diagnostic(
+                        code="lower.sampler_clamped",
+                        message=f"{what}: {clamped[name]!r} sent",
+                        severity="warning",
+                        hint=hint,
+                    )
+                )
+        return replace(options, **clamped) if clamped else options  # type: ignore[arg-type]
 
     @staticmethod
     def _output_report(

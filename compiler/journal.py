@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from compiler.errors import APCError
+from compiler.atomic import append_text
 
 Level = Literal["debug", "info", "warn", "error"]
 
@@ -75,17 +75,9 @@ class Journal:
 
 
 def append_jsonl(events: list[Event], path: Path) -> None:
-    """Append events to a JSONL file, one object a line."""
+    """Append events to a JSONL file, one object a line: only a regular file (or nothing),
+    the rule every file the CLI writes follows (:func:`compiler.atomic.append_text`)."""
     lines = "".join(
         json.dumps(e.model_dump(by_alias=True), ensure_ascii=False) + "\n" for e in events
     )
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write(lines)
-    except OSError as exc:
-        raise APCError(
-            code="io.write_failed",
-            message=f"cannot append the journal to {path}: {exc.strerror}",
-            file=str(path),
-        ) from None
+    append_text(path, lines)

@@ -176,7 +176,7 @@ def test_a_long_send_date_is_read_in_time_in_proportion(value: str) -> None:
 
     start = time.perf_counter()
     assert send_time(value) is None
-    assert time.perf_counter() - start < 1
+    assert time.perf_counter() - start < 60  # a hang guard: quadratic here is hours
 
 
 def test_the_meridiem_format_reads_ascii_words_as_javascript() -> None:

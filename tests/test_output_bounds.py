@@ -464,3 +464,68 @@ def test_check_strict_fails_on_template_warnings(
     assert main(["check", str(legacy), "--strict", "--format", "json"]) == 1
     (d,) = json.loads(capsys.readouterr().err)
     assert (d["severity"], d["code"]) == ("error", "template.legacy_agent_macro")
+
+
+# --journal FILE: the same rule as -o; a FIFO is refused, never waited on
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink", "dangling-symlink", "device"])
+def test_a_journal_that_is_not_a_regular_file_is_refused_and_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    journal = special_file(tmp_path, kind)
+    before = sorted(tmp_path.iterdir())
+    mode = os.lstat(journal).st_mode
+    # a reader on the FIFO: a plain append would then write into it rather than wait forever
+    reader = os.open(journal, os.O_RDONLY | os.O_NONBLOCK) if kind == "fifo" else None
+    try:
+        assert main([*COMPILE, "--journal", str(journal)]) == 1
+    finally:
+        if reader is not None:
+            os.close(reader)
+    captured = capsys.readouterr()
+    assert f"{journal}: error[io.output_not_regular]: " in captured.err
+    assert captured.out == ""
+    assert os.lstat(journal).st_mode == mode
+    assert sorted(tmp_path.iterdir()) == before
+    if kind == "symlink":
+        assert (tmp_path / "target.json").read_text() == "keep me"
+
+
+def test_a_journal_fifo_that_appears_after_the_check_is_refused(tmp_path: Path) -> None:
+    from compiler.journal import Journal, append_jsonl
+
+    fifo = tmp_path / "journal.fifo"
+    os.mkfifo(fifo)
+    journal = Journal()
+    journal.emit("context_assembled")
+    # with a reader, opening succeeds and the file is then refused (nothing written)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        with pytest.raises(APCError) as info:
+            append_jsonl(journal.events, fifo)
+        assert info.value.code == "io.output_not_regular"
+        assert os.read(reader, 1) == b""  # nothing was written into it
+    finally:
+        os.close(reader)
+    # with none, opening to write fails at once instead of waiting for one
+    with pytest.raises(APCError) as info:
+        append_jsonl(journal.events, fifo)
+    assert info.value.code == "io.output_not_regular"
+
+
+def test_a_journal_is_still_appended(tmp_path: Path) -> None:
+    journal = tmp_path / "j" / "journal.jsonl"
+    assert main([*COMPILE, "--journal", str(journal)]) == 0
+    first = journal.read_text().count("\n")
+    assert main([*COMPILE, "--journal", str(journal)]) == 0
+    assert first > 0 and journal.read_text().count("\n") == 2 * first
+
+
+@pytest.mark.parametrize("other", [["-o"], ["--world-state"], []])
+def test_the_journal_may_not_share_a_file_or_be_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], other: list[str]
+) -> None:
+    path = str(tmp_path / "same.json") if other else "-"
+    assert main([*COMPILE, "--journal", path, *other, *([path] if other else [])]) == 2
+    assert "--journal" in capsys.readouterr().err

@@ -8,6 +8,9 @@ from pathlib import Path
 from compiler.api import CompileResult
 from compiler.commands._common import add_output_tokens, add_strict, number_problem
 from compiler.context.inputs import is_file, lexists
+from compiler.dialect import SAMPLER_FLAGS
+from compiler.errors import LoweringError
+from compiler.lower import get_dialect
 from compiler.options import CACHE_STABLE_STEP, CompileOptions
 from compiler.profile import add_profile_arguments, layers_from_args
 from compiler.profile.registry import write_resolved_profile
@@ -77,7 +80,23 @@ def usage_problem(args: argparse.Namespace) -> str | None:
     for name in (args.source, args.context, getattr(args, "plan", None)):
         if name and not is_file(name):
             return f"not a file: {name[:200]}" if lexists(name) else f"no such file: {name[:200]}"
-    return number_problem(args)
+    return number_problem(args) or sampler_problem(args)
+
+
+def sampler_problem(args: argparse.Namespace) -> str | None:
+    """A generation option outside the provider's documented range (a usage error, exit 2;
+    :meth:`compiler.dialect.Dialect.sampler_problem`, the rule the lowering enforces), or
+    None. An unknown provider is left to the compile to report."""
+    try:
+        dialect = get_dialect(args.provider)
+    except LoweringError:
+        return None
+    for name, flag in SAMPLER_FLAGS.items():
+        value = getattr(args, name, None)
+        problem = None if value is None else dialect.sampler_problem(name, value)
+        if problem is not None:
+            return f"{flag} {problem.split(' ', 1)[1]}"
+    return None
 
 
 def options_from_args(args: argparse.Namespace) -> CompileOptions:

@@ -62,8 +62,13 @@ def run(args: argparse.Namespace) -> int:
         problem = problem or "--world-state needs a file: stdout holds the compiled output"
     elif same_file(args.world_state, args.output):
         problem = problem or "--world-state and -o name the same file: one would overwrite it"
+    if args.journal == "-":
+        problem = problem or "--journal needs a file: stdout holds the compiled output"
+    elif same_file(args.journal, args.output) or same_file(args.journal, args.world_state):
+        problem = problem or "--journal names the file -o or --world-state writes"
     if problem:
         return usage_error(problem)
+    check_output(args.journal)  # the rule -o follows: a FIFO or symlink is refused, not waited on
     try:
         check_output(args.output)  # before compiling: a FIFO or symlink at OUT is refused
         check_output(args.world_state)

@@ -36,7 +36,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
-from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
+from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest, SamplerRange
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.lower.conversation import prepared
@@ -202,6 +202,12 @@ class Anthropic(Dialect):
     windows: ClassVar[Mapping[str, int]] = CLAUDE_WINDOWS
     output_limits: ClassVar[Mapping[str, int]] = CLAUDE_OUTPUT_LIMITS
     output_field: ClassVar[str] = "max_tokens"
+    tool_name_rule: ClassVar[re.Pattern[str]] = TOOL_NAME_RE
+    #: the documented ranges of the (deprecated, not sent) temperature and top_p
+    sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {
+        "temperature": SamplerRange(0, 1),
+        "top_p": SamplerRange(0, 1),
+    }
 
     def default_output_tokens(self, model: str) -> int:
         """The ``max_tokens`` sent when none is given (:data:`DEFAULT_MAX_TOKENS`), reserved
@@ -217,6 +223,7 @@ class Anthropic(Dialect):
         report: list[Diagnostic] | None = None,
     ) -> ModelRequest:
         options = self.within_output_limit(model, options, report)
+        options = self.within_sampler_ranges(options, report, sends=False)
         messages, tools = prepared(frame, self, options, report, calls_need_tools=True)
         system, turns = self.layout(messages, model, bool(tools), options, report)
         body: ModelRequest = {

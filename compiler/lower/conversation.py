@@ -5,8 +5,11 @@ Internal: the API is :mod:`compiler.lower`.
 :func:`conversation` lays a fitted frame out as messages (:func:`compiler.lower.base.layout`)
 and checks, once for every provider, that each tool call is answered by tool results before
 the next other message and that each result answers an earlier call
-(``lower.unanswered_tool_call``, ``lower.orphan_tool_result``): a pairing a provider would
-refuse is an error here, never a 400 there.
+(``lower.unanswered_tool_call``, ``lower.orphan_tool_result``), and that no message makes
+two calls with one id (``lower.duplicate_tool_call_id``): a pairing a provider would refuse
+is an error here, never a 400 there. :func:`prepared` then holds each call's name, under the
+alias tool definitions take (:meth:`Dialect.tool_name`), to the dialect's naming rule
+(:attr:`Dialect.tool_name_rule`, ``lower.invalid_tool_name``).
 """
 
 from __future__ import annotations
@@ -41,7 +44,10 @@ def _conversation(frame: ContextFrame) -> tuple[list[Message], list[ToolSpec], b
 
 
 def check_pairing(messages: Sequence[Message]) -> None:
-    """Raise when a tool call is left unanswered or a tool result answers no pending call."""
+    """Raise when a tool call is left unanswered, a tool result answers no pending call, or
+    one message makes two calls with one id (an answer could not say which it answers). An
+    id a later turn uses again pairs with that turn's answers (Anthropic, which wants ids
+    unique in a request, gives the later one a suffix)."""
     pending: set[str] = set()
     for i, msg in enumerate(messages):
         if msg["role"] == "tool":
@@ -65,7 +71,15 @@ def check_pairing(messages: Sequence[Message]) -> None:
                 code="lower.invalid_tool_call",
                 message=f"a {msg['role']} message carries tool calls; only assistant may",
             )
-        pending = {c["id"] for c in calls}
+        for c in calls:
+            if c["id"] in pending:
+                raise LoweringError(
+                    code="lower.duplicate_tool_call_id",
+                    message=f"message {i} makes two tool calls with the id {c['id']!r}: an "
+                    "answer cannot say which it answers",
+                    hint="give each tool call its own id (and its result the same id)",
+                )
+            pending.add(c["id"])
     if pending:
         raise LoweringError(
             code="lower.unanswered_tool_call",
@@ -173,4 +187,23 @@ def prepared(
         dialect.unsupported(
             report, options, "tool calls and results without tool definitions", "written as text"
         )
+    elif turns:
+        check_call_names(messages, dialect)
     return messages, ready
+
+
+def check_call_names(messages: Sequence[Message], dialect: Dialect) -> None:
+    """Raise ``lower.invalid_tool_name`` when a tool call's name, under the alias a tool
+    definition takes (:meth:`Dialect.tool_name`: ``.`` becomes ``_``), breaks the
+    provider's naming rule (:attr:`Dialect.tool_name_rule`): the provider would refuse it,
+    and no other rewrite keeps the name the model was offered."""
+    for i, msg in enumerate(messages):
+        for call in msg.get("toolCalls") or ():
+            alias = dialect.tool_name(call["name"])
+            if not dialect.tool_name_rule.fullmatch(alias):
+                raise LoweringError(
+                    code="lower.invalid_tool_name",
+                    message=f"message {i} calls {call['name']!r}: {dialect.name} takes "
+                    f"tool names matching {dialect.tool_name_rule.pattern}",
+                    hint="name the call as its tool is defined ('.' may stand for '_')",
+                )

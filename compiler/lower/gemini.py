@@ -55,7 +55,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
+from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest, SamplerRange
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.lower.conversation import prepared
@@ -161,6 +161,14 @@ class Gemini(Dialect):
     windows: ClassVar[Mapping[str, int]] = GEMINI_WINDOWS
     output_limits: ClassVar[Mapping[str, int]] = GEMINI_OUTPUT_LIMITS
     output_field: ClassVar[str] = "maxOutputTokens"
+    tool_name_rule: ClassVar[re.Pattern[str]] = FUNCTION_NAME_RE
+    #: GenerationConfig's documented ranges (penalties: -2.0 up to, not including, 2.0)
+    sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {
+        "temperature": SamplerRange(0, 2),
+        "top_p": SamplerRange(0, 1),
+        "frequency_penalty": SamplerRange(-2, 2, open_high=True),
+        "presence_penalty": SamplerRange(-2, 2, open_high=True),
+    }
 
     def lower(
         self,
@@ -170,6 +178,7 @@ class Gemini(Dialect):
         report: list[Diagnostic] | None = None,
     ) -> ModelRequest:
         options = self.within_output_limit(model, options, report)
+        options = self.within_sampler_ranges(options, report)
         messages, tools = prepared(frame, self, options, report)
         notes = _Notes()
         lead = 0

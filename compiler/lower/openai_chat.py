@@ -29,7 +29,14 @@ from collections.abc import Mapping, Sequence
 from operator import add, itemgetter
 from typing import Any, ClassVar
 
-from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
+from compiler.dialect import (
+    NO_OPTIONS,
+    OPENAI_SAMPLER_RANGES,
+    Dialect,
+    LoweringOptions,
+    ModelRequest,
+    SamplerRange,
+)
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.lower.conversation import prepared
@@ -110,9 +117,11 @@ def openai_options(
     """The generation options under OpenAI's names (``max_name``: Chat Completions'
     ``max_completion_tokens``, Responses' ``max_output_tokens``); with a ``dialect``, the
     response length within the model's maximum output
-    (:meth:`~compiler.dialect.Dialect.within_output_limit`)."""
+    (:meth:`~compiler.dialect.Dialect.within_output_limit`) and the samplers within OpenAI's
+    ranges (:meth:`~compiler.dialect.Dialect.within_sampler_ranges`)."""
     if dialect is not None:
         options = dialect.within_output_limit(model, options, report)
+        options = dialect.within_sampler_ranges(options, report)
     out: dict[str, Any] = {}
     if options.max_output_tokens is not None:
         out[max_name] = options.max_output_tokens
@@ -260,6 +269,8 @@ class OpenAIChat(Dialect):
     windows: ClassVar[Mapping[str, int]] = OPENAI_WINDOWS
     output_limits: ClassVar[Mapping[str, int]] = OPENAI_OUTPUT_LIMITS
     output_field: ClassVar[str] = "max_completion_tokens"
+    sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = OPENAI_SAMPLER_RANGES
+    tool_name_rule: ClassVar[re.Pattern[str]] = TOOL_NAME_RE
 
     def lower(
         self,

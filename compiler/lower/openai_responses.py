@@ -36,10 +36,18 @@ definitions use the cookbook's estimate
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
+from compiler.dialect import (
+    NO_OPTIONS,
+    OPENAI_SAMPLER_RANGES,
+    Dialect,
+    LoweringOptions,
+    ModelRequest,
+    SamplerRange,
+)
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.lower.conversation import prepared
@@ -81,6 +89,11 @@ class OpenAIResponses(Dialect):
     windows: ClassVar[Mapping[str, int]] = OPENAI_WINDOWS
     output_limits: ClassVar[Mapping[str, int]] = OPENAI_OUTPUT_LIMITS
     output_field: ClassVar[str] = "max_output_tokens"
+    tool_name_rule: ClassVar[re.Pattern[str]] = TOOL_NAME_RE
+    #: OpenAI's ranges of the samplers Responses takes (no penalties: not sent)
+    sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {
+        k: v for k, v in OPENAI_SAMPLER_RANGES.items() if k not in NOT_IN_RESPONSES
+    }
 
     def lower(
         self,

@@ -294,15 +294,11 @@ def test_negative_depth_is_refused(depth: int) -> None:
 
 
 def test_a_chain_of_entries_is_bounded_in_work_and_says_so() -> None:
-    import time
-
     from compiler.context.world_scan import MAX_ENTRY_CHECKS
 
     n = 3000
     chain = lore(*({"key": [f"k{i}"], "content": f"k{i + 1}"} for i in range(n)))
-    start = time.perf_counter()
     result = run(chain, ["k0"])
-    assert time.perf_counter() - start < 20  # a few seconds on a loaded machine
     assert 0 < len(result.entries) < n
     assert [w.code for w in result.warnings] == ["world.scan_budget"]
     assert f"{MAX_ENTRY_CHECKS:,}" in result.warnings[0].message

@@ -26,7 +26,7 @@ from compiler.errors import Diagnostic
 
 #: A bound on work that the unfixed code never finishes in (minutes to forever); not a
 #: speed measurement (benchmarks/ measure speed), just proof the work is bounded.
-HANG = 10.0
+HANG = 60.0  # a hang guard for catastrophic patterns, not a speed limit
 
 
 def book(*entries: dict[str, Any]) -> Lorebook:
@@ -95,7 +95,7 @@ def test_a_timed_out_key_is_not_tried_again_in_the_same_activation() -> None:
     uids, warnings, seconds = run(lore, ["a" * 40 + "! x"], recursive=True)
     assert uids == []  # AND_ANY with only the evil secondary key: no
     assert len(warnings) == 1
-    assert seconds < 2 * REGEX_KEY_TIMEOUT + 0.2
+    assert seconds < HANG
 
 
 def test_all_regex_keys_share_one_budget(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -105,7 +105,7 @@ def test_all_regex_keys_share_one_budget(monkeypatch: pytest.MonkeyPatch) -> Non
     lore = book(*entries, {"key": ["/a!/"]})
     uids, warnings, seconds = run(lore, ["a" * 40 + "!"])
     assert uids == []  # the budget is spent: even the cheap key is skipped
-    assert seconds < 0.4  # 200 x 20 ms would be 4 s
+    assert seconds < HANG  # the work is counted below: ~5 timeouts, not 200
     assert all(w.code == "world.regex_timeout" for w in warnings)
     assert 3 <= len(warnings) <= 7  # ~5 timeouts, then one "budget used up"
     assert "used up" in warnings[-1].message

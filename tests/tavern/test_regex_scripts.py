@@ -276,7 +276,7 @@ def test_catastrophic_pattern_is_reported_not_hung_on(tmp_path: Path) -> None:
     redos = script("/(a|aa)+$/", name="redos", placement=[1])
     start = time.perf_counter()
     out = run(tmp_path, [redos, script("/ok/", "fine", placement=[2])], chat=chat)
-    assert time.perf_counter() - start < 10
+    assert time.perf_counter() - start < 60  # a hang guard: (a|aa)+$ never ends unguarded
     assert chat_of(out) == ["a" * 60 + "b", "fine"]
     assert codes(out) == ["regex.timeout"]
 
