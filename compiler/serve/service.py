@@ -80,12 +80,13 @@ class Service:
             text = json.dumps(body.preset, ensure_ascii=False)
             return "preset", text, body.name or "<preset>"
         assert body.source is not None  # the model requires one of the three
-        path = self.path(body.source)  # named as read (the CLI names its argument)
+        path = self.path(body.source)
+        name = body.source  # as the client named it (the CLI names its argument)
         if path.suffix.lower() == ".json":
             data = read_bytes(path, limit=MAX_INPUT_BYTES, what="preset")
-            return "preset", decode_text(data, str(path)), str(path)
+            return "preset", decode_text(data, name), name
         data = read_bytes(path, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
-        return "template", decode_text(data, str(path), code="template.unreadable"), str(path)
+        return "template", decode_text(data, name, code="template.unreadable"), name
 
     def session(self, body: SourceIn) -> Session:
         """The session of this caller, source content and options (made on first use)."""

@@ -167,3 +167,34 @@ def test_start_up_freezes_what_it_made(monkeypatch: pytest.MonkeyPatch) -> None:
     with TestClient(create_app(ServeConfig()), raise_server_exceptions=False) as c:
         assert c.get("/healthz").status_code == 200
     assert calls == ["collect", "freeze"]
+
+
+@pytest.mark.parametrize(
+    ("route", "body", "named"),
+    [
+        ("/v1/compile", {"source": "t.txt"}, "t.txt:1:1"),
+        ("/v1/compile", {"source": "sub/t.txt", "context": "sub/run.json"}, "sub/missing.jsonl"),
+        ("/v1/compile", {"source": "nope.txt"}, "file not found: nope.txt"),
+        ("/v1/compile", {"template": "x", "context": {"chat": "no.jsonl"}}, "no.jsonl"),
+        ("/v1/compile", {"template": "x", "context": "sub/none.json"}, "sub/none.json"),
+        ("/v1/compile", {"source": "../out.txt"}, "'../out.txt' denied"),
+        ("/v1/explain", {"source": "t.txt"}, "t.txt:1:1"),
+        ("/v1/check", {"source": "bad.txt"}, '"file":"bad.txt"'),
+    ],
+)
+def test_answers_name_files_as_the_client_named_them(
+    tmp_path: Path, route: str, body: dict[str, Any], named: str
+) -> None:
+    """A file named relative to the first root is named so in the ledger, the events and the
+    diagnostics: the server's own directory never shows in an answer."""
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    for where in (root, root / "sub"):
+        (where / "t.txt").write_text("Hello <<agent.chat.history>>", "utf-8")
+    (root / "bad.txt").write_text("<<agent.nope>>", "utf-8")
+    (root / "sub" / "run.json").write_text('{"chat": "missing.jsonl"}', "utf-8")
+    (tmp_path / "out.txt").write_text("x", "utf-8")
+    for c in client(ServeConfig(roots=(root.resolve(),))):
+        r = c.post(route, json=body, headers={"Host": "localhost"})
+        assert named in r.text, r.text
+        assert str(tmp_path) not in r.text, r.text
