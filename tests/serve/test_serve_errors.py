@@ -170,7 +170,7 @@ def test_500_for_a_bug_without_a_traceback(monkeypatch: pytest.MonkeyPatch) -> N
         raise RuntimeError("secret internals")
 
     monkeypatch.setattr(app.state.service, "compile", broken)
-    with TestClient(app, raise_server_exceptions=False) as client:
+    with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
         r = client.post("/v1/compile", json={"template": "x"})
     found = diagnostic(r, 500, "serve.internal_error")
     assert "secret internals" not in r.text and "Traceback" not in r.text
@@ -244,7 +244,7 @@ def test_503_busy_when_the_bodies_in_flight_hold_too_much() -> None:
         await PlainTextResponse(f"{len(body)} {guard.held}")(scope, receive, send)
 
     guard = Guard(app, token=None, max_body_bytes=100, max_held_bytes=150)
-    client = TestClient(guard)  # not as a context manager: no lifespan to run
+    client = TestClient(guard, base_url="http://localhost")  # no lifespan to run
     assert client.post("/", content=b"x" * 100).text == "100 100"  # held while answered
     assert guard.held == 0
     guard.held = 120  # as if other requests held their bodies

@@ -35,7 +35,9 @@ def data_root(tmp_path: Path) -> Path:
 
 
 def client(config: ServeConfig) -> Iterator[TestClient]:
-    with TestClient(create_app(config), raise_server_exceptions=False) as c:
+    with TestClient(
+        create_app(config), base_url="http://localhost", raise_server_exceptions=False
+    ) as c:
         yield c
 
 
@@ -128,14 +130,24 @@ def test_a_token_no_client_could_send_is_a_usage_error(token: str) -> None:
         ("[::1]:8765", 200),
         ("localhost:8765", 200),
         ("tauri.localhost", 200),
-        ("testserver", 200),
+        ("localhost.", 200),
+        ("LOCALHOST.:8765", 200),
+        ("tauri.localhost.:8765", 200),
+        ("testserver", 400),
+        ("myhost:8765", 400),
+        ("localhost..", 400),
+        (".localhost", 400),
+        ("localhost.example", 400),
+        ("", 400),
     ],
 )
 def test_without_a_token_only_requests_for_this_machine_are_answered(
     host: str, status: int
 ) -> None:
     """DNS rebinding: a page whose name is re-pointed at 127.0.0.1 is same-origin with a
-    loopback server and could read what it compiles from the roots (its Host gives it away)."""
+    loopback server and could read what it compiles from the roots (its Host gives it away).
+    A single-label name is refused (a LAN machine answering such lookups could re-point it);
+    the final-dot forms of loopback names are the same names."""
     for c in client(ServeConfig()):
         r = c.post("/v1/compile", json={"template": "Hi"}, headers={"Host": host})
         assert r.status_code == status, r.text
@@ -164,7 +176,9 @@ def test_start_up_freezes_what_it_made(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
     monkeypatch.setattr(app_module.gc, "collect", lambda: calls.append("collect"))
     monkeypatch.setattr(app_module.gc, "freeze", lambda: calls.append("freeze"))
-    with TestClient(create_app(ServeConfig()), raise_server_exceptions=False) as c:
+    with TestClient(
+        create_app(ServeConfig()), base_url="http://localhost", raise_server_exceptions=False
+    ) as c:
         assert c.get("/healthz").status_code == 200
     assert calls == ["collect", "freeze"]
 
