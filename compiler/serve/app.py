@@ -68,7 +68,9 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         (401, "a bearer token is needed"),
         (403, "a path outside the roots, or a policy denial"),
         (413, "the body or the run context is over the limit"),
+        (408, "the request did not arrive in time"),
         (422, "bad input: the same codes as the CLI"),
+        (429, "too many connections from this address"),
         (500, "a bug in the compiler"),
         (503, "over the compile time limit, or too many requests"),
     )
@@ -179,6 +181,7 @@ def create_app(config: ServeConfig, schemas: Schemas | None = None) -> FastAPI:
         token=config.token,
         max_body_bytes=config.max_body_bytes,
         max_held_bytes=config.max_held_bytes,
+        body_seconds=config.body_seconds,
     )
     if config.token is not None:
         _document_bearer(app)

@@ -19,6 +19,7 @@ too (``serve.busy``, 503, past it), so many large requests at once cannot exhaus
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -88,6 +89,14 @@ def _too_large(limit: int) -> APCError:
     )
 
 
+def _slow_body(seconds: float) -> APCError:
+    return APCError(
+        code="serve.slow_request",
+        message=f"the request's body did not arrive within the server's {seconds:g} s",
+        hint="send the whole request at once, or start the server with a larger --body-timeout",
+    )
+
+
 def _busy(limit: int) -> APCError:
     return APCError(
         code="serve.busy",
@@ -100,12 +109,19 @@ class Guard:
     """Auth, the body limit, and the bound on the bodies held at once, around ``app``."""
 
     def __init__(
-        self, app: ASGIApp, *, token: str | None, max_body_bytes: int, max_held_bytes: int
+        self,
+        app: ASGIApp,
+        *,
+        token: str | None,
+        max_body_bytes: int,
+        max_held_bytes: int,
+        body_seconds: float | None = None,
     ) -> None:
         self.app = app
         self.token = token
         self.limit = max_body_bytes
         self.max_held = max_held_bytes
+        self.body_seconds = body_seconds
         self.held = 0  # bytes of the bodies read and not yet answered (one event loop)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -127,9 +143,13 @@ class Guard:
             return
         chunks: list[bytes] = []
         try:
-            refused = await self._read(scope, receive, chunks)
-            if refused is not None:
-                await error_response(refused)(scope, receive, send)
+            try:
+                async with asyncio.timeout(self.body_seconds):
+                    refused = await self._read(scope, receive, chunks)
+            except TimeoutError:
+                refused = _slow_body(self.body_seconds or 0)
+            if refused is not None:  # the rest of the body is not read: the connection closes
+                await error_response(refused, {"connection": "close"})(scope, receive, send)
                 return
             body = b"".join(chunks)
             chunks[:] = [body]

@@ -32,6 +32,14 @@ its text in memory."""
 MAX_HELD_BODIES = 16
 """The bodies of the requests in flight, together, are at most this many times the body
 limit (``serve.busy``, 503, past it)."""
+MAX_CONNECTIONS = 512
+"""Connections admitted at once (``serve.busy``, 503, past it; ``/healthz`` still answered)."""
+MAX_CLIENT_CONNECTIONS = 64
+"""Connections admitted at once from one address (``serve.too_many_connections``, 429)."""
+HEADER_SECONDS = 10.0
+"""Seconds a request's line and headers may take to arrive (``serve.slow_request``, 408)."""
+BODY_SECONDS = 60.0
+"""Seconds a request's body may take to arrive once its headers have (``serve.slow_request``)."""
 DRAIN_SECONDS = 5.0
 """On SIGTERM: seconds in-flight requests get to finish before the process exits."""
 
@@ -52,6 +60,10 @@ class ServeConfig:
     max_sessions: int = MAX_SESSIONS
     workers: int = WORKERS
     max_pending: int = MAX_PENDING
+    max_connections: int = MAX_CONNECTIONS
+    max_client_connections: int = MAX_CLIENT_CONNECTIONS
+    header_seconds: float = HEADER_SECONDS
+    body_seconds: float = BODY_SECONDS
     drain_seconds: float = DRAIN_SECONDS
 
     @property
@@ -83,11 +95,18 @@ class ServeConfig:
             ("--max-body-bytes", self.max_body_bytes),
             ("--max-sessions", self.max_sessions),
             ("--workers", self.workers),
+            ("--max-connections", self.max_connections),
+            ("--max-client-connections", self.max_client_connections),
         ):
             if value < 1:
                 return f"{name} must be at least 1"
-        if not 0 < self.compile_timeout <= 3600:
-            return "--timeout must be between 0 and 3600 seconds"
+        for name, seconds in (
+            ("--timeout", self.compile_timeout),
+            ("--header-timeout", self.header_seconds),
+            ("--body-timeout", self.body_seconds),
+        ):
+            if not 0 < seconds <= 3600:
+                return f"{name} must be between 0 and 3600 seconds"
         if not 1 <= self.port <= 65535:
             return "--port must be between 1 and 65535"
         return None

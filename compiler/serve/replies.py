@@ -30,9 +30,11 @@ SERVE_STATUS = {
     "serve.unauthorized": 401,
     "serve.not_found": 404,
     "serve.method_not_allowed": 405,
+    "serve.slow_request": 408,
     "serve.body_too_large": 413,
     "serve.context_too_large": 413,
     "serve.invalid_request": 422,
+    "serve.too_many_connections": 429,
     "serve.internal_error": 500,
     "serve.compile_timeout": 503,
     "serve.busy": 503,
@@ -117,6 +119,12 @@ def json_response(
     """``payload`` as compact UTF-8 JSON (NaN refused: it would not be JSON)."""
     body = json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     return Response(body.encode("utf-8"), status, headers, media_type="application/json")
+
+
+def error_body(exc: APCError) -> bytes:
+    """The body of :func:`error_response` (for an answer written without the app)."""
+    found = {"diagnostics": diagnostics_out(exc.diagnostics)}
+    return json.dumps(found, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def error_response(
