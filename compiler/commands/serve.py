@@ -67,6 +67,12 @@ def register(sub: Any) -> None:
         help="connections at once from one address",
     )
     g.add_argument("--max-sessions", type=int, default=limits.MAX_SESSIONS)
+    g.add_argument(
+        "--max-session-bytes",
+        type=int,
+        default=limits.MAX_SESSION_BYTES,
+        help="memory the sessions kept may take together (an upper-bound estimate)",
+    )
     g.add_argument("--workers", type=int, default=limits.WORKERS, help="compile threads")
     p.set_defaults(func=run)
 
@@ -112,6 +118,7 @@ def config_from_args(args: argparse.Namespace) -> limits.ServeConfig | str:
         max_connections=args.max_connections,
         max_client_connections=args.max_client_connections,
         max_sessions=args.max_sessions,
+        max_session_bytes=args.max_session_bytes,
         workers=args.workers,
     )
     return config.problem() or config

@@ -210,8 +210,8 @@ def _routes(
     @app.post("/v1/check", response_model=CheckOut)
     async def check_route(body: CheckIn, request: Request) -> Response:
         """The source's diagnostics (``apc check``); ``ok`` false when one is an error."""
-        read = _read_warnings(request)
-        ok, found = await pool.run(lambda: service.check(body, read))
+        sent, read = len(await request.body()), _read_warnings(request)
+        ok, found = await pool.run(lambda: service.check(body, read, sent))
         return json_response({"ok": ok, "diagnostics": as_named(diagnostics_out(found), prefix)})
 
     @app.get("/v1/schema/{name}", response_model=dict[str, Any])

@@ -1,10 +1,12 @@
 """What a request may read and what the server keeps, in process (no server): ``--data-root``
 opens the profile registry and nothing else of the data root; without ``--root``, a relative
-path is a 403, not a bug; the sessions kept are bounded by their sources' size."""
+path is a 403, not a bug; the sessions kept are bounded by their memory."""
 
 from __future__ import annotations
 
+import gc
 import json
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -94,20 +96,57 @@ def test_the_registry_is_still_read(only_data: TestClient) -> None:
     assert only_data.post("/v1/compile", json=body).status_code == 422
 
 
-def test_kept_sessions_are_bounded_by_their_sources_size(tmp_path: Path) -> None:
-    """Many large distinct sources (or one source under many callers) cannot each be kept:
-    the kept sources hold at most twice the body limit together, the newest always kept."""
-    config = ServeConfig(max_body_bytes=100_000)
-    for c in client(config):
-        for i in range(12):
-            body = {"template": f"T{i} " + "word " * 12_000, "caller": f"c{i}"}
-            assert c.post("/v1/compile", json=body).status_code == 200
-        kept = c.get("/healthz").json()["sessions"]
-        assert 1 <= kept <= 3
-        assert c.app.state.service.sessions.weight <= config.max_session_chars  # type: ignore[attr-defined]
+def held_by(sessions: Any) -> int:
+    """The memory only the kept sessions hold: what dropping them frees (traced)."""
+    gc.collect()
+    before = tracemalloc.get_traced_memory()[0]
+    sessions.clear()
+    gc.collect()
+    return before - tracemalloc.get_traced_memory()[0]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # templates as dense with macros as they come: a parsed one holds ~60 bytes a char
+        {"template": "<<agent.plan>>\n" * 800, "context": {"plan": "go"}},
+        # a chat of tiny messages: the session's memo of it holds ~18 bytes a body byte
+        {
+            "template": "<<agent.chat.history>>",
+            "context": {"chat": [{"role": "user", "content": "a"}] * 2500},
+        },
+    ],
+    ids=["macros", "tiny-messages"],
+)
+def test_kept_sessions_are_bounded_by_their_memory(body: dict[str, Any]) -> None:
+    """Many distinct heavy sessions cannot each be kept: the sessions kept weigh at most
+    --max-session-bytes together, and their weight is an upper bound of the memory they
+    really hold (measured: what dropping them frees)."""
+    bound = 6 * 1024 * 1024
+    tracemalloc.start()
+    try:
+        for c in client(ServeConfig(max_session_bytes=bound)):
+            sessions = c.app.state.service.sessions  # type: ignore[attr-defined]
+            for i in range(8):
+                r = c.post("/v1/compile", json={**body, "caller": f"c{i}"})
+                assert r.status_code == 200, r.text
+            assert 2 <= len(sessions) < 8
+            weight = sessions.weight
+            assert weight <= bound
+            held = held_by(sessions)
+            assert 0 < held <= weight, (held, weight)
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_session_heavier_than_the_bound_is_used_not_kept() -> None:
+    for c in client(ServeConfig(max_session_bytes=2 * 1024 * 1024)):
+        body = {"template": "<<agent.plan>>\n" * 2000, "context": {"plan": "go"}}
+        assert c.post("/v1/compile", json=body).status_code == 200
+        assert c.get("/healthz").json()["sessions"] == 0
         for i in range(5):  # small sources: kept up to the count
             assert c.post("/v1/compile", json={"template": f"t{i}"}).status_code == 200
-        assert c.get("/healthz").json()["sessions"] >= 5
+        assert c.get("/healthz").json()["sessions"] == 5
 
 
 @pytest.mark.parametrize("token", ["é" * 16, " " + "a" * 16, "a" * 16 + "\n", "a" * 15 + "\x00"])
