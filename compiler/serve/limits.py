@@ -28,9 +28,10 @@ MAX_PENDING = 256
 MAX_SESSION_BYTES = 1024 * 1024 * 1024
 """The memory the sessions kept may take together, by :func:`session_bytes` (an upper
 bound): the least recently used are dropped first; a session over it alone is not kept."""
-SOURCE_BYTES_PER_CHAR = 128
-"""Bytes a parsed source is counted per character of its text: measured at most 73 (a
-template of nothing but ``<<agent.file "">>``; 14 to 28 for presets, 1 to 2 for text)."""
+SOURCE_BYTES_PER_CHAR = 192
+"""Bytes a parsed source is counted per character of its text: it keeps at most 73 (a
+template of nothing but ``<<agent.file "">>``; 14 to 28 for presets, 1 to 2 for text), but
+parsing it peaks at 126 and the process's RSS keeps 131 after it."""
 CONTEXT_BYTES_PER_BYTE = 32
 """Bytes a session's memo of its last turn (the chat it checked, kept to make the next turn
 warm) and that turn's caches are counted per byte of the body it came in: measured at most
