@@ -56,6 +56,7 @@ def session_bytes(source_chars: int, context_bytes: int, cached: tuple[int, int]
         + COUNTED_BYTES_PER_CHAR * cached[1]
     )
 
+
 MAX_HELD_BODIES = 16
 """The bodies of the requests in flight, together, are at most this many times the body
 limit (``serve.busy``, 503, past it)."""
