@@ -141,25 +141,26 @@ def protocol_class(config: ServeConfig) -> type[H11Protocol]:
             self._timer = None
             if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
                 return
-            self._answer(408, slow_request(config.header_seconds, "line and headers"))
+            _answer(self.transport, 408, slow_request(config.header_seconds, "line and headers"))
 
         def send_400_response(self, msg: str) -> None:
             """A request h11 cannot read (a malformed line or header, a head over 16 KiB):
             answered as JSON, not uvicorn's plain text."""
-            self._answer(400, _unreadable(msg))
-
-        def _answer(self, status: int, exc: APCError) -> None:
-            """``exc`` as the answer, written as is (no request was read), then close."""
-            body = error_body(exc)
-            head = (
-                f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
-                "content-type: application/json\r\n"
-                f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
-            )
-            self.transport.write(head.encode("ascii") + body)
-            self.transport.close()
+            _answer(self.transport, 400, _unreadable(msg))
 
     return GuardedProtocol
+
+
+def _answer(transport: asyncio.Transport, status: int, exc: APCError) -> None:
+    """``exc`` as the answer, written as is (no request was read), then close."""
+    body = error_body(exc)
+    head = (
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
+        "content-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    transport.write(head.encode("ascii") + body)
+    transport.close()
 
 
 def _refusing(app: Any, refusal: APCError) -> Any:
