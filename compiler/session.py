@@ -129,6 +129,14 @@ class Session:
                 self._counters[encoding] = counter
             return counter
 
+    def cache_size(self) -> tuple[int, int]:
+        """The texts and characters the session's token counters remember (a server weighs
+        what it keeps by them)."""
+        with self._lock:
+            counters = list(self._counters.values())
+        sizes = [c.cache_size() for c in counters]
+        return sum(t for t, _ in sizes), sum(c for _, c in sizes)
+
     def compile(self, context: Context = None, **overrides: Unpack[OptionFields]) -> CompileResult:
         """Compile the source with a run ``context`` into a provider request (see
         :func:`compiler.compile`); ``overrides`` replace option fields for this compile."""

@@ -410,6 +410,16 @@ class TokenCounter:
             self._cache[text] = n
             self.cached_chars += len(text)
 
+    def cache_size(self) -> tuple[int, int]:
+        """The texts and characters this counter's cache holds, its scaled counters' included."""
+        with self._lock:
+            scaled = list(self._scaled.values())
+            texts, chars = len(self._cache), self.cached_chars
+        for counter in scaled:
+            more = counter.cache_size()
+            texts, chars = texts + more[0], chars + more[1]
+        return texts, chars
+
     def total(self, texts: list[str]) -> int:
         """The tokens of ``texts`` summed, as :meth:`count` counts each (see :meth:`counts`)."""
         return sum(self.counts(texts))

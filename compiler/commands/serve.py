@@ -47,7 +47,32 @@ def register(sub: Any) -> None:
     g.add_argument(
         "--timeout", type=float, default=limits.COMPILE_TIMEOUT, help="seconds per compile"
     )
+    g.add_argument(
+        "--header-timeout",
+        type=float,
+        default=limits.HEADER_SECONDS,
+        help="seconds a request's line and headers may take to arrive",
+    )
+    g.add_argument(
+        "--body-timeout",
+        type=float,
+        default=limits.BODY_SECONDS,
+        help="seconds a request's body may take to arrive",
+    )
+    g.add_argument("--max-connections", type=int, default=limits.MAX_CONNECTIONS)
+    g.add_argument(
+        "--max-client-connections",
+        type=int,
+        default=limits.MAX_CLIENT_CONNECTIONS,
+        help="connections at once from one address",
+    )
     g.add_argument("--max-sessions", type=int, default=limits.MAX_SESSIONS)
+    g.add_argument(
+        "--max-session-bytes",
+        type=int,
+        default=limits.MAX_SESSION_BYTES,
+        help="memory the sessions kept may take together (an upper-bound estimate)",
+    )
     g.add_argument("--workers", type=int, default=limits.WORKERS, help="compile threads")
     p.set_defaults(func=run)
 
@@ -88,7 +113,12 @@ def config_from_args(args: argparse.Namespace) -> limits.ServeConfig | str:
         max_body_bytes=args.max_body_bytes,
         max_context_bytes=args.max_context_bytes,
         compile_timeout=args.timeout,
+        header_seconds=args.header_timeout,
+        body_seconds=args.body_timeout,
+        max_connections=args.max_connections,
+        max_client_connections=args.max_client_connections,
         max_sessions=args.max_sessions,
+        max_session_bytes=args.max_session_bytes,
         workers=args.workers,
     )
     return config.problem() or config

@@ -42,11 +42,13 @@ from compiler.serve.models import (
     HealthOut,
 )
 from compiler.serve.replies import (
+    as_named,
     compile_payload,
     diagnostics_out,
     error_response,
     explain_payload,
     json_response,
+    root_prefix,
 )
 from compiler.serve.service import Service
 from compiler.tokens import counter_for
@@ -66,7 +68,9 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         (401, "a bearer token is needed"),
         (403, "a path outside the roots, or a policy denial"),
         (413, "the body or the run context is over the limit"),
+        (408, "the request did not arrive in time"),
         (422, "bad input: the same codes as the CLI"),
+        (429, "too many connections from this address"),
         (500, "a bug in the compiler"),
         (503, "over the compile time limit, or too many requests"),
     )
@@ -169,13 +173,15 @@ def create_app(config: ServeConfig, schemas: Schemas | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.router.route_class = StrictJSONRoute
-    _routes(app, service, pool, schemas or {})
-    _handlers(app)
+    prefix = root_prefix(config.roots[0] if config.roots else None)
+    _routes(app, service, pool, schemas or {}, prefix)
+    _handlers(app, prefix)
     app.add_middleware(
         Guard,
         token=config.token,
         max_body_bytes=config.max_body_bytes,
         max_held_bytes=config.max_held_bytes,
+        body_seconds=config.body_seconds,
     )
     if config.token is not None:
         _document_bearer(app)
@@ -183,28 +189,30 @@ def create_app(config: ServeConfig, schemas: Schemas | None = None) -> FastAPI:
     return app
 
 
-def _routes(app: FastAPI, service: Service, pool: Pool, schemas: Schemas) -> None:
+def _routes(
+    app: FastAPI, service: Service, pool: Pool, schemas: Schemas, prefix: str | None
+) -> None:
     @app.post("/v1/compile", response_model=CompileOut)
     async def compile_route(body: CompileIn, request: Request) -> Response:
         """The provider request ``apc compile`` prints for the same inputs, with the
         ledger, the warnings and the journal events."""
         sent, read = len(await request.body()), _read_warnings(request)
-        payload = await pool.run(lambda: compile_payload(service.compile(body, sent, read)))
+        payload = await pool.run(lambda: compile_payload(service.compile(body, sent, read), prefix))
         return json_response(payload)
 
     @app.post("/v1/explain", response_model=ExplainOut)
     async def explain_route(body: CompileIn, request: Request) -> Response:
         """How the compile spends its budget (``apc explain --format json``)."""
         sent, read = len(await request.body()), _read_warnings(request)
-        payload = await pool.run(lambda: explain_payload(service.compile(body, sent, read)))
+        payload = await pool.run(lambda: explain_payload(service.compile(body, sent, read), prefix))
         return json_response(payload)
 
     @app.post("/v1/check", response_model=CheckOut)
     async def check_route(body: CheckIn, request: Request) -> Response:
         """The source's diagnostics (``apc check``); ``ok`` false when one is an error."""
-        read = _read_warnings(request)
-        ok, found = await pool.run(lambda: service.check(body, read))
-        return json_response({"ok": ok, "diagnostics": diagnostics_out(found)})
+        sent, read = len(await request.body()), _read_warnings(request)
+        ok, found = await pool.run(lambda: service.check(body, read, sent))
+        return json_response({"ok": ok, "diagnostics": as_named(diagnostics_out(found), prefix)})
 
     @app.get("/v1/schema/{name}", response_model=dict[str, Any])
     async def schema_route(name: SchemaName) -> Response:
@@ -220,10 +228,10 @@ def _routes(app: FastAPI, service: Service, pool: Pool, schemas: Schemas) -> Non
         return json_response({"status": "ok", "sessions": len(service.sessions)})
 
 
-def _handlers(app: FastAPI) -> None:
+def _handlers(app: FastAPI, prefix: str | None) -> None:
     @app.exception_handler(APCError)
     async def on_apc_error(_: Request, exc: APCError) -> Response:
-        return error_response(exc)
+        return error_response(exc, prefix=prefix)
 
     @app.exception_handler(RequestValidationError)
     async def on_invalid(_: Request, exc: RequestValidationError) -> Response:

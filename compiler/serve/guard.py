@@ -4,18 +4,22 @@ Internal: used by :mod:`compiler.serve.app`.
 
 With a token, every route but ``/healthz`` needs ``Authorization: Bearer TOKEN`` (compared
 in constant time; ``serve.unauthorized``, 401). Without one (a loopback server), the
-``Host`` header must name this machine (a loopback address, ``localhost``, ``*.localhost``
-or a single-label name: :func:`local_name`; else ``serve.bad_host``, 400): a web page whose
-DNS name an attacker re-points at 127.0.0.1 (DNS rebinding) would otherwise be same-origin
-with the server, and read what it compiles from the roots. A body over the limit is refused with
-``serve.body_too_large`` (413) as soon as its ``Content-Length`` says so, or once that many
-bytes have arrived: the body is read whole (bounded) before a route sees it. The bodies of
-all requests in flight together are bounded too (``serve.busy``, 503, past it), so many
-large requests at once cannot exhaust memory.
+``Host`` header must name this machine as no DNS answer can (a loopback address,
+``localhost`` or ``*.localhost``, with or without a final dot: :func:`local_name`; else
+``serve.bad_host``, 400): a web page whose DNS name an attacker re-points at 127.0.0.1 (DNS
+rebinding) would otherwise be same-origin with the server, and read what it compiles from
+the roots. A single-label name (``myhost``) is refused too: a machine on the LAN that answers
+single-label lookups (LLMNR, mDNS, a search domain) can re-point it the same way.
+
+A body over the limit is refused with ``serve.body_too_large`` (413) as soon as its
+``Content-Length`` says so, or once that many bytes have arrived: the body is read whole
+(bounded) before a route sees it. The bodies of all requests in flight together are bounded
+too (``serve.busy``, 503, past it), so many large requests at once cannot exhaust memory.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -46,7 +50,7 @@ def _bad_host(host: str) -> APCError:
         code="serve.bad_host",
         message=f"this server answers only requests for this machine, not for {host[:100]!r}",
         hint="call it as http://127.0.0.1:PORT or http://localhost:PORT (a server with "
-        "--token takes any Host)",
+        "--token takes any Host; without one, not even this machine's own name)",
     )
 
 
@@ -58,11 +62,13 @@ def _host_name(host: str) -> str:
 
 
 def local_name(name: str) -> bool:
-    """Whether a ``Host`` names this machine as no outside DNS can: a loopback address,
-    ``localhost`` or ``*.localhost`` (RFC 6761), or a single-label name (no public DNS
-    name, which a rebinding attack needs, is one)."""
+    """Whether a ``Host`` names this machine as no resolver answer can: a loopback address,
+    ``localhost`` or ``*.localhost`` (RFC 6761: resolved to loopback, never asked of DNS),
+    each with or without its final dot (the fully qualified form of the same name)."""
     name = name.lower()
-    return is_loopback(name) or name.endswith(".localhost") or "." not in name.strip("[]:")
+    if name.endswith(".") and not name.endswith(".."):
+        name = name[:-1]
+    return is_loopback(name) or (name.endswith(".localhost") and not name.startswith("."))
 
 
 def foreign_host(scope: Scope) -> str | None:
@@ -83,6 +89,14 @@ def _too_large(limit: int) -> APCError:
     )
 
 
+def _slow_body(seconds: float) -> APCError:
+    return APCError(
+        code="serve.slow_request",
+        message=f"the request's body did not arrive within the server's {seconds:g} s",
+        hint="send the whole request at once, or start the server with a larger --body-timeout",
+    )
+
+
 def _busy(limit: int) -> APCError:
     return APCError(
         code="serve.busy",
@@ -95,12 +109,19 @@ class Guard:
     """Auth, the body limit, and the bound on the bodies held at once, around ``app``."""
 
     def __init__(
-        self, app: ASGIApp, *, token: str | None, max_body_bytes: int, max_held_bytes: int
+        self,
+        app: ASGIApp,
+        *,
+        token: str | None,
+        max_body_bytes: int,
+        max_held_bytes: int,
+        body_seconds: float | None = None,
     ) -> None:
         self.app = app
         self.token = token
         self.limit = max_body_bytes
         self.max_held = max_held_bytes
+        self.body_seconds = body_seconds
         self.held = 0  # bytes of the bodies read and not yet answered (one event loop)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -122,9 +143,13 @@ class Guard:
             return
         chunks: list[bytes] = []
         try:
-            refused = await self._read(scope, receive, chunks)
-            if refused is not None:
-                await error_response(refused)(scope, receive, send)
+            try:
+                async with asyncio.timeout(self.body_seconds):
+                    refused = await self._read(scope, receive, chunks)
+            except TimeoutError:
+                refused = _slow_body(self.body_seconds or 0)
+            if refused is not None:  # the rest of the body is not read: the connection closes
+                await error_response(refused, {"connection": "close"})(scope, receive, send)
                 return
             body = b"".join(chunks)
             chunks[:] = [body]

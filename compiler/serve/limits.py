@@ -25,13 +25,49 @@ WORKERS = 4
 """Threads that compile; requests beyond them wait their turn (within the timeout)."""
 MAX_PENDING = 256
 """Requests compiling or waiting at once; beyond it ``serve.busy`` (503) at once."""
-MAX_SESSION_BODIES = 2
-"""The sources of the sessions kept hold, together, at most this many times the body limit
-in characters (the least recently used dropped first): a parsed source takes several times
-its text in memory."""
+MAX_SESSION_BYTES = 1024 * 1024 * 1024
+"""The memory the sessions kept may take together, by :func:`session_bytes` (an upper
+bound): the least recently used are dropped first; a session over it alone is not kept."""
+SOURCE_BYTES_PER_CHAR = 192
+"""Bytes a parsed source is counted per character of its text: it keeps at most 73 (a
+template of nothing but ``<<agent.file "">>``; 14 to 28 for presets, 1 to 2 for text), but
+parsing it peaks at 126 and the process's RSS keeps 131 after it."""
+CONTEXT_BYTES_PER_BYTE = 32
+"""Bytes a session's memo of its last turn (the chat it checked, kept to make the next turn
+warm) and that turn's caches are counted per byte of the body it came in: measured at most
+18 (a chat of one-character messages; 1 to 2 for ordinary chats)."""
+COUNTED_BYTES_PER_CHAR = 4
+COUNTED_BYTES_PER_TEXT = 160
+"""Bytes a token counter's cache is counted per character and per text it remembers (a
+text's string, at most 4 bytes a character, and its dictionary entry)."""
+SESSION_BYTES = 256 * 1024
+"""Bytes every session is counted beside its source and caches (its options, its objects)."""
+
+
+def session_bytes(source_chars: int, context_bytes: int, cached: tuple[int, int]) -> int:
+    """An upper bound of the memory a session keeps: its parsed source of ``source_chars``
+    characters, the last turn's run context of ``context_bytes`` bytes of request body, and
+    its token counters' caches of ``cached`` (texts, characters)."""
+    return (
+        SESSION_BYTES
+        + SOURCE_BYTES_PER_CHAR * source_chars
+        + CONTEXT_BYTES_PER_BYTE * context_bytes
+        + COUNTED_BYTES_PER_TEXT * cached[0]
+        + COUNTED_BYTES_PER_CHAR * cached[1]
+    )
+
+
 MAX_HELD_BODIES = 16
 """The bodies of the requests in flight, together, are at most this many times the body
 limit (``serve.busy``, 503, past it)."""
+MAX_CONNECTIONS = 512
+"""Connections admitted at once (``serve.busy``, 503, past it; ``/healthz`` still answered)."""
+MAX_CLIENT_CONNECTIONS = 64
+"""Connections admitted at once from one address (``serve.too_many_connections``, 429)."""
+HEADER_SECONDS = 10.0
+"""Seconds a request's line and headers may take to arrive (``serve.slow_request``, 408)."""
+BODY_SECONDS = 60.0
+"""Seconds a request's body may take to arrive once its headers have (``serve.slow_request``)."""
 DRAIN_SECONDS = 5.0
 """On SIGTERM: seconds in-flight requests get to finish before the process exits."""
 
@@ -50,14 +86,14 @@ class ServeConfig:
     max_context_bytes: int = MAX_CONTEXT_BYTES
     compile_timeout: float = COMPILE_TIMEOUT
     max_sessions: int = MAX_SESSIONS
+    max_session_bytes: int = MAX_SESSION_BYTES
     workers: int = WORKERS
     max_pending: int = MAX_PENDING
+    max_connections: int = MAX_CONNECTIONS
+    max_client_connections: int = MAX_CLIENT_CONNECTIONS
+    header_seconds: float = HEADER_SECONDS
+    body_seconds: float = BODY_SECONDS
     drain_seconds: float = DRAIN_SECONDS
-
-    @property
-    def max_session_chars(self) -> int:
-        """The characters of source all kept sessions may hold together."""
-        return MAX_SESSION_BODIES * self.max_body_bytes
 
     @property
     def max_held_bytes(self) -> int:
@@ -82,12 +118,20 @@ class ServeConfig:
         for name, value in (
             ("--max-body-bytes", self.max_body_bytes),
             ("--max-sessions", self.max_sessions),
+            ("--max-session-bytes", self.max_session_bytes),
             ("--workers", self.workers),
+            ("--max-connections", self.max_connections),
+            ("--max-client-connections", self.max_client_connections),
         ):
             if value < 1:
                 return f"{name} must be at least 1"
-        if not 0 < self.compile_timeout <= 3600:
-            return "--timeout must be between 0 and 3600 seconds"
+        for name, seconds in (
+            ("--timeout", self.compile_timeout),
+            ("--header-timeout", self.header_seconds),
+            ("--body-timeout", self.body_seconds),
+        ):
+            if not 0 < seconds <= 3600:
+                return f"{name} must be between 0 and 3600 seconds"
         if not 1 <= self.port <= 65535:
             return "--port must be between 1 and 65535"
         return None

@@ -11,7 +11,9 @@ codes carry theirs (:data:`SERVE_STATUS`); ``internal.*`` is 500.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from starlette.responses import Response
@@ -28,9 +30,11 @@ SERVE_STATUS = {
     "serve.unauthorized": 401,
     "serve.not_found": 404,
     "serve.method_not_allowed": 405,
+    "serve.slow_request": 408,
     "serve.body_too_large": 413,
     "serve.context_too_large": 413,
     "serve.invalid_request": 422,
+    "serve.too_many_connections": 429,
     "serve.internal_error": 500,
     "serve.compile_timeout": 503,
     "serve.busy": 503,
@@ -85,6 +89,30 @@ def diagnostics_out(found: list[Diagnostic]) -> list[dict[str, Any]]:
     return out
 
 
+def root_prefix(root: Path | None) -> str | None:
+    """What answers leave out of the names of files under ``root`` (the first ``--root``,
+    where relative names resolve): its path and a separator. None: no root, or the
+    filesystem's root (under which every absolute name would lose its slash)."""
+    if root is None or root == Path(root.anchor):
+        return None
+    return os.path.join(str(root), "")
+
+
+def as_named(value: Any, prefix: str | None) -> Any:
+    """``value`` (JSON: an answer's ledger, events or diagnostics) with each file under the
+    first root named relative to it, as a client names it (relative names resolve there):
+    ``template.txt``, not the server's ``/home/.../template.txt``."""
+    if prefix is None:
+        return value
+    if isinstance(value, str):
+        return value.replace(prefix, "") if prefix in value else value
+    if isinstance(value, dict):
+        return {k: as_named(v, prefix) for k, v in value.items()}
+    if isinstance(value, list):
+        return [as_named(v, prefix) for v in value]
+    return value
+
+
 def json_response(
     payload: Any, status: int = 200, headers: Mapping[str, str] | None = None
 ) -> Response:
@@ -93,26 +121,38 @@ def json_response(
     return Response(body.encode("utf-8"), status, headers, media_type="application/json")
 
 
-def error_response(exc: APCError, headers: Mapping[str, str] | None = None) -> Response:
-    """The error's diagnostics, with its status."""
-    return json_response({"diagnostics": diagnostics_out(exc.diagnostics)}, status_of(exc), headers)
+def error_body(exc: APCError) -> bytes:
+    """The body of :func:`error_response` (for an answer written without the app)."""
+    found = {"diagnostics": diagnostics_out(exc.diagnostics)}
+    return json.dumps(found, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def compile_payload(result: CompileResult) -> dict[str, Any]:
+def error_response(
+    exc: APCError, headers: Mapping[str, str] | None = None, prefix: str | None = None
+) -> Response:
+    """The error's diagnostics, with its status (files under ``prefix``: :func:`as_named`)."""
+    found = as_named(diagnostics_out(exc.diagnostics), prefix)
+    return json_response({"diagnostics": found}, status_of(exc), headers)
+
+
+def compile_payload(result: CompileResult, prefix: str | None = None) -> dict[str, Any]:
     """``{request, ledger, warnings, events, worldInfoState}``: the request is ``apc
-    compile``'s, as is; the world info state is ``--world-state``'s."""
+    compile``'s, as is; the world info state is ``--world-state``'s; the ledger, warnings
+    and events name files under ``prefix`` as :func:`as_named` says."""
     return {
         "request": result.request,
-        "ledger": result.ledger.model_dump(mode="json", by_alias=True),
-        "warnings": diagnostics_out(result.warnings),
-        "events": [e.model_dump(mode="json", by_alias=True) for e in result.events],
+        "ledger": as_named(result.ledger.model_dump(mode="json", by_alias=True), prefix),
+        "warnings": as_named(diagnostics_out(result.warnings), prefix),
+        "events": as_named(
+            [e.model_dump(mode="json", by_alias=True) for e in result.events], prefix
+        ),
         "worldInfoState": result.world_info_state,
     }
 
 
-def explain_payload(result: CompileResult) -> dict[str, Any]:
+def explain_payload(result: CompileResult, prefix: str | None = None) -> dict[str, Any]:
     """``{ledger, warnings}`` (``apc explain --format json`` prints the ledger)."""
     return {
-        "ledger": result.ledger.model_dump(mode="json", by_alias=True),
-        "warnings": diagnostics_out(result.warnings),
+        "ledger": as_named(result.ledger.model_dump(mode="json", by_alias=True), prefix),
+        "warnings": as_named(diagnostics_out(result.warnings), prefix),
     }

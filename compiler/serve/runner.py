@@ -17,6 +17,7 @@ from typing import Any
 import uvicorn
 
 from compiler.serve.app import create_app
+from compiler.serve.connections import protocol_class
 from compiler.serve.limits import ServeConfig
 
 
@@ -30,8 +31,10 @@ def serve(config: ServeConfig, schemas: dict[str, Callable[[], dict[str, Any]]])
             log_level="warning",
             access_log=False,
             timeout_graceful_shutdown=max(1, round(config.drain_seconds)),
-            # connections at once (slow senders included): past it uvicorn answers 503
-            limit_concurrency=2 * config.max_pending,
+            # connections are admitted, counted and timed by our protocol (JSON answers past
+            # its bounds, /healthz answered): uvicorn's own limit would answer plain text
+            http=protocol_class(config),
+            limit_concurrency=None,
             server_header=False,
         )
     )

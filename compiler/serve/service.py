@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from compiler.context.sandbox import admit, confine
 from compiler.errors import APCError, Diagnostic, StrictError
 from compiler.options import CompileOptions
 from compiler.profile import ProfileLayers
-from compiler.serve.limits import ServeConfig
+from compiler.serve.limits import ServeConfig, session_bytes
 from compiler.serve.models import CheckIn, OptionsIn, SourceIn
 from compiler.serve.sessions import SessionCache, session_key
 from compiler.session import Session
@@ -60,7 +60,7 @@ class Service:
 
     def __init__(self, config: ServeConfig) -> None:
         self.config = config
-        self.sessions = SessionCache(config.max_sessions, config.max_session_chars)
+        self.sessions = SessionCache(config.max_sessions, config.max_session_bytes)
 
     def path(self, given: str) -> Path:
         """A path a request names: under the first root when relative (checked when read)."""
@@ -80,23 +80,32 @@ class Service:
             text = json.dumps(body.preset, ensure_ascii=False)
             return "preset", text, body.name or "<preset>"
         assert body.source is not None  # the model requires one of the three
-        path = self.path(body.source)  # named as read (the CLI names its argument)
+        path = self.path(body.source)
+        name = body.source  # as the client named it (the CLI names its argument)
         if path.suffix.lower() == ".json":
             data = read_bytes(path, limit=MAX_INPUT_BYTES, what="preset")
-            return "preset", decode_text(data, str(path)), str(path)
+            return "preset", decode_text(data, name), name
         data = read_bytes(path, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
-        return "template", decode_text(data, str(path), code="template.unreadable"), str(path)
+        return "template", decode_text(data, name, code="template.unreadable"), name
 
-    def session(self, body: SourceIn) -> Session:
-        """The session of this caller, source content and options (made on first use)."""
+    def session(self, body: SourceIn) -> tuple[Session, Callable[[int], None]]:
+        """The session of this caller, source content and options (made on first use), and
+        what to call with the size of the body once a turn is done: it weighs the session
+        again, with what the turn left in its caches."""
         kind, text, name = self.source(body)
         key = session_key(body.caller, kind, name, text, body.options.model_dump(mode="json"))
         options = options_of(body.options, self.config.data_root)
-        return self.sessions.get(
+        session = self.sessions.get(
             key,
             lambda: Session.from_string(text, kind=kind, name=name, options=options),
-            weight=len(text),
+            weight=session_bytes(len(text), 0, (0, 0)),
         )
+
+        def weigh(sent: int) -> None:
+            weight = session_bytes(len(text), sent, session.cache_size())
+            self.sessions.weigh(key, session, weight)
+
+        return session, weigh
 
     def context(self, given: dict[str, Any] | str | None, sent: int | None = None) -> RunContext:
         """The run context: inline (paths under the first root) or a RUN.json under a root.
@@ -124,21 +133,25 @@ class Service:
         """Compile the request (``apc compile`` of the same inputs); ``sent`` is the body's
         size, ``read`` the warnings of reading it."""
         with confine(self.config.read_roots), deep_inputs_coded():
-            session = self.session(body)
-            with collect_warnings() as found:
-                context = self.context(body.context, sent)
-            found[:0] = read
-            if found and body.options.strict:
-                raise StrictError(found)
-            result = session.compile(context)
+            session, weigh = self.session(body)
+            try:
+                with collect_warnings() as found:
+                    context = self.context(body.context, sent)
+                found[:0] = read
+                if found and body.options.strict:
+                    raise StrictError(found)
+                result = session.compile(context)
+            finally:
+                weigh(sent or 0)
         result.warnings[:0] = found
         return result
 
     def check(
-        self, body: CheckIn, read: Sequence[Diagnostic] = ()
+        self, body: CheckIn, read: Sequence[Diagnostic] = (), sent: int | None = None
     ) -> tuple[bool, list[Diagnostic]]:
         """The diagnostics of the request's source (``apc check``), and whether none is an
-        error; budget options or a context also check the budget set-up."""
+        error; budget options or a context also check the budget set-up. ``sent``: the
+        body's size."""
         with confine(self.config.read_roots), deep_inputs_coded():
             kind, text, name = self.source(body)
             diagnostics, failed = _check_source(kind, text, name, body.options.mode)
@@ -153,7 +166,7 @@ class Service:
                     given.max_output_tokens,
                 )
             if not failed and _budget_requested(body):
-                found = self._check_budget(body, name)
+                found = self._check_budget(body, name, sent)
                 diagnostics += found
                 failed = any(d.severity == "error" for d in found)
         if body.options.strict and any(d.severity == "warning" for d in diagnostics):
@@ -161,11 +174,14 @@ class Service:
             failed = True
         return not failed, diagnostics
 
-    def _check_budget(self, body: CheckIn, name: str) -> list[Diagnostic]:
+    def _check_budget(self, body: CheckIn, name: str, sent: int | None) -> list[Diagnostic]:
+        session, weigh = self.session(body)
         try:
-            found = self.session(body).check_budget(self.context(body.context))
+            found = session.check_budget(self.context(body.context, sent))
         except APCError as exc:
             return exc.diagnostics
+        finally:
+            weigh(sent or 0)
         return found.diagnostics(name)
 
 

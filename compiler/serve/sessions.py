@@ -25,11 +25,13 @@ def session_key(*parts: Any) -> str:
 
 
 class SessionCache:
-    """At most ``capacity`` sessions, whose sources hold at most ``max_weight`` characters
-    together (a parsed source takes several times its text in memory: without this bound,
-    many large distinct sources would each be kept); the least recently used is dropped
-    first, the newest always kept. Thread-safe: a session is made outside the lock (parsing
-    a source takes time), and when two threads make the same one, the first kept wins."""
+    """At most ``capacity`` sessions, weighing at most ``max_weight`` together (their memory,
+    by :func:`compiler.serve.limits.session_bytes`: a parsed source takes up to 73 times its
+    text, a session's memo of its last turn up to 18 times the body it came in). The least
+    recently used is dropped first; a session that alone weighs more is used by its request
+    and not kept. A session is weighed when made, and again after each compile (its caches
+    grow). Thread-safe: a session is made outside the lock (parsing a source takes time), and
+    when two threads make the same one, the first kept wins."""
 
     def __init__(self, capacity: int, max_weight: int | None = None) -> None:
         self.capacity = capacity
@@ -44,13 +46,13 @@ class SessionCache:
 
     @property
     def weight(self) -> int:
-        """The characters of the sources of the sessions kept."""
+        """What the sessions kept weigh together."""
         with self._lock:
             return self._weight
 
     def get(self, key: str, make: Callable[[], Session], weight: int = 0) -> Session:
-        """The session under ``key``, made by ``make()`` (and kept, as ``weight``
-        characters of source) when there is none."""
+        """The session under ``key``, made by ``make()`` (and kept, weighing ``weight``,
+        unless that alone is over the bound) when there is none."""
         with self._lock:
             found = self._sessions.get(key)
             if found is not None:
@@ -62,13 +64,39 @@ class SessionCache:
             if found is not None:
                 self._sessions.move_to_end(key)
                 return found[0]
-            self._sessions[key] = (made, weight)
-            self._weight += weight
-            while len(self._sessions) > 1 and self._over():
-                self._weight -= self._sessions.popitem(last=False)[1][1]
+            if not self._too_heavy(weight):
+                self._sessions[key] = (made, weight)
+                self._weight += weight
+                self._shrink()
             return made
 
-    def _over(self) -> bool:
-        return len(self._sessions) > self.capacity or (
-            self.max_weight is not None and self._weight > self.max_weight
-        )
+    def weigh(self, key: str, session: Session, weight: int) -> None:
+        """``session``, kept under ``key``, now weighs ``weight`` (dropped if that alone is
+        over the bound; else the least recently used are, while the kept are over it)."""
+        with self._lock:
+            found = self._sessions.get(key)
+            if found is None or found[0] is not session:
+                return
+            self._weight += weight - found[1]
+            if self._too_heavy(weight):
+                del self._sessions[key]
+                self._weight -= weight
+            else:
+                self._sessions[key] = (session, weight)
+            self._shrink()
+
+    def clear(self) -> None:
+        """Drop every session kept."""
+        with self._lock:
+            self._sessions.clear()
+            self._weight = 0
+
+    def _too_heavy(self, weight: int) -> bool:
+        return self.max_weight is not None and weight > self.max_weight
+
+    def _shrink(self) -> None:
+        while self._sessions and (
+            len(self._sessions) > self.capacity
+            or (self.max_weight is not None and self._weight > self.max_weight)
+        ):
+            self._weight -= self._sessions.popitem(last=False)[1][1]

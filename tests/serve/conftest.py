@@ -1,6 +1,9 @@
 """The servers of tests/serve, started side by side once per session: ``server`` roots the
-bundled example and the corpus (read in place); ``guarded`` has a token, small limits and a short
-compile timeout, and roots a directory with a symlink and a hard link out of it."""
+bundled example and the corpus (read in place); ``guarded`` has a token and small limits, and
+roots a directory with a symlink and a hard link out of it. Both keep a generous compile
+timeout (:data:`TIMEOUT`): a cold compile on a loaded machine takes over a second, and no test
+may depend on the machine's load; the timeout itself is tested on its own (a compile that
+cannot finish in time)."""
 
 from __future__ import annotations
 
@@ -18,7 +21,8 @@ if TYPE_CHECKING:  # imported by the fixtures: without the extras, test modules 
 WRITER = Path(__file__).resolve().parents[2] / "examples" / "writer"
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 TOKEN = "t0ken-for-the-tests-only"
-LIMITS = ("--max-body-bytes", "8000000", "--max-context-bytes", "6000000", "--timeout", "1")
+TIMEOUT = "120"
+LIMITS = ("--max-body-bytes", "8000000", "--max-context-bytes", "6000000", "--timeout", TIMEOUT)
 
 
 PROFILE = {"id": "no-writes", "tools": {"deny": ["workspace.write_file"]}}

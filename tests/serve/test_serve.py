@@ -99,15 +99,18 @@ def test_a_sillytavern_preset_from_the_corpus(
     assert r2.json()["request"] == r.json()["request"]
 
 
-def test_explain_is_apc_explain_json(server: Server, capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_is_apc_explain_json(
+    server: Server, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     r = server.post(
         "/v1/explain",
         {"source": "template.txt", "context": "run.json", "options": {"budget": 2500}},
     )
     assert r.status_code == 200, r.text
+    monkeypatch.chdir(WRITER)  # the files named as the request names them
     printed = cli(
         capsys,
-        *("explain", str(WRITER / "template.txt"), "--context", str(WRITER / "run.json")),
+        *("explain", "template.txt", "--context", "run.json"),
         *("--budget", "2500", "--format", "json"),
     )
     assert r.json()["ledger"] == json.loads(printed)

@@ -1,0 +1,175 @@
+"""The connections of ``apc serve``: how many, from whom, and how long a request's head may take.
+
+Internal: :mod:`compiler.serve.runner` gives uvicorn the class :func:`protocol_class` makes.
+
+uvicorn itself never times out a client that is still sending its request line and headers,
+and past its concurrency limit it answers plain text. This is the one place where connections
+are admitted, counted and timed (the body's time is :class:`compiler.serve.guard.Guard`'s):
+
+- at most :attr:`ServeConfig.max_client_connections` connections at once from one address,
+  and :attr:`ServeConfig.max_connections` in all; a connection past either is still read
+  (within the same time) and answered ``serve.too_many_connections`` (429) or ``serve.busy``
+  (503) as JSON, but ``/healthz``, which is answered as usual. Those refused connections
+  count apart (up to ``max_connections`` of them; past that a connection is closed at once),
+  so they never crowd out the admitted ones;
+- a request's line and headers must arrive within :attr:`ServeConfig.header_seconds` of the
+  connection (or of the first byte after a kept-alive answer): else ``serve.slow_request``
+  (408, JSON) and the connection is closed. An idle kept-alive connection is closed by uvicorn
+  after ``timeout_keep_alive``;
+- a request h11 cannot read (a head over its 16 KiB, a malformed line) is ``serve.bad_request``
+  (400) as JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from http import HTTPStatus
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from compiler.errors import APCError
+from compiler.serve.guard import OPEN_PATHS, Receive, Scope, Send
+from compiler.serve.limits import ServeConfig
+from compiler.serve.replies import error_body, error_response
+
+
+def slow_request(seconds: float, what: str) -> APCError:
+    return APCError(
+        code="serve.slow_request",
+        message=f"the request's {what} did not arrive within the server's {seconds:g} s",
+        hint="send the whole request at once; a proxy in front may buffer it",
+    )
+
+
+def _unreadable(why: str) -> APCError:
+    return APCError(
+        code="serve.bad_request",
+        message=f"not a valid HTTP/1.1 request ({why.rstrip('.')})",
+        hint="the request line and headers together may hold at most 16 KiB",
+    )
+
+
+def _too_many(limit: int) -> APCError:
+    return APCError(
+        code="serve.too_many_connections",
+        message=f"this address already has {limit} connections open to the server",
+        hint="reuse connections (keep-alive) or close idle ones",
+    )
+
+
+def _busy(limit: int) -> APCError:
+    return APCError(
+        code="serve.busy",
+        message=f"the server already has {limit} connections open",
+        hint="retry shortly, or run more replicas",
+    )
+
+
+class _Counts:
+    """The connections of one server: admitted ones by address, and the refused."""
+
+    def __init__(self) -> None:
+        self.by_address: Counter[str] = Counter()
+        self.admitted = 0
+        self.refused = 0
+
+
+def protocol_class(config: ServeConfig) -> type[H11Protocol]:
+    """uvicorn's HTTP/1.1 protocol (h11) with the bounds of ``config`` (module docstring)."""
+    counts = _Counts()
+
+    class GuardedProtocol(H11Protocol):
+        _timer: asyncio.TimerHandle | None = None
+        _address = ""
+        _admitted = False
+        _refused = False
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._address = self.client[0] if self.client else ""
+            refusal: APCError | None = None
+            if counts.by_address[self._address] >= config.max_client_connections:
+                refusal = _too_many(config.max_client_connections)
+            elif counts.admitted >= config.max_connections:
+                refusal = _busy(config.max_connections)
+            if refusal is None:
+                self._admitted = True
+                counts.admitted += 1
+                counts.by_address[self._address] += 1
+            elif counts.refused >= config.max_connections:
+                transport.abort()  # too many even to answer: closed at once
+                return
+            else:
+                self._refused = True
+                counts.refused += 1
+                self.app = _refusing(self.app, refusal)
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            if self._admitted:
+                self._admitted = False
+                counts.admitted -= 1
+                counts.by_address[self._address] -= 1
+                if counts.by_address[self._address] <= 0:
+                    del counts.by_address[self._address]
+            if self._refused:
+                self._refused = False
+                counts.refused -= 1
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if self._timer is None and self.conn.their_state is h11.IDLE:
+                self._arm()  # the first bytes of a request after a kept-alive answer
+            super().data_received(data)
+            if self.conn.their_state is not h11.IDLE:
+                self._disarm()  # the head is in: the body's time is the guard's
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._timer = self.loop.call_later(config.header_seconds, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+        def _too_slow(self) -> None:
+            self._timer = None
+            if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+                return
+            _answer(self.transport, 408, slow_request(config.header_seconds, "line and headers"))
+
+        def send_400_response(self, msg: str) -> None:
+            """A request h11 cannot read (a malformed line or header, a head over 16 KiB):
+            answered as JSON, not uvicorn's plain text."""
+            _answer(self.transport, 400, _unreadable(msg))
+
+    return GuardedProtocol
+
+
+def _answer(transport: asyncio.Transport, status: int, exc: APCError) -> None:
+    """``exc`` as the answer, written as is (no request was read), then close."""
+    body = error_body(exc)
+    head = (
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
+        "content-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    transport.write(head.encode("ascii") + body)
+    transport.close()
+
+
+def _refusing(app: Any, refusal: APCError) -> Any:
+    """``app`` for ``/healthz``; the refusal, as JSON with ``Connection: close``, for the rest."""
+
+    async def refuse(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] in OPEN_PATHS:
+            await app(scope, receive, send)
+            return
+        await error_response(refusal, {"connection": "close"})(scope, receive, send)
+
+    return refuse
