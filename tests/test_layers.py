@@ -34,7 +34,9 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     # leaf utilities: no pipeline knowledge
     (
         "leaf",
-        frozenset({"validation", "atomic", "journal", "tokens", "stmacros", "tool_catalogue"}),
+        frozenset(
+            {"validation", "atomic", "journal", "tokens", "stmacros", "stclock", "tool_catalogue"}
+        ),
         frozenset({"errors"}),
     ),
     # syntax: text -> AST; knows nothing but text

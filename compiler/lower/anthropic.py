@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest, SamplerRange
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
+from compiler.lower.anthropic_limits import CLAUDE_OUTPUT_LIMITS as CLAUDE_OUTPUT_LIMITS
 from compiler.lower.conversation import prepared
 from compiler.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 
@@ -65,19 +66,6 @@ DEFAULT_MAX_TOKENS: dict[str, int] = {
     "claude-opus-4-1": 8_192,
     "claude-opus-4-5": 16_384,
     "claude-opus-4-6": 16_384,
-}
-
-#: The maximum output (``max_tokens``) of Claude models, longest prefix wins (snapshots and
-#: aliases take their model's; no ``claude`` catch-all: an unknown model's is sent as asked).
-#: Source: Anthropic's models overview and model pages ("Max output"), as of February 2026.
-#: Claude 3.7 Sonnet's 128,000 needs a beta header not sent; Sonnet 4.6: its release figure.
-CLAUDE_OUTPUT_LIMITS: dict[str, int] = {
-    **dict.fromkeys(("claude-3-haiku", "claude-3-sonnet", "claude-3-opus"), 4_096),
-    **dict.fromkeys(("claude-3-5-haiku", "claude-3-5-sonnet"), 8_192),
-    **dict.fromkeys(("claude-opus-4", "claude-opus-4-1"), 32_000),
-    **dict.fromkeys(("claude-3-7-sonnet", "claude-sonnet-4", "claude-sonnet-4-5"), 64_000),
-    **dict.fromkeys(("claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-5"), 64_000),
-    "claude-opus-4-6": 128_000,
 }
 
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
