@@ -241,7 +241,8 @@ def _registry() -> dict[str, type[APCError] | None]:
         ContextError: """context.file_not_found context.file_unreadable context.file_too_large
             context.invalid_json context.invalid_context context.unknown_field
             context.invalid_card context.card_too_large context.invalid_chat
-            context.invalid_world context.invalid_preset context.invalid_skill
+            context.invalid_world context.invalid_preset context.preset_too_large
+            context.invalid_skill
             context.invalid_skill_name context.skill_not_found context.workspace_not_found
             context.too_deep agent.plan_action_invalid template.unreadable workspace.file_not_found
             workspace.file_unreadable workspace.file_too_large agent.plan_node_unknown

@@ -301,6 +301,24 @@ def _prompt(raw: Any, index: int, file: str, prefix: str) -> PresetPrompt:
     return validate(PresetPrompt, known, code=_CODE, file=file, prefix=where, what="preset prompt")
 
 
+#: The most entries of a preset's ``prompts`` (and of ``prompt_order`` and each of its
+#: orders): SillyTavern's presets have tens; each entry is parsed and checked, so this bounds
+#: what a preset (an inline one through ``apc serve`` too) costs before anything is read.
+MAX_PROMPTS = 4096
+
+
+def _count_bound(items: object, key: str, file: str, path: str) -> None:
+    """``context.preset_too_large`` when ``items`` is a list of more than :data:`MAX_PROMPTS`."""
+    if isinstance(items, list) and len(items) > MAX_PROMPTS:
+        raise ContextError(
+            code="context.preset_too_large",
+            message=f"{len(items)} entries in '{key}' (at most {MAX_PROMPTS})",
+            file=file,
+            path=join_path(path, key),
+            hint="a SillyTavern preset has tens of prompts: is this the right file?",
+        )
+
+
 def parse_preset(data: Any, *, file: str, path: str = "") -> TavernPreset:
     """A preset from parsed JSON; errors name ``file`` and the JSON path."""
     obj = expect_object(data, code=_CODE, file=file, path=path, what="a preset")
@@ -313,6 +331,7 @@ def parse_preset(data: Any, *, file: str, path: str = "") -> TavernPreset:
             file=file,
             path=join_path(path, "prompts"),
         )
+    _count_bound(raw_prompts, "prompts", file, path)
     prompts = [_prompt(raw, i, file, path) for i, raw in enumerate(raw_prompts)]
     size = sum(len(p.content or "") for p in prompts)
     if size > MAX_TEMPLATE_CHARS:  # every entry is template text: one limit for all of it
@@ -338,9 +357,11 @@ def parse_preset(data: Any, *, file: str, path: str = "") -> TavernPreset:
                 file=file,
                 path=join_path(path, "prompt_order"),
             )
+        _count_bound(raw_orders, "prompt_order", file, path)
         for k, raw in enumerate(raw_orders):
             where = join_path(path, "prompt_order", k)
             item = expect_object(raw, code=_CODE, file=file, path=where, what="a prompt order")
+            _count_bound(item.get("order"), "prompt_order", file, where)
             order = validate(
                 PromptOrder, item, code=_CODE, file=file, prefix=where, what="prompt order"
             )
