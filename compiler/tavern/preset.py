@@ -361,7 +361,7 @@ def parse_preset(data: Any, *, file: str, path: str = "") -> TavernPreset:
         for k, raw in enumerate(raw_orders):
             where = join_path(path, "prompt_order", k)
             item = expect_object(raw, code=_CODE, file=file, path=where, what="a prompt order")
-            _count_bound(item.get("order"), "prompt_order", file, where)
+            _count_bound(item.get("order"), "order", file, where)
             order = validate(
                 PromptOrder, item, code=_CODE, file=file, prefix=where, what="prompt order"
             )

@@ -38,6 +38,7 @@ def test_too_long_a_prompt_order_is_refused(where: str) -> None:
     with pytest.raises(ContextError) as info:
         compiler.compile_string(json.dumps(preset), kind="preset", context={})
     assert info.value.code == "context.preset_too_large"
+    assert info.value.path == ("prompt_order" if where == "outer" else "prompt_order[0].order")
 
 
 def test_a_preset_at_the_bound_is_read() -> None:
