@@ -119,7 +119,7 @@ def _resolve(ref: str) -> Path:
     return FIXTURES / ref
 
 
-def _compile(spec: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+def _compile(spec: dict[str, Any], tmp_path: Path, provider: str = "openai") -> dict[str, Any]:
     """The case compiled as SillyTavern was run: its preset with the UI overrides, legacy."""
     preset = _load(_resolve(spec["preset"]))
     preset.update(spec.get("overrides", {}))
@@ -132,7 +132,7 @@ def _compile(spec: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
     run_path = tmp_path / "run.json"
     run_path.write_text(json.dumps(run), encoding="utf-8")
     result = compiler.compile(
-        preset_path, context=run_path, mode="legacy", provider="openai", model=spec["model"]
+        preset_path, context=run_path, mode="legacy", provider=provider, model=spec["model"]
     )
     return result.request
 

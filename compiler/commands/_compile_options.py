@@ -29,7 +29,8 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--provider",
         default="openai",
-        help="openai (Chat Completions; also openai-chat), openai-responses, anthropic, gemini",
+        help="openai (Chat Completions; also openai-chat), openai-responses, openai-compatible "
+        "(OpenRouter, vLLM, llama.cpp, ...: --model free-form), anthropic, gemini",
     )
     p.add_argument(
         "--model", help="the model (default: the provider's: gpt-4o, claude-sonnet-4-5, ...)"

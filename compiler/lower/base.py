@@ -21,6 +21,7 @@ PROVIDERS: dict[str, str] = {
     "openai": "openai_chat",
     "openai-chat": "openai_chat",
     "openai-responses": "openai_responses",
+    "openai-compatible": "openai_compatible",
     "gemini": "gemini",
     "anthropic": "anthropic",
 }

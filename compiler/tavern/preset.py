@@ -131,6 +131,7 @@ PRESET_MODEL_KEYS: dict[str, str] = {
     "openai": "openai_model",
     "openai-chat": "openai_model",
     "openai-responses": "openai_model",
+    "openai-compatible": "custom_model",
     "anthropic": "claude_model",
     "gemini": "google_model",
 }

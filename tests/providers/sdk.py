@@ -78,9 +78,13 @@ def validate_strictly(params: Any, request: dict[str, Any]) -> None:
     assert problem is None, problem
 
 
-def wire_body(send: Callable[[Any], object], reply: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def wire_body(
+    send: Callable[[Any], object],
+    reply: dict[str, Any],
+    base_url: str = "https://api.openai.test/v1",
+) -> tuple[str, dict[str, Any]]:
     """The path and JSON body ``send(client)`` puts on the wire, through an ``openai.OpenAI``
-    client whose transport answers ``reply`` and never opens a socket."""
+    client at ``base_url`` whose transport answers ``reply`` and never opens a socket."""
     seen: list[tuple[str, dict[str, Any]]] = []
 
     def handler(request: Any) -> Any:
@@ -89,7 +93,7 @@ def wire_body(send: Callable[[Any], object], reply: dict[str, Any]) -> tuple[str
 
     client = openai.OpenAI(
         api_key="test",
-        base_url="https://api.openai.test/v1",
+        base_url=base_url,
         http_client=http.Client(transport=http.MockTransport(handler)),
         max_retries=0,
     )

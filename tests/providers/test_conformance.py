@@ -19,6 +19,7 @@ MODELS = {
     "openai": "gpt-4o",
     "openai-chat": "gpt-4o",
     "openai-responses": "gpt-4o",
+    "openai-compatible": "llama-3.1-8b-instruct",
     "anthropic": "claude-sonnet-4-5",
     "gemini": "gemini-2.5-flash",
 }
