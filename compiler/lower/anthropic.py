@@ -11,10 +11,15 @@ are ``tool_use`` blocks, their results ``tool_result`` blocks first in the next 
 message ``name`` is written as a ``name: `` prefix of its text. A final assistant message (a
 prefill) loses its trailing whitespace; where a prefill is refused (Claude 4.6 and later, an
 unknown model, a request with tools) it becomes user text tagged
-``[Begin your reply with this text]``. ``max_tokens`` is always sent, clamped to the model's
-maximum (:data:`CLAUDE_OUTPUT_LIMITS`); ``temperature`` and ``top_p`` (deprecated by the
-API), penalties and seed are not. Each rewrite is reported
-(:meth:`Dialect.unsupported`), never made in silence.
+``[Begin your reply with this text]`` (``lower.prefill_unsupported``). A conversation that
+opens with the assistant (a card's greeting, or a cut) gets a user turn first: the preset's
+``human_sysprompt_message``, else ``[Start a new chat]``, as SillyTavern sends Claude. A tool
+result flagged ``isError`` is sent with ``is_error: true``; a call's ``thinking`` block
+(``{thinking, signature}``, as the model returned it) goes back first in its assistant turn.
+``max_tokens`` is always sent, clamped to the model's maximum (:data:`CLAUDE_OUTPUT_LIMITS`);
+``temperature`` and ``top_p`` (deprecated by the API), penalties and seed are not. Each
+rewrite is reported (:meth:`Dialect.unsupported`), never made in silence, but the opening
+user turn: SillyTavern sends it to every chat that opens with a greeting.
 
 Counting: no offline tokenizer matches Claude's, so counts are an estimate
 (``exact_counts`` is False): every text, tool input and tool definition counted by
@@ -41,7 +46,7 @@ from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.lower.anthropic_check import TOOL_ID_RE, cache_controls, check_turns
 from compiler.lower.anthropic_check import blocks_of as _blocks
-from compiler.lower.conversation import prepared
+from compiler.lower.conversation import PREFILL_NOTE, START_CHAT, first_user, prepared
 from compiler.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 
 #: Context windows, longest prefix wins: every Claude model (3, 3.5, 3.7, 4, 4.1, 4.5, 4.6:
@@ -95,9 +100,6 @@ MAX_CACHE_BREAKPOINTS = 4
 EPHEMERAL = {"type": "ephemeral"}
 
 SYSTEM_NOTE = "[System note]\n"
-PREFILL_NOTE = "[Begin your reply with this text]\n"
-#: how the assemble stage marks a failed tool result (sent with ``is_error: true``)
-ERROR_MARK = "[error] "
 
 # the estimate's framing (tokens), chosen to over- rather than under-count
 PER_REQUEST = 3
@@ -145,6 +147,11 @@ def tool_use_id(call_id: str) -> str:
 
 def _text(text: str, note: str = "") -> dict[str, Any]:
     return {"type": "text", "text": note + text}
+
+
+def _thinking(block: Any) -> dict[str, Any]:
+    """A call's thinking block, sent back as received (first in its assistant turn)."""
+    return {"type": "thinking", "thinking": block["thinking"], "signature": block["signature"]}
 
 
 def _named(m: Message) -> str:
@@ -219,7 +226,9 @@ class Anthropic(Dialect):
         options = self.within_output_limit(model, options, report)
         options = self.within_sampler_ranges(options, report, sends=False)
         messages, tools = prepared(frame, self, options, report, calls_need_tools=True)
-        system, turns = self.layout(messages, model, bool(tools), options, report)
+        system, turns = self.layout(
+            messages, model, bool(tools), options, report, opening=first_user(frame)
+        )
         body: ModelRequest = {
             "model": model,
             "max_tokens": options.max_output_tokens or self.default_output_tokens(model),
@@ -241,9 +250,11 @@ class Anthropic(Dialect):
         has_tools: bool,
         options: LoweringOptions,
         report: list[Diagnostic] | None,
+        opening: str = START_CHAT,
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The system blocks and the user/assistant turns; what had to be rewritten is
-        reported."""
+        """The system blocks and the user/assistant turns, a user turn ``opening`` first
+        where the conversation opens with the assistant (as SillyTavern sends it); what had
+        to be rewritten is reported."""
         system: list[dict[str, Any]] = []
         out = _Turns()
         names = notes = 0
@@ -262,10 +273,14 @@ class Anthropic(Dialect):
             if role == "tool":
                 out.add("user", self.tool_result(m, out))
                 continue
-            blocks = [_text(text)] if text.strip() else []
-            for call in m.get("toolCalls") or []:
+            calls = m.get("toolCalls") or []
+            blocks = [_thinking(c["thinking"]) for c in calls if "thinking" in c]
+            blocks += [_text(text)] if text.strip() else []
+            for call in calls:
                 blocks.append(self.tool_use(call, out.call_id(call["id"])))
             out.add("user" if role == "user" else "assistant", *blocks)
+        if out.turns and out.turns[0]["role"] != "user":
+            out.turns.insert(0, {"role": "user", "content": [_text(opening)]})
         if names:
             how = f"{names} name(s) written as a 'name: ' prefix of the message text"
             self.unsupported(report, options, "message names", how)
@@ -273,9 +288,16 @@ class Anthropic(Dialect):
             how = f"{notes} system message(s) sent as user text tagged '{SYSTEM_NOTE.strip()}'"
             self.unsupported(report, options, "system text inside the conversation", how)
         if self.end_with_user(out.turns, model, has_tools):
-            why = "requests with tools refuse one" if has_tools else f"{model} refuses one"
-            how = f"{why}: sent as user text tagged '{PREFILL_NOTE.strip()}'"
-            self.unsupported(report, options, "a final assistant message (prefill)", how)
+            why = "a request with tools refuses one" if has_tools else f"{model} refuses one"
+            self.rewrite(
+                report,
+                options,
+                "lower.prefill_unsupported",
+                f"a final assistant message (a prefill): {why}; it was sent as user text "
+                f"tagged '{PREFILL_NOTE.strip()}'",
+                "Claude 4.6 and later take no prefill: steer the reply's start in the system "
+                "prompt or the last user turn (or use Structured Outputs)",
+            )
         return system, out.turns
 
     def end_with_user(self, turns: list[dict[str, Any]], model: str, has_tools: bool) -> int:
@@ -317,7 +339,7 @@ class Anthropic(Dialect):
         content = m.get("content") or ""
         if content.strip():
             block["content"] = content
-        if content.startswith(ERROR_MARK):
+        if m.get("isError"):
             block["is_error"] = True
         return block
 
@@ -400,7 +422,8 @@ class Anthropic(Dialect):
             return PER_MESSAGE + self._block_tokens(block, counter)
         note = SYSTEM_NOTE if role in ("system", "developer") else ""
         calls = message.get("toolCalls") or []
-        blocks = [_text(text, note)] if text or not calls else []
+        blocks = [_thinking(c["thinking"]) for c in calls if "thinking" in c]
+        blocks += [_text(text, note)] if text or not calls else []
         blocks += [self.tool_use(c, tool_use_id(c["id"])) for c in calls]
         return self._wire_message_tokens({"content": blocks}, counter)
 

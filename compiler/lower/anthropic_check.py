@@ -41,9 +41,7 @@ def check_turns(messages: list[dict[str, Any]]) -> None:
             )
         blocks = blocks_of(msg.get("content"))
         if not blocks and not (role == "assistant" and i == len(messages) - 1):
-            raise LoweringError(
-                code="lower.empty_content", message=f"messages[{i}] has no content"
-            )
+            raise LoweringError(code="lower.empty_content", message=f"messages[{i}] has no content")
         results = _leading_results(blocks)
         calls = _check_blocks(i, role, blocks, results)
         if set(results) != pending:
