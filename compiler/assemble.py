@@ -512,9 +512,7 @@ def _tool_results(a: Assembler, call: MacroCall) -> dict[str, Any]:
         )
         # mode="summary" is applied by the fit stage; a failure is a flag, not a text marker
         result: Message = {"role": "tool", "content": r.content, "toolCallId": r.call_id}
-        if r.is_error:
-            result["isError"] = True
-        messages.append(result)
+        messages.append({**result, "isError": True} if r.is_error else result)
     meta = {"mode": mode} | _summary_meta(a, ComponentKind.TOOL_RESULTS)
     return {"messages": messages, "resource": "agent.tool_results", "metadata": meta}
 

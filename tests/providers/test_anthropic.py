@@ -410,7 +410,8 @@ def test_a_prefill_the_model_refuses_becomes_user_text(model: str, tools: bool) 
             ],
         }
     ]
-    assert [d.code for d in report] == ["lower.prefill_unsupported"] and "prefill" in report[0].message
+    assert [d.code for d in report] == ["lower.prefill_unsupported"]
+    assert "prefill" in report[0].message
 
 
 def test_which_models_take_a_prefill() -> None:
