@@ -132,6 +132,23 @@ def prefill(messages: Sequence[Message]) -> Message | None:
     return last if str(last.get("content") or "").strip() else None
 
 
+def written_prefill(frame: ContextFrame, messages: Sequence[Message]) -> Message | None:
+    """:func:`prefill` when the template or preset wrote it (an assistant-role text after
+    the chat, SillyTavern's ``assistant_prefill``), not when the chat itself ends with the
+    assistant: the model's next message then follows it, which is what it means."""
+    from compiler.frame import MESSAGE_KINDS
+
+    found = prefill(messages)
+    if found is None:
+        return None
+    for comp in reversed(frame.components):
+        if comp.kind in MESSAGE_KINDS and comp.messages:
+            return None
+        if comp.inline_content and comp.inline_content.strip():
+            return found
+    return None
+
+
 #: The hint of ``lower.prefill_unsupported`` for OpenAI.
 OPENAI_PREFILL_HINT = (
     "OpenAI has no prefill: the reply is a new message after this one, not its "

@@ -39,7 +39,12 @@ from compiler.dialect import (
 )
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.conversation import OPENAI_PREFILL_HINT, prefill, prepared, result_text
+from compiler.lower.conversation import (
+    OPENAI_PREFILL_HINT,
+    prepared,
+    result_text,
+    written_prefill,
+)
 from compiler.tokens import TokenCounter
 
 #: Context windows (input + output tokens) of OpenAI models, longest prefix wins.
@@ -198,14 +203,16 @@ def function_tokens(functions: Sequence[Mapping[str, Any]], counter: TokenCounte
 
 def warn_prefill(
     dialect: Dialect,
+    frame: ContextFrame,
     messages: list[Message],
     options: LoweringOptions,
     report: list[Diagnostic] | None,
 ) -> None:
-    """``lower.prefill_unsupported`` when the conversation ends with an assistant message:
-    OpenAI sends it as an ordinary earlier message, and the model writes a new reply after
-    it instead of continuing it."""
-    if prefill(messages) is not None:
+    """``lower.prefill_unsupported`` when the template or preset ends the conversation with
+    assistant text (a prefill, :func:`~compiler.lower.conversation.written_prefill`): OpenAI
+    sends it as an ordinary earlier message, and the model writes a new reply after it
+    instead of continuing it. A chat that ends with the assistant's message is no prefill."""
+    if written_prefill(frame, messages) is not None:
         dialect.rewrite(
             report,
             options,
@@ -309,7 +316,7 @@ class OpenAIChat(Dialect):
         if tools:
             body["tools"] = [self.tool(t) for t in tools]
         body.update(openai_options(options, model=model, dialect=self, report=report))
-        warn_prefill(self, messages, options, report)
+        warn_prefill(self, frame, messages, options, report)
         return body
 
     def message(self, m: Message, system: str = "system") -> dict[str, Any]:

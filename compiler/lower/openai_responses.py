@@ -125,7 +125,7 @@ class OpenAIResponses(Dialect):
             shown = ", ".join(repr(n) for n in names)
             how = "each written before its text as 'Name: '"
             self.unsupported(report, options, f"a message name ({shown})", how)
-        warn_prefill(self, messages, options, report)
+        warn_prefill(self, frame, messages, options, report)
         return body
 
     def options(

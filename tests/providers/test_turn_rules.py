@@ -341,20 +341,44 @@ def test_a_greeting_and_a_prefill_alone_go_to_anthropic_after_the_placeholder() 
 
 
 # -- 4. what OpenAI would take with another meaning ------------------------------------
+def with_prefill(provider: str, text: str) -> Any:
+    """The compiled frame of a one-message chat with assistant text after the chat (a
+    preset's ``assistant_prefill``), lowered for ``provider``."""
+    from compiler.frame import Component, ComponentKind
+
+    frame = compiled(provider, PREFILLED[:1]).frame
+    tail = Component(
+        id="prefill",
+        kind=ComponentKind.PRESET_GUIDE,
+        source="preset#assistant_prefill",
+        inline_content=text,
+        role="assistant",
+        group=999,
+    )
+    return frame.model_copy(update={"components": [*frame.components, tail]})
+
+
 @needs_openai
 @pytest.mark.parametrize("provider", ["openai", "openai-responses"])
 def test_openai_warns_of_a_prefill_it_cannot_continue(provider: str) -> None:
-    result = compiled(provider, PREFILLED)
-    assert codes(result) == ["lower.prefill_unsupported"]
-    warning = result.warnings[-1]
-    assert "Structured Outputs" in (warning.hint or "") and "system or user" in (warning.hint or "")
-    (chat_sdk if provider == "openai" else responses_sdk)(result.request)
-    with pytest.raises(APCError) as info:
-        compiled(provider, PREFILLED, strict=True)
+    from compiler.dialect import LoweringOptions
+
+    dialect, frame = get_dialect(provider), with_prefill(provider, "Once upon a time")
+    report: list[Any] = []
+    request = dialect.lower(frame, "gpt-4o", LoweringOptions(), report)
+    dialect.check(request)
+    assert [d.code for d in report] == ["lower.prefill_unsupported"]
+    hint = report[0].hint or ""
+    assert "Structured Outputs" in hint and "system or user" in hint
+    (chat_sdk if provider == "openai" else responses_sdk)(request)
+    with pytest.raises(LoweringError) as info:
+        dialect.lower(frame, "gpt-4o", LoweringOptions(strict=True), [])
     assert info.value.code == "lower.prefill_unsupported"
 
 
-def test_openai_sends_no_prefill_warning_for_a_chat_ending_with_the_user() -> None:
+def test_a_chat_that_ends_with_the_assistant_is_no_prefill_for_openai() -> None:
+    """The model's next message follows it: what a SillyTavern generate after a reply means."""
+    assert codes(compiled("openai", PREFILLED)) == []
     assert codes(compiled("openai", [*PREFILLED, user("Go on.")])) == []
 
 
