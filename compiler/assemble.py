@@ -503,9 +503,6 @@ def _tool_results(a: Assembler, call: MacroCall) -> dict[str, Any]:
         results = results[-1:]
     messages: list[Message] = []
     for r in results:
-        content = r.content  # mode="summary" is applied by the fit stage
-        if r.is_error:
-            content = f"[error] {content}"
         messages.append(
             {
                 "role": "assistant",
@@ -513,7 +510,9 @@ def _tool_results(a: Assembler, call: MacroCall) -> dict[str, Any]:
                 "toolCalls": [{"id": r.call_id, "name": r.tool, "arguments": r.arguments}],
             }
         )
-        messages.append({"role": "tool", "content": content, "toolCallId": r.call_id})
+        # mode="summary" is applied by the fit stage; a failure is a flag, not a text marker
+        result: Message = {"role": "tool", "content": r.content, "toolCallId": r.call_id}
+        messages.append({**result, "isError": True} if r.is_error else result)
     meta = {"mode": mode} | _summary_meta(a, ComponentKind.TOOL_RESULTS)
     return {"messages": messages, "resource": "agent.tool_results", "metadata": meta}
 

@@ -320,6 +320,22 @@ class Dialect(ABC):
             return budget
         return int(budget * (1 - self.safety_margin))
 
+    def rewrite(
+        self,
+        report: list[Diagnostic] | None,
+        options: LoweringOptions,
+        code: str,
+        message: str,
+        hint: str,
+    ) -> None:
+        """Record a request whose meaning the provider would change, or that this dialect
+        had to change for the provider to take it (``code``): a warning, or an error when
+        strict."""
+        if options.strict:
+            raise LoweringError(code=code, message=message, hint=hint)
+        if report is not None:
+            report.append(Diagnostic(code=code, message=message, severity="warning", hint=hint))
+
     def unsupported(
         self, report: list[Diagnostic] | None, options: LoweringOptions, what: str, how: str
     ) -> None:

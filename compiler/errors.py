@@ -280,7 +280,8 @@ def _registry() -> dict[str, type[APCError] | None]:
             lower.invalid_tool_schema lower.unsupported lower.missing_max_tokens
             lower.invalid_prefill lower.too_many_cache_breakpoints lower.output_clamped
             lower.unknown_output_limit lower.sampler_out_of_range lower.sampler_clamped
-            lower.duplicate_tool_call_id lower.model_required""",
+            lower.duplicate_tool_call_id lower.model_required lower.prefill_unsupported
+            lower.missing_thought_signature""",
         InternalError: "internal.count_mismatch",
         APCError: """io.write_failed io.output_not_regular profile.write_failed
             bench.plot_unavailable

@@ -53,17 +53,32 @@ NEWEST_TURN = "newestTurn"
 #: Component metadata: the component's budget category, where it is not its kind's
 #: (:data:`compiler.fit.budgets.CATEGORY_OF`): the Author's Note beside ``main`` is ``authorsNote``
 CATEGORY = "category"
+#: ContextFrame metadata: the text of the user turn put first where a provider needs one
+#: (Anthropic, Gemini) and the conversation opens otherwise (SillyTavern's
+#: ``human_sysprompt_message``; absent: ``[Start a new chat]``)
+FIRST_USER = "firstUser"
 #: ContextFrame metadata: messages keep the whitespace at their edges, as SillyTavern sends
 #: a legacy preset's entries (only whitespace-only messages vanish)
 AS_WRITTEN = "asWritten"
 
 
+class ThinkingBlock(TypedDict):
+    """An Anthropic thinking block as the model returned it (sent back unchanged)."""
+
+    thinking: str
+    signature: str
+
+
 class ToolCall(TypedDict):
-    """A call an assistant message made: ``arguments`` is a JSON object."""
+    """A call an assistant message made: ``arguments`` is a JSON object. A provider's
+    signature rides with it, sent back as received: Gemini's ``thoughtSignature``, and the
+    Anthropic ``thinking`` block (its text and ``signature``) that preceded the call."""
 
     id: str
     name: str
     arguments: dict[str, Any]
+    thoughtSignature: NotRequired[str]
+    thinking: NotRequired[ThinkingBlock]
 
 
 class Message(TypedDict):
@@ -74,6 +89,9 @@ class Message(TypedDict):
     name: NotRequired[str]
     toolCalls: NotRequired[list[ToolCall]]
     toolCallId: NotRequired[str]
+    #: a tool result that reports a failure (the run's ``isError``): sent as Anthropic's
+    #: ``is_error`` and Gemini's ``response.error``; its text is the error's
+    isError: NotRequired[bool]
     origin: NotRequired[str]  # "injection" (preset text) or "unmaterialized"; never lowered
     at: NotRequired[str]  # where an unmaterialized macro is (its entry); never lowered
     #: the budget category of text placed inside a chat history (``worldInfo``,

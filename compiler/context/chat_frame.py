@@ -47,4 +47,6 @@ def frame_message(m: ChatMessageIn, file: str, i: int) -> Message:
         ]
     if m.tool_call_id:
         msg["toolCallId"] = m.tool_call_id
+    if m.is_error and m.role == "tool":
+        msg["isError"] = True
     return msg

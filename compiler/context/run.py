@@ -81,6 +81,8 @@ class ChatMessageIn(_Model):
     name: str | None = None
     tool_calls: list[dict[str, Any]] | None = None
     tool_call_id: str | None = None
+    #: a tool message whose result is a failure (sent as the provider's error flag)
+    is_error: bool = False
     #: when it was sent (SillyTavern's ``send_date``), for ``{{idle_duration}}``
     send_date: SendDate | None = None
 

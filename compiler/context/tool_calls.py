@@ -13,8 +13,10 @@ from compiler.frame import ToolCall
 
 
 def tool_call(raw: dict[str, Any], file: str, where: str) -> ToolCall:
-    """A run's tool call, flat ``{id, name, arguments}`` or OpenAI's ``{id, function: {...}}``;
-    ``file`` and ``where`` (``chat[3].toolCalls[0]``) locate it for errors."""
+    """A run's tool call, flat ``{id, name, arguments}`` or OpenAI's ``{id, function: {...}}``,
+    with the provider signature it came back with, if any: Gemini's ``thoughtSignature`` (a
+    string) and Anthropic's ``thinking`` block (``{thinking, signature}``), both sent back
+    as received; ``file`` and ``where`` (``chat[3].toolCalls[0]``) locate it for errors."""
     fn = raw.get("function", raw)
     call_id = raw.get("id")
 
@@ -38,4 +40,20 @@ def tool_call(raw: dict[str, Any], file: str, where: str) -> ToolCall:
             raise bad(f"arguments: {exc.message}", "context.invalid_json") from None
     if not isinstance(arguments, dict):
         raise bad("arguments must be a JSON object")
-    return {"id": call_id, "name": name, "arguments": arguments}
+    call: ToolCall = {"id": call_id, "name": name, "arguments": arguments}
+    signature = raw.get("thoughtSignature")
+    if signature is not None:
+        if not isinstance(signature, str) or not signature:
+            raise bad("'thoughtSignature' must be a non-empty string")
+        call["thoughtSignature"] = signature
+    thinking = raw.get("thinking")
+    if thinking is not None:
+        if not (
+            isinstance(thinking, dict)
+            and isinstance(thinking.get("thinking"), str)
+            and isinstance(thinking.get("signature"), str)
+            and thinking["signature"]
+        ):
+            raise bad("'thinking' must be Anthropic's block {thinking, signature} (strings)")
+        call["thinking"] = {"thinking": thinking["thinking"], "signature": thinking["signature"]}
+    return call

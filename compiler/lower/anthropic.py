@@ -11,10 +11,15 @@ are ``tool_use`` blocks, their results ``tool_result`` blocks first in the next 
 message ``name`` is written as a ``name: `` prefix of its text. A final assistant message (a
 prefill) loses its trailing whitespace; where a prefill is refused (Claude 4.6 and later, an
 unknown model, a request with tools) it becomes user text tagged
-``[Begin your reply with this text]``. ``max_tokens`` is always sent, clamped to the model's
-maximum (:data:`CLAUDE_OUTPUT_LIMITS`); ``temperature`` and ``top_p`` (deprecated by the
-API), penalties and seed are not. Each rewrite is reported
-(:meth:`Dialect.unsupported`), never made in silence.
+``[Begin your reply with this text]`` (``lower.prefill_unsupported``). A conversation that
+opens with the assistant (a card's greeting, or a cut) gets a user turn first: the preset's
+``human_sysprompt_message``, else ``[Start a new chat]``, as SillyTavern sends Claude. A tool
+result flagged ``isError`` is sent with ``is_error: true``; a call's ``thinking`` block
+(``{thinking, signature}``, as the model returned it) goes back first in its assistant turn.
+``max_tokens`` is always sent, clamped to the model's maximum (:data:`CLAUDE_OUTPUT_LIMITS`);
+``temperature`` and ``top_p`` (deprecated by the API), penalties and seed are not. Each
+rewrite is reported (:meth:`Dialect.unsupported`), never made in silence, but the opening
+user turn: SillyTavern sends it to every chat that opens with a greeting.
 
 Counting: no offline tokenizer matches Claude's, so counts are an estimate
 (``exact_counts`` is False): every text, tool input and tool definition counted by
@@ -33,14 +38,16 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest, SamplerRange
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
+from compiler.lower.anthropic_check import TOOL_ID_RE, cache_controls, check_turns
+from compiler.lower.anthropic_check import blocks_of as _blocks
 from compiler.lower.anthropic_limits import CLAUDE_OUTPUT_LIMITS as CLAUDE_OUTPUT_LIMITS
-from compiler.lower.conversation import prepared
+from compiler.lower.conversation import PREFILL_NOTE, START_CHAT, first_user, prepared
 from compiler.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 
 #: Context windows, longest prefix wins: every Claude model (3, 3.5, 3.7, 4, 4.1, 4.5, 4.6:
@@ -69,7 +76,6 @@ DEFAULT_MAX_TOKENS: dict[str, int] = {
 }
 
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
-TOOL_ID_RE = re.compile(r"^[a-zA-Z0-9_-]+$")
 UNSAFE_ID_RE = re.compile(r"[^a-zA-Z0-9_-]")
 #: claude-<family>-<major>[-<minor>] or claude-<major>[-<minor>]-<family> (a date is no minor)
 VERSION_RE = re.compile(
@@ -82,9 +88,6 @@ MAX_CACHE_BREAKPOINTS = 4
 EPHEMERAL = {"type": "ephemeral"}
 
 SYSTEM_NOTE = "[System note]\n"
-PREFILL_NOTE = "[Begin your reply with this text]\n"
-#: how the assemble stage marks a failed tool result (sent with ``is_error: true``)
-ERROR_MARK = "[error] "
 
 # the estimate's framing (tokens), chosen to over- rather than under-count
 PER_REQUEST = 3
@@ -134,6 +137,11 @@ def _text(text: str, note: str = "") -> dict[str, Any]:
     return {"type": "text", "text": note + text}
 
 
+def _thinking(block: Any) -> dict[str, Any]:
+    """A call's thinking block, sent back as received (first in its assistant turn)."""
+    return {"type": "thinking", "thinking": block["thinking"], "signature": block["signature"]}
+
+
 def _named(m: Message) -> str:
     text = m.get("content") or ""
     name = m.get("name")
@@ -142,13 +150,6 @@ def _named(m: Message) -> str:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _blocks(content: Any) -> list[Any]:
-    """A message's content as blocks (a non-empty string is one text block)."""
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    return list(content) if isinstance(content, list) else []
 
 
 class _Turns:
@@ -213,7 +214,9 @@ class Anthropic(Dialect):
         options = self.within_output_limit(model, options, report)
         options = self.within_sampler_ranges(options, report, sends=False)
         messages, tools = prepared(frame, self, options, report, calls_need_tools=True)
-        system, turns = self.layout(messages, model, bool(tools), options, report)
+        system, turns = self.layout(
+            messages, model, bool(tools), options, report, opening=first_user(frame)
+        )
         body: ModelRequest = {
             "model": model,
             "max_tokens": options.max_output_tokens or self.default_output_tokens(model),
@@ -235,9 +238,11 @@ class Anthropic(Dialect):
         has_tools: bool,
         options: LoweringOptions,
         report: list[Diagnostic] | None,
+        opening: str = START_CHAT,
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The system blocks and the user/assistant turns; what had to be rewritten is
-        reported."""
+        """The system blocks and the user/assistant turns, a user turn ``opening`` first
+        where the conversation opens with the assistant (as SillyTavern sends it); what had
+        to be rewritten is reported."""
         system: list[dict[str, Any]] = []
         out = _Turns()
         names = notes = 0
@@ -256,10 +261,14 @@ class Anthropic(Dialect):
             if role == "tool":
                 out.add("user", self.tool_result(m, out))
                 continue
-            blocks = [_text(text)] if text.strip() else []
-            for call in m.get("toolCalls") or []:
+            calls = m.get("toolCalls") or []
+            blocks = [_thinking(c["thinking"]) for c in calls if "thinking" in c]
+            blocks += [_text(text)] if text.strip() else []
+            for call in calls:
                 blocks.append(self.tool_use(call, out.call_id(call["id"])))
             out.add("user" if role == "user" else "assistant", *blocks)
+        if out.turns and out.turns[0]["role"] != "user":
+            out.turns.insert(0, {"role": "user", "content": [_text(opening)]})
         if names:
             how = f"{names} name(s) written as a 'name: ' prefix of the message text"
             self.unsupported(report, options, "message names", how)
@@ -267,9 +276,16 @@ class Anthropic(Dialect):
             how = f"{notes} system message(s) sent as user text tagged '{SYSTEM_NOTE.strip()}'"
             self.unsupported(report, options, "system text inside the conversation", how)
         if self.end_with_user(out.turns, model, has_tools):
-            why = "requests with tools refuse one" if has_tools else f"{model} refuses one"
-            how = f"{why}: sent as user text tagged '{PREFILL_NOTE.strip()}'"
-            self.unsupported(report, options, "a final assistant message (prefill)", how)
+            why = "a request with tools refuses one" if has_tools else f"{model} refuses one"
+            self.rewrite(
+                report,
+                options,
+                "lower.prefill_unsupported",
+                f"a final assistant message (a prefill): {why}; it was sent as user text "
+                f"tagged '{PREFILL_NOTE.strip()}'",
+                "Claude 4.6 and later take no prefill: steer the reply's start in the system "
+                "prompt or the last user turn (or use Structured Outputs)",
+            )
         return system, out.turns
 
     def end_with_user(self, turns: list[dict[str, Any]], model: str, has_tools: bool) -> int:
@@ -311,7 +327,7 @@ class Anthropic(Dialect):
         content = m.get("content") or ""
         if content.strip():
             block["content"] = content
-        if content.startswith(ERROR_MARK):
+        if m.get("isError"):
             block["is_error"] = True
         return block
 
@@ -394,7 +410,8 @@ class Anthropic(Dialect):
             return PER_MESSAGE + self._block_tokens(block, counter)
         note = SYSTEM_NOTE if role in ("system", "developer") else ""
         calls = message.get("toolCalls") or []
-        blocks = [_text(text, note)] if text or not calls else []
+        blocks = [_thinking(c["thinking"]) for c in calls if "thinking" in c]
+        blocks += [_text(text, note)] if text or not calls else []
         blocks += [self.tool_use(c, tool_use_id(c["id"])) for c in calls]
         return self._wire_message_tokens({"content": blocks}, counter)
 
@@ -442,9 +459,9 @@ class Anthropic(Dialect):
                 "(system text alone is not a request)",
                 hint="add the chat (<<agent.chat.history>>) or text with role user",
             )
-        self._check_turns(messages)
+        check_turns(messages)
         self._check_prefill(messages[-1], str(request.get("model", "")))
-        marks = sum(1 for _ in _cache_controls(request))
+        marks = sum(1 for _ in cache_controls(request))
         if marks > MAX_CACHE_BREAKPOINTS:
             raise LoweringError(
                 code="lower.too_many_cache_breakpoints",
@@ -467,56 +484,6 @@ class Anthropic(Dialect):
                 message=f"tool names {dup} are not unique after '.' became '_'",
             )
 
-    def _check_turns(self, messages: list[dict[str, Any]]) -> None:
-        """Roles alternate, content is present, every tool_use is answered by tool_result
-        blocks first in the next user turn, and every tool_result answers one."""
-        pending: set[str] = set()
-        seen: set[str] = set()
-        for i, msg in enumerate(messages):
-            role = msg.get("role")
-            if role not in ("user", "assistant"):
-                raise LoweringError(
-                    code="lower.invalid_role",
-                    message=f"messages[{i}] has role '{role}' (Anthropic: user or assistant)",
-                )
-            if i and messages[i - 1].get("role") == role:
-                raise LoweringError(
-                    code="lower.invalid_role",
-                    message=f"messages[{i}] repeats the role '{role}': turns must alternate",
-                )
-            blocks = _blocks(msg.get("content"))
-            if not blocks and not (role == "assistant" and i == len(messages) - 1):
-                raise LoweringError(
-                    code="lower.empty_content", message=f"messages[{i}] has no content"
-                )
-            results = _leading_results(blocks)
-            calls = _check_blocks(i, role, blocks, results)
-            if set(results) != pending:
-                missing, extra = sorted(pending - set(results)), sorted(set(results) - pending)
-                if missing:
-                    raise LoweringError(
-                        code="lower.unanswered_tool_call",
-                        message=f"tool_use ids {missing} are not answered by tool_result "
-                        f"blocks at the start of messages[{i}]",
-                    )
-                raise LoweringError(
-                    code="lower.orphan_tool_result",
-                    message=f"messages[{i}] answers tool_use ids {extra}, which the message "
-                    "before did not make",
-                )
-            pending = set(calls)
-            if len(pending) < len(calls) or pending & seen:
-                raise LoweringError(
-                    code="lower.invalid_tool_call",
-                    message=f"messages[{i}] reuses a tool_use id: ids must be unique",
-                )
-            seen |= pending
-        if pending:
-            raise LoweringError(
-                code="lower.unanswered_tool_call",
-                message=f"tool_use ids {sorted(pending)} are never answered",
-            )
-
     def _check_prefill(self, last: dict[str, Any], model: str) -> None:
         if last.get("role") != "assistant":
             return
@@ -531,65 +498,6 @@ class Anthropic(Dialect):
                 code="lower.invalid_prefill",
                 message="the final assistant message ends with whitespace",
             )
-
-
-def _leading_results(blocks: list[Any]) -> list[str]:
-    """The tool_use ids the tool_result blocks at the start of ``blocks`` answer."""
-    ids: list[str] = []
-    for block in blocks:
-        if not isinstance(block, dict) or block.get("type") != "tool_result":
-            break
-        ids.append(str(block.get("tool_use_id", "")))
-    return ids
-
-
-def _check_blocks(i: int, role: str, blocks: list[Any], results: list[str]) -> list[str]:
-    """Text is not blank; tool_use only from the assistant, with a valid id (returned);
-    tool_result only from the user, all at the start of the turn."""
-    calls: list[str] = []
-    for j, block in enumerate(blocks):
-        if not isinstance(block, dict):
-            raise LoweringError(
-                code="lower.empty_content",
-                message=f"messages[{i}].content[{j}] is not a content block",
-            )
-        kind = block.get("type")
-        if kind == "text" and not str(block.get("text", "")).strip():
-            raise LoweringError(
-                code="lower.empty_content",
-                message=f"messages[{i}].content[{j}] is an empty text block",
-            )
-        if kind == "tool_use":
-            calls.append(str(block.get("id", "")))
-            if role != "assistant" or not TOOL_ID_RE.match(calls[-1]):
-                raise LoweringError(
-                    code="lower.invalid_tool_call",
-                    message=f"messages[{i}].content[{j}]: a tool_use block must come from the "
-                    f"assistant, its id matching [a-zA-Z0-9_-]+ (role {role}, id {calls[-1]!r})",
-                )
-        if kind == "tool_result" and (role != "user" or j >= len(results)):
-            raise LoweringError(
-                code="lower.unanswered_tool_call",
-                message=f"messages[{i}].content[{j}]: tool_result blocks must come first in "
-                "the user turn right after the tool_use",
-            )
-    return calls
-
-
-def _cache_controls(request: ModelRequest) -> Iterator[Any]:
-    """Every cache_control breakpoint of the request (tools, system, message blocks)."""
-    if request.get("cache_control"):
-        yield request["cache_control"]
-    blocks = [*(request.get("tools") or []), *_blocks(request.get("system") or [])]
-    for msg in request.get("messages") or []:
-        for block in _blocks(msg.get("content")):
-            blocks.append(block)
-            inner = block.get("content") if isinstance(block, dict) else None
-            if isinstance(inner, list):
-                blocks.extend(inner)
-    for block in blocks:
-        if isinstance(block, dict) and block.get("cache_control"):
-            yield block["cache_control"]
 
 
 DIALECT = Anthropic()

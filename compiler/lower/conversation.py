@@ -10,6 +10,12 @@ two calls with one id (``lower.duplicate_tool_call_id``): a pairing a provider w
 is an error here, never a 400 there. :func:`prepared` then holds each call's name, under the
 alias tool definitions take (:meth:`Dialect.tool_name`), to the dialect's naming rule
 (:attr:`Dialect.tool_name_rule`, ``lower.invalid_tool_name``).
+
+The turn rules several dialects share live here too: :func:`unique_call_ids` (a call id a
+later turn uses again gets a suffix, in the call and its result alike), :func:`first_user`
+(the placeholder user turn SillyTavern puts first for Claude and Gemini), :func:`prefill`
+(a final assistant message) and :func:`result_text` (a tool result as text, its error flag
+written out for a provider that has none).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from operator import itemgetter
 
 from compiler.dialect import Dialect, LoweringOptions
 from compiler.errors import Diagnostic, LoweringError
-from compiler.frame import ContextFrame, Message, ToolSpec
+from compiler.frame import FIRST_USER, ContextFrame, Message, ToolSpec
 from compiler.lower.base import layout
 from compiler.lower.schema import object_parameters
 
@@ -97,6 +103,100 @@ def without_empty(messages: Sequence[Message]) -> list[Message]:
     ]
 
 
+#: The user turn SillyTavern puts first for Claude and Gemini when the conversation opens
+#: otherwise and the preset has no ``human_sysprompt_message`` (its prompt converters).
+START_CHAT = "[Start a new chat]"
+#: How a tool result that reports a failure is written where the provider has no error flag
+#: (OpenAI) or the result is sent as text.
+ERROR_TEXT = "[error] "
+#: The tag of a prefill moved into the last user turn (a model that refuses one).
+PREFILL_NOTE = "[Begin your reply with this text]\n"
+
+
+def first_user(frame: ContextFrame) -> str:
+    """The text of the user turn put first where the conversation does not open with one
+    (Anthropic, Gemini): the preset's ``human_sysprompt_message``, else
+    :data:`START_CHAT`, as SillyTavern sends it."""
+    text = frame.metadata.get(FIRST_USER)
+    return text if isinstance(text, str) and text.strip() else START_CHAT
+
+
+def prefill(messages: Sequence[Message]) -> Message | None:
+    """The final assistant message with text (SillyTavern's ``assistant_prefill``, or the
+    message a continue extends), or None."""
+    if not messages:
+        return None
+    last = messages[-1]
+    if last["role"] != "assistant" or last.get("toolCalls"):
+        return None
+    return last if str(last.get("content") or "").strip() else None
+
+
+def written_prefill(frame: ContextFrame, messages: Sequence[Message]) -> Message | None:
+    """:func:`prefill` when the template or preset wrote it (an assistant-role text after
+    the chat, SillyTavern's ``assistant_prefill``), not when the chat itself ends with the
+    assistant: the model's next message then follows it, which is what it means."""
+    from compiler.frame import MESSAGE_KINDS
+
+    found = prefill(messages)
+    if found is None:
+        return None
+    for comp in reversed(frame.components):
+        if comp.kind in MESSAGE_KINDS and comp.messages:
+            return None
+        if comp.inline_content and comp.inline_content.strip():
+            return found
+    return None
+
+
+#: The hint of ``lower.prefill_unsupported`` for OpenAI.
+OPENAI_PREFILL_HINT = (
+    "OpenAI has no prefill: the reply is a new message after this one, not its "
+    "continuation; to steer how the reply begins, say so in a system or user message "
+    "(or use Structured Outputs), and leave SillyTavern's assistant_prefill empty"
+)
+
+
+def result_text(m: Message) -> str:
+    """A tool result's text, with :data:`ERROR_TEXT` before it when it reports a failure:
+    for a provider with no error flag, so the model still reads that the call failed."""
+    text = str(m.get("content") or "")
+    return ERROR_TEXT + text if m.get("isError") else text
+
+
+def unique_call_ids(messages: Sequence[Message]) -> list[Message]:
+    """The messages with every tool-call id unique in the request: an id a later turn uses
+    again (after the earlier call was answered) gets a suffix, ``_2``, ``_3``, ..., in the
+    call and in its results alike (OpenAI Responses answers "Duplicate
+    function_call_output" otherwise). The first use keeps its id."""
+    seen = {c["id"] for m in messages for c in m.get("toolCalls") or ()}
+    used: set[str] = set()
+    pending: dict[str, str] = {}  # a call's id -> the id it is sent with
+    out: list[Message] = []
+    changed = False
+    for m in messages:
+        calls = m.get("toolCalls")
+        if calls:
+            renamed = []
+            for c in calls:
+                wire, n = c["id"], 1
+                while wire in used or (n > 1 and wire in seen):
+                    n += 1
+                    wire = f"{c['id']}_{n}"
+                used.add(wire)
+                pending[c["id"]] = wire
+                renamed.append(c if wire == c["id"] else {**c, "id": wire})
+                changed |= wire != c["id"]
+            m = {**m, "toolCalls": renamed}
+        elif m["role"] == "tool":
+            neutral = str(m.get("toolCallId", ""))
+            wire = pending.pop(neutral, neutral)
+            if wire != neutral:
+                m = {**m, "toolCallId": wire}
+        out.append(m)
+    return out if changed else list(messages)
+
+
 def tool_turns_as_text(messages: Sequence[Message]) -> list[Message]:
     """Tool calls and results written as text, for a request that offers no tools (Anthropic
     and Gemini refuse tool blocks then): the model still reads what was called and what
@@ -104,7 +204,8 @@ def tool_turns_as_text(messages: Sequence[Message]) -> list[Message]:
     out: list[Message] = []
     for m in messages:
         if m["role"] == "tool":
-            out.append({"role": "user", "content": f"[Tool result]\n{m.get('content') or ''}"})
+            head = "[Tool error]" if m.get("isError") else "[Tool result]"
+            out.append({"role": "user", "content": f"{head}\n{m.get('content') or ''}"})
             continue
         calls = m.get("toolCalls") or []
         if not calls:
@@ -163,10 +264,12 @@ def prepared(
     *,
     id_limit: int | None = None,
     calls_need_tools: bool = False,
+    unique_ids: bool = False,
 ) -> tuple[list[Message], list[ToolSpec]]:
     """:func:`conversation`, made ready for ``dialect``: tool parameters with an object at
     the top (:func:`compiler.lower.schema.object_parameters`), tool-call ids of at most
-    ``id_limit`` characters, and, where the provider refuses tool blocks in a request that
+    ``id_limit`` characters (``unique_ids``: each unique in the request, :func:`unique_call_ids`),
+    and, where the provider refuses tool blocks in a request that
     defines no tools (``calls_need_tools``), the calls and results written as text. Each
     rewrite is reported (:meth:`Dialect.unsupported`)."""
     messages, tools, turns = _conversation(frame)
@@ -180,6 +283,8 @@ def prepared(
     if merged:
         what = f"a combinator at the top of tool parameters: {', '.join(merged)}"
         dialect.unsupported(report, options, what, "its branches merged into one object")
+    if unique_ids and turns:
+        messages = unique_call_ids(messages)
     if id_limit is not None and turns:
         messages = short_call_ids(messages, id_limit)
     if calls_need_tools and not tools and turns:

@@ -16,13 +16,17 @@ with :meth:`~compiler.dialect.Dialect.unsupported`, an error with ``strict``):
   the user turn, since ``contents`` may not be empty (reported).
 - user -> ``user``, assistant -> ``model``; a tool result is a ``functionResponse`` part of
   a user turn, named after the call it answers, ``response`` ``{"content": text}`` (or
-  ``{"error": text}`` for a result the runtime marked ``[error] ``). Consecutive turns of
+  ``{"error": text}`` for a result flagged ``isError``). Consecutive turns of
   one role are merged (their parts in order), empty texts are left out, and a message
   left with no part vanishes, so what is counted is what is sent.
 - tool calls are ``functionCall`` parts ``{name, args, id}`` in the model turn; the call ids
-  are sent as ``id`` in calls and responses. A function-call turn must follow a user turn:
-  when the conversation starts with one (its opening was cut), a user turn
-  ``[The conversation continues.]`` is put before it (reported).
+  are sent as ``id`` in calls and responses, and a call's ``thoughtSignature`` beside it, as
+  received (Gemini 3: :mod:`compiler.lower.gemini_turns`).
+- a conversation that opens with the model (a card's greeting, a cut, a function call)
+  gets a user turn first, as SillyTavern sends Gemini: the preset's
+  ``human_sysprompt_message``, else ``[Start a new chat]``. A final model turn (a prefill)
+  is sent as it is, but to the models that refuse one (Gemini 3.6 Flash, 3.5 Flash-Lite
+  and later), where it moves into the last user turn (``lower.prefill_unsupported``).
 - function names are the provider alias every dialect uses (``.`` -> ``_``, see
   :meth:`~compiler.dialect.Dialect.tool_name`): Gemini would take dots, but one name per
   tool on every provider keeps the runtime's tool gate the same.
@@ -58,8 +62,15 @@ from typing import Any, ClassVar
 from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest, SamplerRange
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.conversation import prepared
+from compiler.lower.conversation import PREFILL_NOTE, first_user, prepared
 from compiler.lower.gemini_schema import check_parameters, gemini_parameters
+from compiler.lower.gemini_turns import (
+    SKIP_SIGNATURE,
+    move_prefill,
+    needs_signatures,
+    refuses_prefill,
+    sign_current_turn,
+)
 from compiler.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 
 #: Context windows (input + output tokens) of Gemini models, longest prefix wins.
@@ -95,8 +106,6 @@ FUNCTION_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$")
 SYSTEM_ROLES = frozenset({"system", "developer"})
 TURN_ROLES = {"user": "user", "assistant": "model", "tool": "user"}
 SYSTEM_NOTE = "[System note]\n"
-ERROR_PREFIX = "[error] "
-CONTINUES = "[The conversation continues.]"
 MAX_STOP_SEQUENCES = 5
 #: the keys of a part that carry its data (exactly one per part, else a 400)
 PART_DATA = frozenset(
@@ -200,14 +209,7 @@ class Gemini(Dialect):
             notes.other.append(
                 ("a request of system text only", "the system text was sent as the user turn")
             )
-        if contents and any("functionCall" in p for p in contents[0]["parts"]):
-            contents.insert(0, {"role": "user", "parts": [{"text": CONTINUES}]})
-            notes.other.append(
-                (
-                    "a function call that opens the conversation",
-                    f"a user turn {CONTINUES!r} was put before it",
-                )
-            )
+        self.turn_rules(contents, model, first_user(frame), options, report)
         body: ModelRequest = {"contents": contents}
         if system:
             body["systemInstruction"] = {"parts": system}
@@ -219,6 +221,43 @@ class Gemini(Dialect):
         self._report(notes, report, options)
         return body
 
+    def turn_rules(
+        self,
+        contents: list[Content],
+        model: str,
+        opening: str,
+        options: LoweringOptions,
+        report: list[Diagnostic] | None,
+    ) -> None:
+        """The rules for the turns as a whole: a user turn ``opening`` first where the
+        conversation opens with the model (as SillyTavern sends Gemini), a prefill the
+        model refuses moved into the last user turn, and the placeholder signature where a
+        Gemini 3 model needs one (:mod:`compiler.lower.gemini_turns`)."""
+        if contents and contents[0]["role"] == "model":
+            contents.insert(0, {"role": "user", "parts": [{"text": opening}]})
+        if refuses_prefill(model) and move_prefill(contents):
+            self.rewrite(
+                report,
+                options,
+                "lower.prefill_unsupported",
+                f"a final model turn (a prefill): {model} refuses one; its text was sent in "
+                f"the last user turn, tagged '{PREFILL_NOTE.strip()}'",
+                "Gemini 3.6 Flash, 3.5 Flash-Lite and later take no prefill: steer the "
+                "reply's start with the system instruction (or use Structured Outputs)",
+            )
+        placed = sign_current_turn(contents) if needs_signatures(model) else []
+        if placed:
+            self.rewrite(
+                report,
+                options,
+                "lower.missing_thought_signature",
+                f"function call(s) of the current turn without a thoughtSignature "
+                f"({', '.join(placed)}): {model} needs one; Google's placeholder "
+                f"{SKIP_SIGNATURE!r} was sent, and the model's reasoning before the call is lost",
+                "give each tool call the thoughtSignature Gemini returned with it (the run "
+                "context's toolCalls[].thoughtSignature)",
+            )
+
     def turn(
         self, m: Message, calls: dict[str, str], notes: _Notes | None
     ) -> tuple[str, list[Part]]:
@@ -226,7 +265,8 @@ class Gemini(Dialect):
         role = m["role"]
         if role == "tool":
             call_id = m.get("toolCallId", "")
-            return "user", [_response(calls.get(call_id, ""), call_id, m.get("content") or "")]
+            text = m.get("content") or ""
+            return "user", [_response(calls.get(call_id, ""), call_id, text, m.get("isError"))]
         text = _text(m, notes)
         if role in SYSTEM_ROLES:
             if notes is not None:
@@ -238,9 +278,11 @@ class Gemini(Dialect):
         for call in m.get("toolCalls") or []:
             name = self.tool_name(call["name"])
             calls[call["id"]] = name
-            parts.append(
-                {"functionCall": {"name": name, "args": call["arguments"], "id": call["id"]}}
-            )
+            fn = {"name": name, "args": call["arguments"], "id": call["id"]}
+            part: Part = {"functionCall": fn}
+            if "thoughtSignature" in call:
+                part["thoughtSignature"] = call["thoughtSignature"]
+            parts.append(part)
         return TURN_ROLES[role], parts
 
     def declaration(self, t: ToolSpec, notes: _Notes | None) -> dict[str, Any]:
@@ -384,11 +426,8 @@ def _text(m: Message, notes: _Notes | None) -> str:
     return text
 
 
-def _response(name: str, call_id: str, text: str) -> Part:
-    if text.startswith(ERROR_PREFIX):
-        response = {"error": text[len(ERROR_PREFIX) :]}
-    else:
-        response = {"content": text}
+def _response(name: str, call_id: str, text: str, error: bool | None = False) -> Part:
+    response = {"error": text} if error else {"content": text}
     out: dict[str, Any] = {"name": name, "response": response}
     if call_id:
         out["id"] = call_id

@@ -39,7 +39,12 @@ from compiler.dialect import (
 )
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.conversation import prepared
+from compiler.lower.conversation import (
+    OPENAI_PREFILL_HINT,
+    prepared,
+    result_text,
+    written_prefill,
+)
 from compiler.tokens import TokenCounter
 
 #: Context windows (input + output tokens) of OpenAI models, longest prefix wins.
@@ -196,6 +201,28 @@ def function_tokens(functions: Sequence[Mapping[str, Any]], counter: TokenCounte
     return n + 12
 
 
+def warn_prefill(
+    dialect: Dialect,
+    frame: ContextFrame,
+    messages: list[Message],
+    options: LoweringOptions,
+    report: list[Diagnostic] | None,
+) -> None:
+    """``lower.prefill_unsupported`` when the template or preset ends the conversation with
+    assistant text (a prefill, :func:`~compiler.lower.conversation.written_prefill`): OpenAI
+    sends it as an ordinary earlier message, and the model writes a new reply after it
+    instead of continuing it. A chat that ends with the assistant's message is no prefill."""
+    if written_prefill(frame, messages) is not None:
+        dialect.rewrite(
+            report,
+            options,
+            "lower.prefill_unsupported",
+            f"{dialect.name} has no prefill: the final assistant message is sent as an "
+            "earlier message, and the reply does not continue it",
+            OPENAI_PREFILL_HINT,
+        )
+
+
 def participant_name(name: str) -> str:
     """A message ``name`` OpenAI accepts: [a-zA-Z0-9_-]{1,64} (other characters become _)."""
     return NAME_RE.sub("_", name)[:64] or "_"
@@ -289,6 +316,7 @@ class OpenAIChat(Dialect):
         if tools:
             body["tools"] = [self.tool(t) for t in tools]
         body.update(openai_options(options, model=model, dialect=self, report=report))
+        warn_prefill(self, frame, messages, options, report)
         return body
 
     def message(self, m: Message, system: str = "system") -> dict[str, Any]:
@@ -318,6 +346,7 @@ class OpenAIChat(Dialect):
             ]
         if m["role"] == "tool":
             out["tool_call_id"] = m.get("toolCallId", "")
+            out["content"] = result_text(m)
         return out
 
     def tool(self, t: ToolSpec) -> dict[str, Any]:

@@ -17,8 +17,14 @@ The body is ``{model, input: items[], tools?, max_output_tokens?, temperature?, 
   output}``.
 - Tools are flat: ``{type: "function", name, description?, parameters, strict: false}``
   (the API's default is strict, which demands a closed schema).
-- Not expressible, reported by :meth:`~compiler.dialect.Dialect.unsupported` and left out: a
-  message ``name``; ``frequency_penalty``, ``presence_penalty``, ``seed`` and ``stop`` (the
+- A message ``name`` is written before its text, ``Name: text`` (Responses has no ``name``
+  field; reported). Tool-call ids are unique in the request: one a later turn uses again
+  is sent with a suffix (``_2``) in its call and its output alike (the API refuses a
+  repeated ``call_id``: "Duplicate function_call_output"). A tool result that reports a
+  failure is sent as ``[error] `` and its text (no error flag). A final assistant message
+  is sent as an ordinary message, ``lower.prefill_unsupported`` (OpenAI has no prefill).
+- Not expressible, reported by :meth:`~compiler.dialect.Dialect.unsupported` and left out:
+  ``frequency_penalty``, ``presence_penalty``, ``seed`` and ``stop`` (the
   Responses API has no such fields). A ``max_output_tokens`` below 16 (the API's minimum)
   is sent as 16; one over the model's maximum output is clamped to it, as for Chat
   (:data:`~compiler.lower.openai_chat.OPENAI_OUTPUT_LIMITS`).
@@ -50,7 +56,7 @@ from compiler.dialect import (
 )
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.conversation import prepared
+from compiler.lower.conversation import prepared, result_text
 from compiler.lower.openai_chat import (
     MAX_TOOLS,
     OPENAI_OUTPUT_LIMITS,
@@ -61,6 +67,7 @@ from compiler.lower.openai_chat import (
     function_tokens,
     openai_options,
     system_role,
+    warn_prefill,
 )
 from compiler.tokens import TokenCounter
 
@@ -102,7 +109,9 @@ class OpenAIResponses(Dialect):
         options: LoweringOptions = NO_OPTIONS,
         report: list[Diagnostic] | None = None,
     ) -> ModelRequest:
-        messages, tools = prepared(frame, self, options, report, id_limit=MAX_CALL_ID)
+        messages, tools = prepared(
+            frame, self, options, report, id_limit=MAX_CALL_ID, unique_ids=True
+        )
         system = system_role(model)
         body: ModelRequest = {
             "model": model,
@@ -111,10 +120,12 @@ class OpenAIResponses(Dialect):
         if tools:
             body["tools"] = [self.tool(t) for t in tools]
         body.update(self.options(options, report, model))
-        names = sorted({m["name"] for m in messages if "name" in m and m["role"] in ROLES})
+        names = sorted({m["name"] for m in messages if m.get("name") and m["role"] in ROLES})
         if names:
             shown = ", ".join(repr(n) for n in names)
-            self.unsupported(report, options, f"a message name ({shown})", "left out")
+            how = "each written before its text as 'Name: '"
+            self.unsupported(report, options, f"a message name ({shown})", how)
+        warn_prefill(self, frame, messages, options, report)
         return body
 
     def options(
@@ -144,7 +155,7 @@ class OpenAIResponses(Dialect):
                 {
                     "type": "function_call_output",
                     "call_id": m.get("toolCallId", ""),
-                    "output": m["content"],
+                    "output": result_text(m),
                 }
             ]
         calls = m.get("toolCalls") or []
@@ -156,7 +167,7 @@ class OpenAIResponses(Dialect):
         out: list[dict[str, Any]] = []
         if not calls or m["content"]:
             role = system if m["role"] == "system" else m["role"]
-            out.append({"role": role, "content": m["content"]})
+            out.append({"role": role, "content": _named(m)})
         out.extend(
             {
                 "type": "function_call",
@@ -227,9 +238,17 @@ class OpenAIResponses(Dialect):
                 message="the request has no input items (the template produced no text)",
             )
         pending: set[str] = set()
+        made: set[str] = set()
         for i, item in enumerate(request["input"]):
             kind = item.get("type", "message")
             if kind == "function_call":
+                if item["call_id"] in made:
+                    raise LoweringError(
+                        code="lower.duplicate_tool_call_id",
+                        message=f"input[{i}] uses the call_id {item['call_id']!r} again: "
+                        "Responses wants each call_id once in a request",
+                    )
+                made.add(item["call_id"])
                 pending.add(item["call_id"])
             elif kind == "function_call_output":
                 if item.get("call_id") not in pending:
@@ -257,6 +276,13 @@ class OpenAIResponses(Dialect):
                 code="lower.unanswered_tool_call",
                 message=f"function calls {sorted(pending)} have no function_call_output",
             )
+
+
+def _named(m: Message) -> str | None:
+    """A message's text with its speaker's ``name`` before it, ``Name: text`` (Responses
+    has no ``name``: without it two speakers would read as one)."""
+    text, name = m["content"], m.get("name")
+    return f"{name}: {text}" if name and text and text.strip() else text
 
 
 DIALECT = OpenAIResponses()

@@ -46,6 +46,7 @@ from compiler.assemble import Assembler, PresetMode
 from compiler.errors import APCError, Diagnostic, Span, TemplateError
 from compiler.frame import (
     AS_WRITTEN,
+    FIRST_USER,
     ROLEPLAY,
     SQUASH_SYSTEM,
     Component,
@@ -150,6 +151,9 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     assembler.scan_prompts = scan_prompts(assembler)
     if preset.extra.get("squash_system_messages") is True:
         assembler.frame_metadata[SQUASH_SYSTEM] = True
+    opening = preset.extra.get("human_sysprompt_message")
+    if isinstance(opening, str) and opening.strip():  # the first user turn, where needed
+        assembler.frame_metadata[FIRST_USER] = assembler.fill(opening)
     prompts = ordered_prompts(preset)
     if mode == "legacy":
         prompts = [p for p in prompts if p.identifier not in AGENT_MARKERS]

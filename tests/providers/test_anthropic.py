@@ -51,7 +51,7 @@ RICH_CHAT: list[dict[str, Any]] = [
             {"id": "call_2", "name": "dice.roll", "arguments": {"sides": 8}},
         ],
     },
-    {"role": "tool", "toolCallId": "call.1 x", "content": "[error] the die fell off"},
+    {"role": "tool", "toolCallId": "call.1 x", "content": "the die fell off", "isError": True},
     {"role": "tool", "toolCallId": "call_2", "content": "5"},
     {"role": "user", "content": "Again."},
     {
@@ -264,8 +264,11 @@ def assistant(text: str | None, *calls: tuple[str, dict[str, Any]]) -> Message:
     return msg
 
 
-def result(call_id: str, text: str) -> Message:
-    return {"role": "tool", "toolCallId": call_id, "content": text}
+def result(call_id: str, text: str, *, error: bool = False) -> Message:
+    msg: Message = {"role": "tool", "toolCallId": call_id, "content": text}
+    if error:
+        msg["isError"] = True
+    return msg
 
 
 def system(text: str) -> Message:
@@ -345,7 +348,7 @@ def test_tool_results_come_first_in_one_user_turn() -> None:
         user("Roll."),
         assistant("Sure.", ("a", {"sides": 6}), ("b", {"sides": 8})),
         result("a", "3"),
-        result("b", "[error] no die"),
+        result("b", "no die", error=True),
         system("Note."),
         user("And?"),
     )
@@ -407,7 +410,8 @@ def test_a_prefill_the_model_refuses_becomes_user_text(model: str, tools: bool) 
             ],
         }
     ]
-    assert [d.code for d in report] == ["lower.unsupported"] and "prefill" in report[0].message
+    assert [d.code for d in report] == ["lower.prefill_unsupported"]
+    assert "prefill" in report[0].message
 
 
 def test_which_models_take_a_prefill() -> None:

@@ -285,7 +285,7 @@ CALLS: list[Message] = [
         ],
     },
     {"role": "tool", "toolCallId": "c1", "content": "4"},
-    {"role": "tool", "toolCallId": "c2", "content": "[error] the die fell off the table"},
+    {"role": "tool", "toolCallId": "c2", "content": "the die fell off the table", "isError": True},
     {"role": "user", "content": "And?"},
 ]
 
@@ -319,12 +319,10 @@ def test_function_calls_and_responses_pair_in_number_and_name() -> None:
 
 
 def test_a_function_call_turn_that_opens_the_conversation_gets_a_user_turn() -> None:
+    """As SillyTavern sends Gemini: the placeholder user turn, with no report."""
     request, report = lower(CALLS[1:4], system="Rules.")
-    assert request["contents"][0] == {
-        "role": "user",
-        "parts": [{"text": "[The conversation continues.]"}],
-    }
-    assert request["contents"][1]["role"] == "model" and len(report) == 1
+    assert request["contents"][0] == {"role": "user", "parts": [{"text": "[Start a new chat]"}]}
+    assert request["contents"][1]["role"] == "model" and report == []
 
 
 def test_the_check_refuses_what_gemini_answers_400_to() -> None:
