@@ -76,7 +76,7 @@ from compiler.fit.ledger import AppliedBudget, BudgetLedger
 from compiler.fit.pieces import leading_pieces
 from compiler.fit.prices import PriceMemo
 from compiler.fit.record import Recorder
-from compiler.fit.strategy import effective_strategy, floor_tokens
+from compiler.fit.strategy import effective_strategy, floor_tokens, turn_part
 from compiler.fit.summarize import Summarizer, SummaryCache, SummaryChain
 from compiler.fit.text import TextFitter
 from compiler.fit.turns import HINT as TURN_HINT
@@ -210,13 +210,17 @@ class _Allocator:
         losses = self.record.losses(self.items)
         return FitResult(frame, ledger, total, request, report, losses)
 
-    def fitted(self) -> ContextFrame:
+    def fitted(self, turns: bool = False) -> ContextFrame:
         """The frame of the fitted components; a history the assembler left lazy (see
-        :class:`~compiler.context.lazy_chat.LazyChat`) and the fit kept whole is a list."""
-        return ContextFrame(
-            components=[_listed(i.outcome.out) for i in self.items if i.outcome.out is not None],
-            metadata=self.frame.metadata,
-        )
+        :class:`~compiler.context.lazy_chat.LazyChat`) and the fit kept whole is a list.
+        ``turns``: with the newest turn of each history not fitted yet, where it will be."""
+        out = []
+        for i in self.items:
+            if i.outcome.out is not None:
+                out.append(_listed(i.outcome.out))
+            elif turns and (turn := self.turns.get(i.index)) is not None:
+                out.append(turn_part(i.comp, turn.keep))
+        return ContextFrame(components=out, metadata=self.frame.metadata)
 
     def grant(self, virtual: int | None) -> None:
         """One grant run at the total ``virtual``: fresh state, the fixed components counted
@@ -471,18 +475,22 @@ class _Allocator:
             return False
         before = item.outcome
         item.outcome = Outcome(out=item.comp, offered=cost, used=cost)
-        kept = self.dialect.lower(self.fitted(), self.model)
-        held = sum(  # the newest turns still to come
-            t.cost
-            for i, t in self.turns.items()
-            if i != item.index and self.items[i].outcome.out is None
-        )
-        total = self.dialect.count_request(kept, self.counter) + held
+        kept = self.dialect.lower(self.fitted(turns=True), self.model)  # the turns to come too
+        total = self.dialect.count_request(kept, self.counter)
         if total > self.virtual:
             item.outcome = before
             return False
         self.charge(item, None)
-        self.left = self.virtual - total
+        held = sum(  # what the newest turns still to come take back at their turn
+            t.cost
+            for i, t in self.turns.items()
+            if i != item.index and self.items[i].outcome.out is None
+        )
+        if held:  # the room left, less what the turns take back (their estimate)
+            total = self.dialect.count_request(
+                self.dialect.lower(self.fitted(), self.model), self.counter
+            )
+        self.left = self.virtual - total - held
         return True
 
     def fit_elastic(self, item: Item, limit: int | None) -> Outcome:
