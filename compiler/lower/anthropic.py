@@ -36,10 +36,19 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
-from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest, SamplerRange
+from compiler.dialect import (
+    NO_OPTIONS,
+    Dialect,
+    LoweringOptions,
+    ModelRequest,
+    SamplerRange,
+    by_prefix,
+)
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
+from compiler.lower.anthropic_blocks import TOOL_ID_RE, check_blocks, leading_results
 from compiler.lower.conversation import prepared
+from compiler.lower.tool_params import ANTHROPIC_KEYS, sent_tool
 from compiler.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 
 #: Context windows, longest prefix wins: every Claude model (3, 3.5, 3.7, 4, 4.1, 4.5, 4.6:
@@ -81,7 +90,6 @@ CLAUDE_OUTPUT_LIMITS: dict[str, int] = {
 }
 
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
-TOOL_ID_RE = re.compile(r"^[a-zA-Z0-9_-]+$")
 UNSAFE_ID_RE = re.compile(r"[^a-zA-Z0-9_-]")
 #: claude-<family>-<major>[-<minor>] or claude-<major>[-<minor>]-<family> (a date is no minor)
 VERSION_RE = re.compile(
@@ -108,12 +116,6 @@ PER_TOOL_RESULT = 8
 PER_TOOL = 8
 #: the tool-use system prompt Anthropic adds when tools are offered (tool_choice auto)
 TOOLS_PROMPT = 346
-
-
-def _longest_prefix(table: Mapping[str, int], model: str) -> int | None:
-    name = model.split("/")[-1]
-    best = max((p for p in table if name == p or name.startswith(p + "-")), key=len, default=None)
-    return table[best] if best is not None else None
 
 
 def claude_version(model: str) -> tuple[int, int] | None:
@@ -203,6 +205,7 @@ class Anthropic(Dialect):
     output_limits: ClassVar[Mapping[str, int]] = CLAUDE_OUTPUT_LIMITS
     output_field: ClassVar[str] = "max_tokens"
     tool_name_rule: ClassVar[re.Pattern[str]] = TOOL_NAME_RE
+    property_key_rule: ClassVar[re.Pattern[str] | None] = ANTHROPIC_KEYS
     #: the documented ranges of the (deprecated, not sent) temperature and top_p
     sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {
         "temperature": SamplerRange(0, 1),
@@ -212,7 +215,7 @@ class Anthropic(Dialect):
     def default_output_tokens(self, model: str) -> int:
         """The ``max_tokens`` sent when none is given (:data:`DEFAULT_MAX_TOKENS`), reserved
         from the window: the API refuses input plus ``max_tokens`` over the window."""
-        return _longest_prefix(DEFAULT_MAX_TOKENS, model) or DEFAULT_MAX_TOKENS["claude"]
+        return by_prefix(DEFAULT_MAX_TOKENS, model) or DEFAULT_MAX_TOKENS["claude"]
 
     # -- lowering ----------------------------------------------------------------------
     def lower(
@@ -331,8 +334,7 @@ class Anthropic(Dialect):
         out: dict[str, Any] = {"name": self.tool_name(t["name"])}
         if t["description"]:
             out["description"] = t["description"]
-        schema = t["parameters"] or {}
-        out["input_schema"] = schema if "type" in schema else {"type": "object", **schema}
+        out["input_schema"] = t["parameters"]  # an object (:func:`prepared`, :func:`sent_tool`)
         return out
 
     def sampling(self, options: LoweringOptions, report: list[Diagnostic] | None) -> dict[str, Any]:
@@ -411,7 +413,8 @@ class Anthropic(Dialect):
         return self._wire_message_tokens({"content": blocks}, counter)
 
     def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:
-        return self._wire_tools_tokens([self.tool(t) for t in tools], self.estimating(counter))
+        sent = [self.tool(sent_tool(t, ANTHROPIC_KEYS)[0]) for t in tools]
+        return self._wire_tools_tokens(sent, self.estimating(counter))
 
     def _wire_tools_tokens(self, tools: list[dict[str, Any]], counter: TokenCounter) -> int:
         if not tools:
@@ -501,8 +504,8 @@ class Anthropic(Dialect):
                 raise LoweringError(
                     code="lower.empty_content", message=f"messages[{i}] has no content"
                 )
-            results = _leading_results(blocks)
-            calls = _check_blocks(i, role, blocks, results)
+            results = leading_results(blocks)
+            calls = check_blocks(i, role, blocks, results)
             if set(results) != pending:
                 missing, extra = sorted(pending - set(results)), sorted(set(results) - pending)
                 if missing:
@@ -543,49 +546,6 @@ class Anthropic(Dialect):
                 code="lower.invalid_prefill",
                 message="the final assistant message ends with whitespace",
             )
-
-
-def _leading_results(blocks: list[Any]) -> list[str]:
-    """The tool_use ids the tool_result blocks at the start of ``blocks`` answer."""
-    ids: list[str] = []
-    for block in blocks:
-        if not isinstance(block, dict) or block.get("type") != "tool_result":
-            break
-        ids.append(str(block.get("tool_use_id", "")))
-    return ids
-
-
-def _check_blocks(i: int, role: str, blocks: list[Any], results: list[str]) -> list[str]:
-    """Text is not blank; tool_use only from the assistant, with a valid id (returned);
-    tool_result only from the user, all at the start of the turn."""
-    calls: list[str] = []
-    for j, block in enumerate(blocks):
-        if not isinstance(block, dict):
-            raise LoweringError(
-                code="lower.empty_content",
-                message=f"messages[{i}].content[{j}] is not a content block",
-            )
-        kind = block.get("type")
-        if kind == "text" and not str(block.get("text", "")).strip():
-            raise LoweringError(
-                code="lower.empty_content",
-                message=f"messages[{i}].content[{j}] is an empty text block",
-            )
-        if kind == "tool_use":
-            calls.append(str(block.get("id", "")))
-            if role != "assistant" or not TOOL_ID_RE.match(calls[-1]):
-                raise LoweringError(
-                    code="lower.invalid_tool_call",
-                    message=f"messages[{i}].content[{j}]: a tool_use block must come from the "
-                    f"assistant, its id matching [a-zA-Z0-9_-]+ (role {role}, id {calls[-1]!r})",
-                )
-        if kind == "tool_result" and (role != "user" or j >= len(results)):
-            raise LoweringError(
-                code="lower.unanswered_tool_call",
-                message=f"messages[{i}].content[{j}]: tool_result blocks must come first in "
-                "the user turn right after the tool_use",
-            )
-    return calls
 
 
 def _cache_controls(request: ModelRequest) -> Iterator[Any]:
