@@ -371,3 +371,25 @@ def test_a_nested_schema_counts_at_least_its_json(provider: str) -> None:
         json.dumps(sent_schema(provider, request), separators=(",", ":"))
     )
     assert tools_json  # the request carries them
+
+
+# -- the compile result, the CLI and the service report the table ---------------------------
+def test_the_compile_result_reports_and_applies_the_table() -> None:
+    import compiler
+
+    odd = [{"name": "chat.search", "description": "Search.", "parameters": NESTED}]
+    result = compiler.compile_string(
+        "S.\n<<agent.tools.available>>\n<<agent.chat.history>>",
+        context={"chat": [{"role": "user", "content": "hi"}], "tools": odd},
+        provider="anthropic",
+        model="claude-sonnet-4-5",
+    )
+    assert "lower.tool_schema_rewritten" in {w.code for w in result.warnings}
+    table = result.tool_arguments["chat_search"]
+    (row,) = [t for t in result.tools_json() if t["alias"] == "chat_search"]
+    assert row["argumentNames"] == table.as_json()
+    json.dumps(row)  # plain JSON
+    sent = table.sent(ORIGINAL)
+    assert result.restore_arguments("chat_search", sent) == ORIGINAL
+    assert result.restore_arguments("chat.search", sent) == ORIGINAL
+    assert result.restore_arguments("other", {"a": 1}) == {"a": 1}
