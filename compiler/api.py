@@ -59,6 +59,7 @@ from compiler.frame import ComponentKind, ContextFrame, ToolSpec
 from compiler.journal import Event, Journal
 from compiler.losses import LOSS_CODES, checked_losses
 from compiler.lower.base import ModelRequest, get_dialect
+from compiler.lower.tool_params import ToolArguments, sent_tool
 from compiler.macros import BoundTemplate
 from compiler.markers import check_markers
 from compiler.options import CompileOptions
@@ -90,6 +91,11 @@ class CompileResult:
     warnings: list[Diagnostic] = field(default_factory=list)
     profile: ResolvedAgentProfile | None = None
     tools: list[ToolSpec] = field(default_factory=list)
+    #: how each offered tool's call arguments map back, by the name the model calls (its
+    #: provider alias): only tools whose parameters were sent rewritten (wrapped, keys
+    #: renamed; :mod:`compiler.lower.tool_params`). ``table.restore(arguments)`` gives the
+    #: tool's own arguments; ``table.as_json()`` is ``argumentNames``.
+    tool_arguments: dict[str, ToolArguments] = field(default_factory=dict)
     #: SillyTavern's ``chat_metadata.timedWorldInfo`` after this compile's world info scan
     #: (sticky / cooldown effects started or ended): store it with the chat and pass it back
     #: as the run context's ``timedWorldInfo`` next time. None when the run has none.
@@ -102,6 +108,31 @@ class CompileResult:
         if self.profile is None:
             raise ValueError("this CompileResult carries no profile to gate tool calls with")
         return ToolGate(self.profile, tools=self.tools)
+
+    def restore_arguments(self, tool: str, arguments: Any) -> Any:
+        """The model's call ``arguments`` to ``tool`` (the name it called, or the dotted
+        name) under the tool's own names (:attr:`tool_arguments`); as given when the
+        tool's parameters were sent as written."""
+        alias = next((t["alias"] for t in self.tools if tool in (t["name"], t["alias"])), tool)
+        table = self.tool_arguments.get(alias)
+        return arguments if table is None else table.restore(arguments)
+
+    def tools_json(self) -> list[dict[str, Any]]:
+        """The offered tools as ``apc compile --emit tools`` and ``apc serve`` report them:
+        ``{name, alias, requireApproval, argumentNames?}`` (``argumentNames``: sent
+        argument path -> original path, JSON Pointers; only for a rewritten schema)."""
+        out: list[dict[str, Any]] = []
+        for t in self.tools:
+            row: dict[str, Any] = {
+                "name": t["name"],
+                "alias": t["alias"],
+                "requireApproval": t["requireApproval"],
+            }
+            table = self.tool_arguments.get(t["alias"])
+            if table:
+                row["argumentNames"] = table.as_json()
+            out.append(row)
+        return out
 
 
 @dataclass(frozen=True)
@@ -327,7 +358,8 @@ def compile_source(
         journal.events,
         warnings,
         profile=resolved,
-        tools=_offered(fitted.frame, dialect),
+        tools=(offered := _offered(fitted.frame, dialect)),
+        tool_arguments=_argument_tables(offered, dialect),
         world_info_state=_world_state(assembler),
     )
 
@@ -490,6 +522,12 @@ def _offered(frame: ContextFrame, dialect: Dialect) -> list[ToolSpec]:
         if c.kind == ComponentKind.TOOL_DEFINITIONS
         for t in c.tools or ()
     ]
+
+
+def _argument_tables(tools: list[ToolSpec], dialect: Dialect) -> dict[str, ToolArguments]:
+    """The tables of the offered tools whose parameters the dialect sent rewritten."""
+    tables = {t["alias"]: sent_tool(t, dialect.property_key_rule)[1] for t in tools}
+    return {alias: table for alias, table in tables.items() if table}
 
 
 def _counter(

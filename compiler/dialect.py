@@ -136,6 +136,9 @@ class Dialect(ABC):
     output_field: ClassVar[str] = "max_output_tokens"
     #: the tool names the provider takes (definitions and calls, after :meth:`tool_name`)
     tool_name_rule: ClassVar[re.Pattern[str]] = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+    #: the property keys the provider takes in tool parameters (None: any key); others are
+    #: renamed (:mod:`compiler.lower.tool_params`)
+    property_key_rule: ClassVar[re.Pattern[str] | None] = None
     #: each sampler's documented range, by :class:`LoweringOptions` name (absent: unchecked)
     sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {}
 

@@ -277,7 +277,8 @@ def _registry() -> dict[str, type[APCError] | None]:
         LoweringError: """lower.unknown_provider lower.too_many_tools lower.invalid_tool_name
             lower.duplicate_tool_name lower.orphan_tool_result lower.unanswered_tool_call
             lower.empty_request lower.empty_content lower.invalid_tool_call lower.invalid_role
-            lower.invalid_tool_schema lower.unsupported lower.missing_max_tokens
+            lower.invalid_tool_schema lower.tool_schema_rewritten lower.unsupported
+            lower.missing_max_tokens
             lower.invalid_prefill lower.too_many_cache_breakpoints lower.output_clamped
             lower.unknown_output_limit lower.sampler_out_of_range lower.sampler_clamped
             lower.duplicate_tool_call_id lower.model_required lower.prefill_unsupported

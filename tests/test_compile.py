@@ -11,7 +11,7 @@ import pytest
 import compiler
 from compiler.cli import main
 from compiler.errors import BudgetError, LoweringError, PolicyError
-from compiler.lower.openai_chat import DIALECT
+from compiler.lower.openai_chat import DIALECT, cookbook_function_tokens
 from compiler.tokens import counter_for
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -272,6 +272,10 @@ def test_cookbook_counts_are_pinned() -> None:
         },
     }
     with_tool = {**system_hi, "tools": [tool]}
-    # 7 + "get_weather:Get the weather"(5) + 3 + (3 + "city:string:City name"(5))
-    #   + (3 - 3 + (3+1) + (3+1) + "unit:string:"(3)) + 12
-    assert DIALECT.count_request(with_tool, counter) - 8 == 46
+    # the cookbook: 7 + "get_weather:Get the weather"(5) + 3 + (3 + "city:string:City name"(5))
+    #   + (3 - 3 + (3+1) + (3+1) + "unit:string:"(3)) = 34 (+ 12 once)
+    assert cookbook_function_tokens(tool["function"], counter) == 34
+    # the count is the larger of that and 7 + the definition's compact JSON (46 tokens)
+    compact = json.dumps(tool["function"], separators=(",", ":"))
+    assert counter.count(compact) == 46
+    assert DIALECT.count_request(with_tool, counter) - 8 == 12 + max(34, 7 + 46)

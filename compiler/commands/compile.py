@@ -31,7 +31,11 @@ def register(sub: Any) -> None:
     p = sub.add_parser("compile", help="compile a template or preset into a provider request")
     add_compile_arguments(p)
     p.add_argument(
-        "--emit", choices=("request", "frame", "ledger"), default="request", help="what to print"
+        "--emit",
+        choices=("request", "frame", "ledger", "tools"),
+        default="request",
+        help="what to print (tools: the offered tools, with argumentNames where a schema was "
+        "rewritten for the provider)",
     )
     p.add_argument("--journal", metavar="FILE", help="append journal events (JSONL)")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
@@ -85,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
         payload: Any = result.frame.model_dump(mode="json", by_alias=True, exclude_none=True)
     elif args.emit == "ledger":
         payload = result.ledger.model_dump(mode="json", by_alias=True)
+    elif args.emit == "tools":
+        payload = result.tools_json()
     else:
         payload = result.request
     if args.world_state is not None:

@@ -73,7 +73,7 @@ from compiler.fit.fill import Filler
 from compiler.fit.history import min_present
 from compiler.fit.items import Item, Outcome, Turn
 from compiler.fit.ledger import AppliedBudget, BudgetLedger
-from compiler.fit.pieces import leading_pieces
+from compiler.fit.pieces import pieces_outcome
 from compiler.fit.prices import PriceMemo
 from compiler.fit.record import Recorder
 from compiler.fit.strategy import effective_strategy, floor_tokens, turn_part
@@ -86,7 +86,6 @@ from compiler.fit.windows import WindowFitter
 from compiler.frame import (
     AS_WRITTEN,
     FILL_BLOCK,
-    PIECES,
     ROLEPLAY,
     Component,
     ComponentKind,
@@ -401,22 +400,12 @@ class _Allocator:
         compete for the same budget are dropped (as after a drop)."""
         applied = item.turn.applied
         limit = min_present(applied.own, applied.category, applied.total)
-        part = leading_pieces(item.comp, limit, self.costs.cost)
-        if part is None or limit is None:
+        fate = pieces_outcome(item.comp, limit, self.costs.cost)
+        if fate is None or limit is None:
             return False
-        comp, used, kept = part
         self.dropped_total = False  # set by the drop this keep replaces
         self.dropped_cats.discard(item.category or "")
-        total = len(item.comp.metadata[PIECES]["items"])
-        why = f"kept the first {kept} of {total} entries to fit {limit} tokens"
-        item.outcome = Outcome(
-            out=comp,
-            offered=self.costs.cost(item.comp),
-            used=used,
-            action="truncated",
-            reason=why,
-            skipped={"detail": why, "piecesKept": kept},
-        )
+        item.outcome, used = fate, fate.used
         self.record.budget_event(item)
         self.charge(item, framing + used)
         if limit == applied.total:

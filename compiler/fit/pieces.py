@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from compiler.fit.items import Outcome
 from compiler.frame import PIECES, Component
 
 
@@ -52,3 +53,24 @@ def leading_pieces(
             return part, used, lo
         lo -= 1
     return None
+
+
+def pieces_outcome(
+    comp: Component, limit: int | None, cost: Callable[[Component], int]
+) -> Outcome | None:
+    """What the fit makes of a text of pieces over ``limit``: its leading pieces that fit
+    (:func:`leading_pieces`), truncated; None when not even one fits."""
+    part = leading_pieces(comp, limit, cost)
+    if part is None:
+        return None
+    out, used, kept = part
+    total = len(comp.metadata[PIECES]["items"])
+    why = f"kept the first {kept} of {total} entries to fit {limit} tokens"
+    return Outcome(
+        out=out,
+        offered=cost(comp),
+        used=used,
+        action="truncated",
+        reason=why,
+        skipped={"detail": why, "piecesKept": kept},
+    )

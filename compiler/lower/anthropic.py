@@ -41,13 +41,21 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest, SamplerRange
+from compiler.dialect import (
+    NO_OPTIONS,
+    Dialect,
+    LoweringOptions,
+    ModelRequest,
+    SamplerRange,
+    by_prefix,
+)
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.lower.anthropic_check import TOOL_ID_RE, cache_controls, check_turns
 from compiler.lower.anthropic_check import blocks_of as _blocks
 from compiler.lower.anthropic_limits import CLAUDE_OUTPUT_LIMITS as CLAUDE_OUTPUT_LIMITS
 from compiler.lower.conversation import PREFILL_NOTE, START_CHAT, first_user, prepared
+from compiler.lower.tool_params import ANTHROPIC_KEYS, sent_tool
 from compiler.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 
 #: Context windows, longest prefix wins: every Claude model (3, 3.5, 3.7, 4, 4.1, 4.5, 4.6:
@@ -99,12 +107,6 @@ PER_TOOL_RESULT = 8
 PER_TOOL = 8
 #: the tool-use system prompt Anthropic adds when tools are offered (tool_choice auto)
 TOOLS_PROMPT = 346
-
-
-def _longest_prefix(table: Mapping[str, int], model: str) -> int | None:
-    name = model.split("/")[-1]
-    best = max((p for p in table if name == p or name.startswith(p + "-")), key=len, default=None)
-    return table[best] if best is not None else None
 
 
 def claude_version(model: str) -> tuple[int, int] | None:
@@ -192,6 +194,7 @@ class Anthropic(Dialect):
     output_limits: ClassVar[Mapping[str, int]] = CLAUDE_OUTPUT_LIMITS
     output_field: ClassVar[str] = "max_tokens"
     tool_name_rule: ClassVar[re.Pattern[str]] = TOOL_NAME_RE
+    property_key_rule: ClassVar[re.Pattern[str] | None] = ANTHROPIC_KEYS
     #: the documented ranges of the (deprecated, not sent) temperature and top_p
     sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {
         "temperature": SamplerRange(0, 1),
@@ -201,7 +204,7 @@ class Anthropic(Dialect):
     def default_output_tokens(self, model: str) -> int:
         """The ``max_tokens`` sent when none is given (:data:`DEFAULT_MAX_TOKENS`), reserved
         from the window: the API refuses input plus ``max_tokens`` over the window."""
-        return _longest_prefix(DEFAULT_MAX_TOKENS, model) or DEFAULT_MAX_TOKENS["claude"]
+        return by_prefix(DEFAULT_MAX_TOKENS, model) or DEFAULT_MAX_TOKENS["claude"]
 
     # -- lowering ----------------------------------------------------------------------
     def lower(
@@ -335,8 +338,7 @@ class Anthropic(Dialect):
         out: dict[str, Any] = {"name": self.tool_name(t["name"])}
         if t["description"]:
             out["description"] = t["description"]
-        schema = t["parameters"] or {}
-        out["input_schema"] = schema if "type" in schema else {"type": "object", **schema}
+        out["input_schema"] = t["parameters"]  # an object (:func:`prepared`, :func:`sent_tool`)
         return out
 
     def sampling(self, options: LoweringOptions, report: list[Diagnostic] | None) -> dict[str, Any]:
@@ -416,7 +418,8 @@ class Anthropic(Dialect):
         return self._wire_message_tokens({"content": blocks}, counter)
 
     def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:
-        return self._wire_tools_tokens([self.tool(t) for t in tools], self.estimating(counter))
+        sent = [self.tool(sent_tool(t, ANTHROPIC_KEYS)[0]) for t in tools]
+        return self._wire_tools_tokens(sent, self.estimating(counter))
 
     def _wire_tools_tokens(self, tools: list[dict[str, Any]], counter: TokenCounter) -> int:
         if not tools:

@@ -31,6 +31,12 @@ from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import FIRST_USER, ContextFrame, Message, ToolSpec
 from compiler.lower.base import layout
 from compiler.lower.schema import object_parameters
+from compiler.lower.tool_params import (
+    ToolArguments,
+    report_rewrites,
+    rewrites,
+    sent_parameters,
+)
 
 
 def conversation(frame: ContextFrame) -> tuple[list[Message], list[ToolSpec]]:
@@ -267,7 +273,8 @@ def prepared(
     unique_ids: bool = False,
 ) -> tuple[list[Message], list[ToolSpec]]:
     """:func:`conversation`, made ready for ``dialect``: tool parameters with an object at
-    the top (:func:`compiler.lower.schema.object_parameters`), tool-call ids of at most
+    the top (:func:`compiler.lower.schema.object_parameters`), those the provider refuses
+    rewritten (:func:`compiler.lower.tool_params.sent_parameters`), tool-call ids of at most
     ``id_limit`` characters (``unique_ids``: each unique in the request, :func:`unique_call_ids`),
     and, where the provider refuses tool blocks in a request that
     defines no tools (``calls_need_tools``), the calls and results written as text. Each
@@ -275,14 +282,23 @@ def prepared(
     messages, tools, turns = _conversation(frame)
     ready: list[ToolSpec] = []
     merged: list[str] = []
+    changed: list[str] = []
+    tables: dict[str, ToolArguments] = {}
     for tool in tools:
         params, found = object_parameters(tool["parameters"])
         if found:
             merged.append(f"{tool['name']} ({found})")
+        params, table = sent_parameters(params, dialect.property_key_rule)
+        if table:
+            changed.append(rewrites(tool["name"], table))
+            tables[tool["name"]] = tables[dialect.tool_name(tool["name"])] = table
         ready.append({**tool, "parameters": params})
     if merged:
         what = f"a combinator at the top of tool parameters: {', '.join(merged)}"
         dialect.unsupported(report, options, what, "its branches merged into one object")
+    report_rewrites(dialect.name, changed, options, report)
+    if tables and turns:
+        messages = [_calls_sent(m, tables) for m in messages]
     if unique_ids and turns:
         messages = unique_call_ids(messages)
     if id_limit is not None and turns:
@@ -295,6 +311,22 @@ def prepared(
     elif turns:
         check_call_names(messages, dialect)
     return messages, ready
+
+
+def _calls_sent(message: Message, tables: dict[str, ToolArguments]) -> Message:
+    """``message`` with its tool calls' arguments under the property names sent (a history
+    call written with the tool's own keys; a wrapped tool's arguments are left as they are:
+    an object, they are already the ``{"value": ...}`` the model sent)."""
+    calls = message.get("toolCalls")
+    if not calls or not any(c["name"] in tables for c in calls):
+        return message
+    out = []
+    for call in calls:
+        table = tables.get(call["name"])
+        if table is not None and not table.wrapped:
+            call = {**call, "arguments": table.sent(call["arguments"])}
+        out.append(call)
+    return {**message, "toolCalls": out}
 
 
 def check_call_names(messages: Sequence[Message], dialect: Dialect) -> None:

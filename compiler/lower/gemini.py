@@ -32,7 +32,11 @@ with :meth:`~compiler.dialect.Dialect.unsupported`, an error with ``strict``):
   tool on every provider keeps the runtime's tool gate the same.
 - a message ``name`` cannot be expressed: it is written before the text, ``Ann: Hello``
   (SillyTavern's "names in content"; reported).
-- tool parameters: :mod:`compiler.lower.gemini_schema`.
+- tool parameters: ``parametersJsonSchema`` (the JSON Schema as written) for Gemini 2.5
+  and later, which take it; the Schema subset (``parameters``,
+  :mod:`compiler.lower.gemini_schema`) for older models. Either way a non-object schema is
+  wrapped and parameter names Gemini refuses are renamed
+  (:mod:`compiler.lower.tool_params`).
 - generation options go to ``generationConfig`` (at most 5 ``stopSequences``: the rest are
   reported and left out; ``maxOutputTokens`` never over the model's maximum output,
   :data:`GEMINI_OUTPUT_LIMITS`: a larger one is clamped, ``lower.output_clamped``).
@@ -63,7 +67,12 @@ from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest,
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.lower.conversation import PREFILL_NOTE, first_user, prepared
-from compiler.lower.gemini_schema import check_parameters, gemini_parameters
+from compiler.lower.gemini_schema import (
+    check_json_parameters,
+    check_parameters,
+    gemini_parameters,
+    json_schema_model,
+)
 from compiler.lower.gemini_turns import (
     SKIP_SIGNATURE,
     move_prefill,
@@ -71,6 +80,7 @@ from compiler.lower.gemini_turns import (
     refuses_prefill,
     sign_current_turn,
 )
+from compiler.lower.tool_params import GEMINI_KEYS, sent_tool
 from compiler.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 
 #: Context windows (input + output tokens) of Gemini models, longest prefix wins.
@@ -171,6 +181,7 @@ class Gemini(Dialect):
     output_limits: ClassVar[Mapping[str, int]] = GEMINI_OUTPUT_LIMITS
     output_field: ClassVar[str] = "maxOutputTokens"
     tool_name_rule: ClassVar[re.Pattern[str]] = FUNCTION_NAME_RE
+    property_key_rule: ClassVar[re.Pattern[str] | None] = GEMINI_KEYS
     #: GenerationConfig's documented ranges (penalties: -2.0 up to, not including, 2.0)
     sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {
         "temperature": SamplerRange(0, 2),
@@ -214,7 +225,9 @@ class Gemini(Dialect):
         if system:
             body["systemInstruction"] = {"parts": system}
         if tools:
-            body["tools"] = [{"functionDeclarations": [self.declaration(t, notes) for t in tools]}]
+            full = json_schema_model(model)
+            declared = [self.declaration(t, notes, json_schema=full) for t in tools]
+            body["tools"] = [{"functionDeclarations": declared}]
         config = self.config(options, notes)
         if config:
             body["generationConfig"] = config
@@ -285,10 +298,19 @@ class Gemini(Dialect):
             parts.append(part)
         return TURN_ROLES[role], parts
 
-    def declaration(self, t: ToolSpec, notes: _Notes | None) -> dict[str, Any]:
+    def declaration(
+        self, t: ToolSpec, notes: _Notes | None, *, json_schema: bool = False
+    ) -> dict[str, Any]:
+        """The function declaration: ``parametersJsonSchema`` (the JSON Schema as it is) for
+        a model that takes it (:func:`json_schema_model`), else ``parameters`` in the
+        Schema subset (:func:`gemini_parameters`); none for a function without properties."""
         out: dict[str, Any] = {"name": t["alias"]}
         if t["description"]:
             out["description"] = t["description"]
+        if json_schema:
+            if (t["parameters"] or {}).get("properties"):
+                out["parametersJsonSchema"] = t["parameters"]
+            return out
         lost: list[str] = []
         parameters = gemini_parameters(t["parameters"], lost)
         if parameters is not None:
@@ -384,9 +406,14 @@ class Gemini(Dialect):
         return n + (NAME_ALLOWANCE if message["role"] == "tool" else 0)
 
     def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:
-        declarations = [self.declaration(t, None) for t in tools]
-        tools_ = [{"functionDeclarations": declarations}]
-        return self._wire_tools_tokens(tools_, self.estimating(counter))
+        """The larger of the two declaration forms (the model decides which is sent)."""
+        sent = [sent_tool(t, GEMINI_KEYS)[0] for t in tools]
+        counter = self.estimating(counter)
+        forms = (
+            [{"functionDeclarations": [self.declaration(t, None, json_schema=full) for t in sent]}]
+            for full in (False, True)
+        )
+        return max(self._wire_tools_tokens(form, counter) for form in forms)
 
     # -- shape check -------------------------------------------------------------------
     def check(self, request: ModelRequest) -> None:
@@ -447,6 +474,8 @@ def _check_tools(tools: list[dict[str, Any]]) -> None:
             names.append(name)
             if "parameters" in d:
                 check_parameters(name, d["parameters"])
+            if "parametersJsonSchema" in d:
+                check_json_parameters(name, d)
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})
         raise LoweringError(

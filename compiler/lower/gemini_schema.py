@@ -33,6 +33,7 @@ in ``notes`` (the dialect reports them as ``lower.unsupported``):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
@@ -65,6 +66,8 @@ KEYWORDS = frozenset(
         "maximum",
     }
 )
+#: the parameter names Gemini takes (google.genai.types.FunctionDeclaration.parameters)
+PARAMETER_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]{0,63}")
 TYPES = frozenset({"STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT"})
 #: the formats the API takes, by type
 FORMATS = {
@@ -258,6 +261,38 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+# -- the full JSON Schema (parametersJsonSchema) -------------------------------------------
+_VERSION = re.compile(r"gemini-(\d+)(?:\.(\d+))?(?![\d.])")
+#: the first Gemini version that takes ``parametersJsonSchema`` (Google's docs: Gemini 2.5
+#: and later take JSON Schema)
+JSON_SCHEMA_FROM = (2, 5)
+
+
+def json_schema_model(model: str) -> bool:
+    """Whether ``model`` (``gemini-2.5-flash``, ``models/gemini-3-pro-preview``) takes
+    ``parametersJsonSchema``: a Gemini version of 2.5 or later; a name with no version
+    (an alias, another model) gets the Schema subset, which every model takes."""
+    found = _VERSION.match(model.split("/")[-1])
+    if found is None:
+        return False
+    return (int(found.group(1)), int(found.group(2) or 0)) >= JSON_SCHEMA_FROM
+
+
+def check_json_parameters(name: str, declaration: dict[str, Any]) -> None:
+    """Raise ``lower.invalid_tool_schema`` when a declaration's ``parametersJsonSchema`` is
+    one Gemini refuses: both parameter fields, a top that is not an object, a parameter
+    name outside ``[a-zA-Z_][a-zA-Z0-9_]{0,63}``."""
+    schema = declaration["parametersJsonSchema"]
+    if "parameters" in declaration:
+        _bad(name, "", "parameters and parametersJsonSchema are mutually exclusive")
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        _bad(name, "", "parametersJsonSchema must describe an object")
+    for path, node in _nodes(schema, ""):
+        for key in (node.get("properties") or {}) if isinstance(node, dict) else ():
+            if not PARAMETER_NAME.fullmatch(str(key)):
+                _bad(name, path, f"parameter name {key!r} must match {PARAMETER_NAME.pattern}")
+
+
 # -- the check --------------------------------------------------------------------------
 def check_parameters(name: str, parameters: Any) -> None:
     """Raise ``lower.invalid_tool_schema`` when function ``name``'s parameters leave the
@@ -304,6 +339,9 @@ def _check_node(name: str, path: str, node: Any) -> None:
     missing = set(_list(node.get("required"))) - set(node.get("properties") or {})
     if missing:
         _bad(name, path, f"required names {sorted(missing)} are not properties")
+    for key in node.get("properties") or {}:
+        if not PARAMETER_NAME.fullmatch(str(key)):
+            _bad(name, path, f"parameter name {key!r} must match {PARAMETER_NAME.pattern}")
     if "items" in node and kind != "ARRAY":
         _bad(name, path, "items is only allowed for ARRAY type")
 

@@ -4,8 +4,9 @@ Internal: the API is :mod:`compiler.lower`.
 
 Token counts follow OpenAI's cookbook: 3 per message, the tokens of every string value
 (role, content, name, tool_call_id), 1 more for a name, 3 for the reply priming; tool
-calls count their function name and arguments; tool definitions use the cookbook's
-estimate for the gpt-4o family.
+calls count their function name and arguments. Tool definitions are an upper bound, not
+the cookbook's estimate alone (:func:`function_tokens`: the larger of the cookbook's count
+and the tokens of each definition's JSON).
 
 System text goes to o1, o3, o4 and gpt-5 models (``gpt-5.1`` and dated names too) under
 the role ``developer``: OpenAI's reference says developer messages replace system messages
@@ -45,6 +46,7 @@ from compiler.lower.conversation import (
     result_text,
     written_prefill,
 )
+from compiler.lower.tool_params import sent_tool
 from compiler.tokens import TokenCounter
 
 #: Context windows (input + output tokens) of OpenAI models, longest prefix wins.
@@ -172,33 +174,53 @@ ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 PER_MESSAGE = 3
 PER_NAME = 1
 REPLY_PRIMING = 3
+#: the cookbook's once-per-request tokens of function definitions
+TOOLS_FRAME = 12
+#: framing added to a function definition's JSON count (the cookbook's per-function 7)
+PER_FUNCTION_JSON = 7
 
 
 def function_tokens(functions: Sequence[Mapping[str, Any]], counter: TokenCounter) -> int:
-    """The cookbook's estimate of what function definitions ``{name, description?,
-    parameters}`` add (gpt-4o family; 3 more per function for cl100k_base), 0 for none."""
+    """What function definitions ``{name, description?, parameters}`` add, 0 for none: per
+    function the larger of the cookbook's estimate (:func:`cookbook_function_tokens`) and
+    the tokens of its compact JSON plus :data:`PER_FUNCTION_JSON`, then 12 once. The
+    cookbook reads only the top-level properties (a nested schema is undercounted: 354
+    tokens of parameters JSON counted as 86); the JSON bounds what the model is shown."""
     if not functions:
         return 0
-    n = 0
-    for fn in functions:
-        n += 10 if counter.encoding_name == "cl100k_base" else 7
-        desc = str(fn.get("description", "")).removesuffix(".")
-        n += counter.count(f"{fn['name']}:{desc}")
-        props = (fn.get("parameters") or {}).get("properties") or {}
-        if not isinstance(props, dict):
-            props = {}
-        if props:
-            n += 3
-            for key, prop in props.items():
-                n += 3
-                if isinstance(prop, dict) and "enum" in prop:
-                    n -= 3
-                    for item in prop["enum"]:
-                        n += 3 + counter.count(str(item))
-                ptype = prop.get("type", "") if isinstance(prop, dict) else ""
-                pdesc = str(prop.get("description", "")) if isinstance(prop, dict) else ""
-                n += counter.count(f"{key}:{ptype}:{pdesc.removesuffix('.')}")
-    return n + 12
+    return TOOLS_FRAME + sum(
+        max(cookbook_function_tokens(fn, counter), json_function_tokens(fn, counter))
+        for fn in functions
+    )
+
+
+def json_function_tokens(fn: Mapping[str, Any], counter: TokenCounter) -> int:
+    """The tokens of ``fn``'s compact JSON (name, description, parameters) plus framing."""
+    shown = {k: fn[k] for k in ("name", "description", "parameters") if k in fn}
+    text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
+    return PER_FUNCTION_JSON + counter.count(text)
+
+
+def cookbook_function_tokens(fn: Mapping[str, Any], counter: TokenCounter) -> int:
+    """OpenAI's cookbook estimate of one function definition (gpt-4o family; 3 more for
+    cl100k_base), without the 12 a request's functions add once."""
+    n = 10 if counter.encoding_name == "cl100k_base" else 7
+    desc = str(fn.get("description", "")).removesuffix(".")
+    n += counter.count(f"{fn['name']}:{desc}")
+    props = (fn.get("parameters") or {}).get("properties") or {}
+    if not isinstance(props, dict) or not props:
+        return n
+    n += 3
+    for key, prop in props.items():
+        n += 3
+        if isinstance(prop, dict) and "enum" in prop:
+            n -= 3
+            for item in prop["enum"]:
+                n += 3 + counter.count(str(item))
+        ptype = prop.get("type", "") if isinstance(prop, dict) else ""
+        pdesc = str(prop.get("description", "")) if isinstance(prop, dict) else ""
+        n += counter.count(f"{key}:{ptype}:{pdesc.removesuffix('.')}")
+    return n
 
 
 def warn_prefill(
@@ -401,7 +423,8 @@ class OpenAIChat(Dialect):
         return list(map(add, map(role_price.__getitem__, roles), texts))
 
     def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:
-        return function_tokens([self.tool(t)["function"] for t in tools], counter)
+        sent = [self.tool(sent_tool(t, None)[0])["function"] for t in tools]
+        return function_tokens(sent, counter)
 
     def count_request(self, request: ModelRequest, counter: TokenCounter) -> int:
         msgs = request["messages"]

@@ -34,7 +34,7 @@ conversation: 3 per item, plus for a message item the tokens of its role and con
 ``function_call`` those of its name and arguments, for a ``function_call_output`` those of
 its output (call ids are not counted: the model does not see them); 3 for the reply
 priming; ``instructions``, when a request has them, count as a leading system message; tool
-definitions use the cookbook's estimate
+definitions are the upper bound Chat counts them with
 (:func:`~compiler.lower.openai_chat.function_tokens`). The count depends on ``instructions``,
 ``input`` and ``tools`` only, never on the generation options.
 """
@@ -69,6 +69,7 @@ from compiler.lower.openai_chat import (
     system_role,
     warn_prefill,
 )
+from compiler.lower.tool_params import sent_tool
 from compiler.tokens import TokenCounter
 
 #: The roles a message item may take (Responses has no "tool" role).
@@ -200,7 +201,7 @@ class OpenAIResponses(Dialect):
         return sum(self._item_tokens(item, counter) for item in self.items(message))
 
     def tools_tokens(self, tools: list[ToolSpec], counter: TokenCounter) -> int:
-        return function_tokens([self.tool(t) for t in tools], counter)
+        return function_tokens([self.tool(sent_tool(t, None)[0]) for t in tools], counter)
 
     def count_request(self, request: ModelRequest, counter: TokenCounter) -> int:
         n = REPLY_PRIMING

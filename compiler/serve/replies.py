@@ -136,9 +136,10 @@ def error_response(
 
 
 def compile_payload(result: CompileResult, prefix: str | None = None) -> dict[str, Any]:
-    """``{request, ledger, warnings, events, worldInfoState}``: the request is ``apc
-    compile``'s, as is; the world info state is ``--world-state``'s; the ledger, warnings
-    and events name files under ``prefix`` as :func:`as_named` says."""
+    """``{request, ledger, warnings, events, worldInfoState, tools}``: the request is ``apc
+    compile``'s, as is; the world info state is ``--world-state``'s; ``tools`` is ``--emit
+    tools``'s (with each rewritten schema's ``argumentNames``); the ledger, warnings and
+    events name files under ``prefix`` as :func:`as_named` says."""
     return {
         "request": result.request,
         "ledger": as_named(result.ledger.model_dump(mode="json", by_alias=True), prefix),
@@ -147,6 +148,7 @@ def compile_payload(result: CompileResult, prefix: str | None = None) -> dict[st
             [e.model_dump(mode="json", by_alias=True) for e in result.events], prefix
         ),
         "worldInfoState": result.world_info_state,
+        "tools": result.tools_json(),
     }
 
 

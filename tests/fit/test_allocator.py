@@ -286,14 +286,14 @@ def test_total_budget_is_the_window_minus_the_reserve() -> None:
 
 
 def test_explain_prints_a_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["explain", str(TEMPLATE), "--context", str(RUN), "--budget", "900"]
+    args = ["explain", str(TEMPLATE), "--context", str(RUN), "--budget", "1200"]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "012:chat.history" in out and "truncated [summarize]" in out
-    assert "request: " in out and "budget 900" in out
+    assert "request: " in out and "budget 1,200" in out
     assert main([*args, "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["budget"] == 900 and data["totalTokens"] <= 900
+    assert data["budget"] == 1200 and data["totalTokens"] <= 1200
     assert {
         "id",
         "kind",

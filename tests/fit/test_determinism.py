@@ -33,7 +33,7 @@ from compiler.tokens import counter_for
 
 out = []
 template, run = Path("examples/writer/template.txt"), Path("examples/writer/run.json")
-for budget in (840, 900, 1000, 1500):
+for budget in (1240, 1300, 1400, 1900):
     result = compiler.compile(template, context=run, budget=budget)
     out.append([result.request, result.ledger.model_dump(mode="json", by_alias=True)])
 chat = [

@@ -119,6 +119,8 @@ def expected_wire(request: dict[str, Any]) -> dict[str, Any]:
         for declaration in tool["functionDeclarations"]:
             if "parameters" in declaration:
                 declaration["parameters"] = snake_schema(declaration["parameters"])
+            if "parametersJsonSchema" in declaration:  # the SDK's spelling; the schema as is
+                declaration["parameters_json_schema"] = declaration.pop("parametersJsonSchema")
     return wire
 
 
@@ -203,8 +205,9 @@ def frame(
 
 def lower(messages: list[Message], **kw: Any) -> tuple[dict[str, Any], list[Diagnostic]]:
     options = kw.pop("options", LoweringOptions())
+    model = kw.pop("model", MODEL)
     report: list[Diagnostic] = []
-    request = DIALECT.lower(frame(messages, **kw), MODEL, options, report)
+    request = DIALECT.lower(frame(messages, **kw), model, options, report)
     DIALECT.check(request)
     return request, report
 
@@ -391,7 +394,9 @@ def test_schema_keywords_outside_the_subset_are_rewritten_and_reported() -> None
         "additionalProperties": False,
         "$defs": {"person": {"type": "object", "properties": {"name": {"type": "string"}}}},
     }
-    request, report = lower([{"role": "user", "content": "hi"}], tools=[tool(parameters)])
+    request, report = lower(
+        [{"role": "user", "content": "hi"}], tools=[tool(parameters)], model="gemini-2.0-flash"
+    )
     declared = request["tools"][0]["functionDeclarations"][0]
     assert declared["parameters"] == {
         "type": "OBJECT",

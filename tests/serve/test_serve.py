@@ -42,7 +42,7 @@ def test_compile_is_apc_compile_byte_for_byte(
     r = server.post("/v1/compile", {"source": "template.txt", "context": "run.json"})
     assert r.status_code == 200, r.text
     body = r.json()
-    assert set(body) == {"request", "ledger", "warnings", "events", "worldInfoState"}
+    assert set(body) == {"request", "ledger", "warnings", "events", "worldInfoState", "tools"}
     assert body["worldInfoState"] is None  # the example has no timed world info
     printed = cli(
         capsys, "compile", str(WRITER / "template.txt"), "--context", str(WRITER / "run.json")

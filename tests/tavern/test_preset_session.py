@@ -168,7 +168,7 @@ def test_a_session_parses_each_entry_once_and_a_compile_never_changes_it(
 
     monkeypatch.setattr(assemble, "parse_entry", spy)
     text = preset(2, True, "", [0, 3])
-    session = compiler.Session.from_string(text, kind="preset", budget=900)
+    session = compiler.Session.from_string(text, kind="preset", budget=1300)
     chat = [message(i) for i in range(20)]
     session.compile({"chat": chat, "character": CARD})
     first = len(parsed)
