@@ -129,7 +129,7 @@ def tool_use_id(call_id: str) -> str:
     """A tool_use id Anthropic accepts ([a-zA-Z0-9_-]+): the id itself when it is one, else
     its unsafe characters as ``_`` plus a hash of the original (so distinct ids stay
     distinct); the same id always gives the same result, so calls and results still pair."""
-    if TOOL_ID_RE.match(call_id):
+    if TOOL_ID_RE.fullmatch(call_id):
         return call_id
     digest = hashlib.sha256(call_id.encode("utf-8")).hexdigest()[:10]
     return f"{UNSAFE_ID_RE.sub('_', call_id)[:48]}_{digest}"

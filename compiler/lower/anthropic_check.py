@@ -12,7 +12,8 @@ from typing import Any
 from compiler.dialect import ModelRequest
 from compiler.errors import LoweringError
 
-TOOL_ID_RE = re.compile(r"^[a-zA-Z0-9_-]+$")
+#: Anthropic's rule for tool_use ids (use ``fullmatch``: ``$`` would let a final newline by)
+TOOL_ID_RE = re.compile(r"[a-zA-Z0-9_-]+")
 
 
 def blocks_of(content: Any) -> list[Any]:
@@ -99,7 +100,7 @@ def _check_blocks(i: int, role: str, blocks: list[Any], results: list[str]) -> l
             )
         if kind == "tool_use":
             calls.append(str(block.get("id", "")))
-            if role != "assistant" or not TOOL_ID_RE.match(calls[-1]):
+            if role != "assistant" or not TOOL_ID_RE.fullmatch(calls[-1]):
                 raise LoweringError(
                     code="lower.invalid_tool_call",
                     message=f"messages[{i}].content[{j}]: a tool_use block must come from the "
