@@ -147,10 +147,35 @@ class _Renamer:
         self.defs: dict[str, Any] = defs
         self.names: dict[str, str] = {}
         self.following: list[str] = []
+        #: every key at each place (original pointer), all branches together: the places
+        #: ``anyOf`` branches give one argument (their items, their properties' schemas)
+        #: share one set of names, or a sent name would map back to two keys
+        self.keys_at: dict[str, list[str]] = {}
+        self.names_of: dict[str, dict[str, str]] = {}
+        self.collect(root, "")
 
-    def names_at(self, nodes: list[dict[str, Any]]) -> dict[str, str]:
-        """original -> sent for every key of the ``nodes`` that share one place."""
-        keys = list(dict.fromkeys(k for n in nodes for k in _dict(n.get("properties"))))
+    def collect(self, schema: Any, original: str, depth: int = 0) -> None:
+        """Record the keys at ``original`` and below (as :meth:`place` walks them)."""
+        if not isinstance(schema, dict) or depth > 64:
+            return
+        for node in _branches(schema):
+            props = _dict(node.get("properties"))
+            self.keys_at.setdefault(original, []).extend(props)
+            for key, sub in props.items():
+                self.collect(sub, f"{original}/{_escape(str(key))}", depth + 1)
+            if "items" in node:
+                self.collect(node["items"], f"{original}/*", depth + 1)
+
+    def names_at(self, nodes: list[dict[str, Any]], original: str | None) -> dict[str, str]:
+        """original -> sent for every key of the ``nodes`` that share one place (at the
+        pointer ``original``: every key found there, the same names each time)."""
+        shared = original is not None and not self.following and original in self.keys_at
+        if shared and original in self.names_of:
+            return self.names_of[str(original)]
+        found = self.keys_at[str(original)] if shared else []
+        keys = list(
+            dict.fromkeys([*found, *(k for n in nodes for k in _dict(n.get("properties")))])
+        )
         taken = {k for k in keys if self.rule.fullmatch(k)}
         out: dict[str, str] = {}
         for key in keys:
@@ -162,6 +187,8 @@ class _Renamer:
                 name = f"{base[: MAX_KEY - len(str(n)) - 1]}_{n}"
             taken.add(name)
             out[key] = name
+        if shared:
+            self.names_of[str(original)] = out
         return out
 
     def place(self, schema: Any, sent: str | None, original: str | None) -> Any:
@@ -170,7 +197,7 @@ class _Renamer:
         if not isinstance(schema, dict):
             return schema
         nodes = list(_branches(schema))
-        names = self.names_at(nodes)
+        names = self.names_at(nodes, original)
         self.follow_refs(nodes, names, sent, original)
         return self.node(schema, names, sent, original)
 
