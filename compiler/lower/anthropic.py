@@ -475,7 +475,7 @@ class Anthropic(Dialect):
     def _check_tools(self, tools: list[dict[str, Any]]) -> None:
         names = [str(t.get("name", "")) for t in tools]
         for name in names:
-            if not TOOL_NAME_RE.match(name):
+            if not TOOL_NAME_RE.fullmatch(name):
                 raise LoweringError(
                     code="lower.invalid_tool_name",
                     message=f"tool name '{name}' must match [a-zA-Z0-9_-]{{1,128}}",

@@ -485,7 +485,7 @@ def _check_tools(tools: list[dict[str, Any]]) -> None:
 
 
 def _check_name(name: Any) -> None:
-    if not isinstance(name, str) or not FUNCTION_NAME_RE.match(name):
+    if not isinstance(name, str) or not FUNCTION_NAME_RE.fullmatch(name):
         raise LoweringError(
             code="lower.invalid_tool_name",
             message=f"function name {name!r} must start with a letter or _ and use "

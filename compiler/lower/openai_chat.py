@@ -447,7 +447,7 @@ class OpenAIChat(Dialect):
             )
         for tool in tools:
             name = tool["function"]["name"]
-            if not TOOL_NAME_RE.match(name):
+            if not TOOL_NAME_RE.fullmatch(name):
                 raise LoweringError(
                     code="lower.invalid_tool_name",
                     message=f"tool name '{name}' must match [a-zA-Z0-9_-]{{1,64}}",

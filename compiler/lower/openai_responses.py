@@ -221,7 +221,7 @@ class OpenAIResponses(Dialect):
                 message=f"{len(tools)} tools; OpenAI accepts at most {MAX_TOOLS}",
             )
         for tool in tools:
-            if not TOOL_NAME_RE.match(tool["name"]):
+            if not TOOL_NAME_RE.fullmatch(tool["name"]):
                 raise LoweringError(
                     code="lower.invalid_tool_name",
                     message=f"tool name '{tool['name']}' must match [a-zA-Z0-9_-]{{1,64}}",
