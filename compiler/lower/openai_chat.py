@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from operator import add, itemgetter
 from typing import Any, ClassVar
 
@@ -250,9 +250,11 @@ def participant_name(name: str) -> str:
     return NAME_RE.sub("_", name)[:64] or "_"
 
 
-def distinct_names(messages: list[Message]) -> list[Message]:
+def distinct_names(
+    messages: list[Message], safe: Callable[[str], str] = participant_name
+) -> list[Message]:
     """The messages with each speaker kept apart: a ``name`` whose provider-safe form
-    (:func:`participant_name`) has no letter or digit left, or is shared with another
+    (``safe``, :func:`participant_name`) has no letter or digit left, or is shared with another
     speaker's (``Аня`` and ``Оля`` both become ``___``), goes into the content as a
     ``Name: `` prefix instead of the ``name`` field."""
     if "name" not in set().union(*messages):
@@ -260,7 +262,7 @@ def distinct_names(messages: list[Message]) -> list[Message]:
     named = {m["name"] for m in messages if m.get("name") and m["role"] in _NAMED_ROLES}
     owners: dict[str, set[str]] = {}
     for name in named:
-        owners.setdefault(participant_name(name), set()).add(name)
+        owners.setdefault(safe(name), set()).add(name)
     unsafe = {
         name
         for safe, names in owners.items()

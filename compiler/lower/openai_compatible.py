@@ -41,7 +41,13 @@ from compiler.dialect import NO_OPTIONS, LoweringOptions, ModelRequest
 from compiler.errors import Diagnostic, LoweringError, TokenizerError
 from compiler.frame import ContextFrame, Message
 from compiler.lower.conversation import prepared
-from compiler.lower.openai_chat import MAX_CALL_ID, MAX_STOP, OpenAIChat, openai_options
+from compiler.lower.openai_chat import (
+    MAX_CALL_ID,
+    MAX_STOP,
+    OpenAIChat,
+    distinct_names,
+    openai_options,
+)
 from compiler.tokens import encoding_name_for_model
 
 #: The encoding a model name tiktoken does not know is counted with (SillyTavern's
@@ -50,41 +56,11 @@ FALLBACK_ENCODING = "cl100k_base"
 
 #: What SillyTavern's PromptManager.sanitizeName replaces in a message name.
 ST_NAME_RE = re.compile(r"[^a-zA-Z0-9_]")
-_NAMED_ROLES = ("user", "assistant", "system")
 
 
 def st_name(name: str) -> str:
     """A message ``name`` as SillyTavern 1.12.6 sends it: ``[a-zA-Z0-9_]``, at most 64."""
     return ST_NAME_RE.sub("_", name)[:64] or "_"
-
-
-def kept_apart(messages: list[Message]) -> list[Message]:
-    """The messages with each speaker kept apart: a name that :func:`st_name` leaves without
-    a letter or digit, or makes equal to another speaker's, goes into the content as
-    ``Name: `` instead of the ``name`` field."""
-    if "name" not in set().union(*messages):
-        return messages
-    owners: dict[str, set[str]] = {}
-    for m in messages:
-        if m.get("name") and m["role"] in _NAMED_ROLES:
-            owners.setdefault(st_name(m["name"]), set()).add(m["name"])
-    unsafe = {
-        name
-        for safe, names in owners.items()
-        for name in names
-        if len(names) > 1 or not any(c.isalnum() for c in safe)
-    }
-    if not unsafe:
-        return messages
-    out: list[Message] = []
-    for m in messages:
-        if m.get("name") in unsafe and m["role"] in _NAMED_ROLES:
-            m = dict(m)  # type: ignore[assignment]
-            name = m.pop("name")
-            if m.get("content"):
-                m["content"] = f"{name}: {m['content']}"
-        out.append(m)
-    return out
 
 
 class OpenAICompatible(OpenAIChat):
@@ -110,7 +86,7 @@ class OpenAICompatible(OpenAIChat):
                 hint="pass --model NAME (a preset's custom_model is used when it has one)",
             )
         messages, tools = prepared(frame, self, options, report, id_limit=MAX_CALL_ID)
-        wire = [self.message(m) for m in kept_apart(messages)]
+        wire = [self.message(m) for m in distinct_names(messages, st_name)]
         body: ModelRequest = {"model": model, "messages": wire}
         if tools:
             body["tools"] = [self.tool(t) for t in tools]
