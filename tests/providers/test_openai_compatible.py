@@ -17,17 +17,9 @@ from compiler.cli import main
 from compiler.lower import get_dialect
 from tests.providers.frames import CASES
 from tests.providers.sdk import needs_openai, validate_strictly, wire_body
+from tests.providers.test_openai_chat import OPTIONS
 
 MODEL = "llama-3.1-8b-instruct"
-OPTIONS: dict[str, Any] = {
-    "max_output_tokens": 256,
-    "temperature": 0.7,
-    "top_p": 0.9,
-    "frequency_penalty": 0.5,
-    "presence_penalty": 0.1,
-    "seed": 7,
-    "stop": ("END",),
-}
 REPLY = {"id": "c", "object": "chat.completion", "created": 0, "model": MODEL, "choices": []}
 CHAT = {"chat": [{"role": "user", "content": "Tell me a story."}]}
 TEMPLATE = "You are a storyteller.\n<<agent.chat.history>>"

@@ -17,6 +17,7 @@ from compiler.dialect import LoweringOptions
 from compiler.errors import CODES, Diagnostic, LoweringError
 from compiler.lower import get_dialect
 from tests.providers.frames import CASES
+from tests.tavern.test_preset_settings import write_preset
 
 TEMPLATE, CONTEXT, _ = CASES["plain chat"]
 PROVIDERS = ["openai", "openai-responses", "anthropic", "gemini"]
@@ -107,19 +108,6 @@ def test_a_direct_lowering_refuses_too() -> None:
 
 
 # -- a preset's samplers ---------------------------------------------------------------
-def write_preset(tmp_path: Path, **settings: Any) -> Path:
-    preset = {
-        "prompts": [
-            {"identifier": "main", "content": "You are a helpful narrator."},
-            {"identifier": "chatHistory", "marker": True},
-        ],
-        **settings,
-    }
-    path = tmp_path / "preset.json"
-    path.write_text(json.dumps(preset), encoding="utf-8")
-    return path
-
-
 WILD = {"temperature": 50, "top_p": -3, "frequency_penalty": 100, "presence_penalty": -100}
 
 

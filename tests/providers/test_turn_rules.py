@@ -18,19 +18,9 @@ from compiler.lower.gemini import generate_content_arguments
 from compiler.lower.gemini_turns import SKIP_SIGNATURE, needs_signatures, refuses_prefill
 from tests.providers.frames import TOOLS
 from tests.providers.sdk import needs_openai, validate_strictly, wire_body
+from tests.providers.test_openai_responses import REPLY as RESPONSES_REPLY
 
 HISTORY = "System.\n<<agent.tools.available>>\n<<agent.chat.history>>"
-RESPONSES_REPLY = {
-    "id": "resp_1",
-    "object": "response",
-    "created_at": 0,
-    "model": "gpt-4o",
-    "status": "completed",
-    "output": [],
-    "parallel_tool_calls": True,
-    "tool_choice": "auto",
-    "tools": [],
-}
 CHAT_REPLY = {
     "id": "c",
     "object": "chat.completion",
