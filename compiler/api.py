@@ -445,7 +445,7 @@ def _node_view(
     return resolved.model_copy(update={"tools": narrowed}), (plan, node)
 
 
-_SAMPLING = ("temperature", "top_p", "frequency_penalty", "presence_penalty", "seed")
+_SAMPLING = ("temperature", "top_p", "top_k", "frequency_penalty", "presence_penalty", "seed")
 
 
 def _preset_options(

@@ -60,6 +60,7 @@ class LoweringOptions:
     max_output_tokens: int | None = None
     temperature: float | None = None
     top_p: float | None = None
+    top_k: int | None = None
     frequency_penalty: float | None = None
     presence_penalty: float | None = None
     seed: int | None = None

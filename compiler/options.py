@@ -38,7 +38,7 @@ class CompileOptions:
       ``totalContextBudget`` and the model's window minus ``reserve``, itself
       ``max_output_tokens`` unless given);
     - ``max_output_tokens`` (``max_completion_tokens`` is the same, under OpenAI's Chat
-      name), ``temperature``, ``top_p``, ``frequency_penalty``, ``presence_penalty``,
+      name), ``temperature``, ``top_p``, ``top_k``, ``frequency_penalty``, ``presence_penalty``,
       ``seed``, ``stop``: generation options, each lowered under the provider's own name;
     - ``profile``: a resolved profile, :class:`ProfileLayers`, a profile id, or None
       (default-writer with the layers the inputs carry);
@@ -65,6 +65,7 @@ class CompileOptions:
     max_completion_tokens: int | None = None
     temperature: float | None = None
     top_p: float | None = None
+    top_k: int | None = None
     frequency_penalty: float | None = None
     presence_penalty: float | None = None
     seed: int | None = None
@@ -88,6 +89,7 @@ class CompileOptions:
             ("reserve", 0),
             ("max_output_tokens", 1),
             ("max_completion_tokens", 1),
+            ("top_k", 0),
         ):
             value = getattr(self, name)
             if value is not None and (
@@ -109,6 +111,7 @@ class CompileOptions:
             max_output_tokens=self.output_tokens,
             temperature=self.temperature,
             top_p=self.top_p,
+            top_k=self.top_k,
             frequency_penalty=self.frequency_penalty,
             presence_penalty=self.presence_penalty,
             seed=self.seed,
@@ -144,6 +147,7 @@ class OptionFields(TypedDict, total=False):
     max_completion_tokens: int | None
     temperature: float | None
     top_p: float | None
+    top_k: int | None
     frequency_penalty: float | None
     presence_penalty: float | None
     seed: int | None

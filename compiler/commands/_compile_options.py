@@ -41,6 +41,7 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("generation options (each sent under the provider's own name)")
     g.add_argument("--temperature", type=float)
     g.add_argument("--top-p", type=float)
+    g.add_argument("--top-k", type=int, help="Anthropic, Gemini (not an OpenAI option)")
     g.add_argument("--frequency-penalty", type=float)
     g.add_argument("--presence-penalty", type=float)
     g.add_argument("--seed", type=int)
@@ -110,6 +111,7 @@ def options_from_args(args: argparse.Namespace) -> CompileOptions:
         max_output_tokens=args.max_output_tokens,
         temperature=getattr(args, "temperature", None),
         top_p=getattr(args, "top_p", None),
+        top_k=getattr(args, "top_k", None),
         frequency_penalty=getattr(args, "frequency_penalty", None),
         presence_penalty=getattr(args, "presence_penalty", None),
         seed=getattr(args, "seed", None),

@@ -140,6 +140,8 @@ def openai_options(
         out["stop"] = list(options.stop)
     if dialect is None:
         return out
+    if options.top_k is not None:
+        dialect.unsupported(report, options, "top_k", "not sent (not an OpenAI option)")
     if DEVELOPER_MODELS.match(model.split("/")[-1]):  # a reasoning model refuses sampling
         for key in REASONING_REFUSE:
             if key in out:

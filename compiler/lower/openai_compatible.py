@@ -17,6 +17,8 @@ The Chat Completions body of :mod:`compiler.lower.openai_chat`, with what such s
   openai dialect does);
 - a final assistant message kept as it is: servers that continue it take it as a prefill,
   and nothing is reported;
+- ``top_k`` when the caller gives it (vLLM, llama.cpp and OpenRouter take it); a preset's
+  ``top_k`` is not sent, as SillyTavern's Custom source does not send it;
 - at most 4 stop sequences (SillyTavern's own limit; more: the first 4, ``lower.unsupported``).
 
 The model is free-form and required (``lower.model_required``); no window is known, so the
@@ -92,6 +94,8 @@ class OpenAICompatible(OpenAIChat):
             body["tools"] = [self.tool(t) for t in tools]
         options = self.within_sampler_ranges(options, report)
         body.update(openai_options(options, "max_tokens"))
+        if options.top_k is not None and "top_k" not in options.quiet:
+            body["top_k"] = options.top_k  # the caller's: vLLM, llama.cpp, OpenRouter take it
         stop = body.get("stop")
         if stop and len(stop) > MAX_STOP:
             body["stop"] = stop[:MAX_STOP]

@@ -55,6 +55,7 @@ class OptionsIn(_In):
     reserve: int | None = Field(default=None, ge=0, le=2**53)
     temperature: float | None = None
     top_p: float | None = None
+    top_k: int | None = Field(default=None, ge=0, le=2**31)
     frequency_penalty: float | None = None
     presence_penalty: float | None = None
     seed: int | None = Field(default=None, ge=-(2**63), le=2**64 - 1)

@@ -162,6 +162,8 @@ class PresetSettings(BaseModel):
     SillyTavern's shipped 4095).
     ``openai_max_context`` (``max_context``) and ``openai_max_tokens`` (``max_tokens``) make
     the default budget; ``seed`` is None for SillyTavern's -1 (any negative seed: not sent);
+    ``top_k`` is the preset's (None when absent: SillyTavern's ``top_k_openai`` 0), sent only
+    where the provider takes it (Anthropic, Gemini);
     ``stop`` is ``custom_stopping_strings`` (SillyTavern stores a JSON-encoded array of
     strings; an array is taken too); ``models`` maps a provider to the preset's model for it.
     ``names_behavior``: -1 no names, 0 SillyTavern's default (a one-to-one chat: no names),
@@ -177,6 +179,7 @@ class PresetSettings(BaseModel):
     frequency_penalty: float = SAMPLER_DEFAULTS["frequency_penalty"]
     presence_penalty: float = SAMPLER_DEFAULTS["presence_penalty"]
     seed: int | None = None
+    top_k: int | None = None
     stop: tuple[str, ...] = ()
     models: dict[str, str] = Field(default_factory=dict)
     names_behavior: int = 0
@@ -218,6 +221,7 @@ def _settings(obj: Mapping[str, Any], file: str, path: str) -> PresetSettings:
         "max_tokens": integer("openai_max_tokens", 1) or DEFAULT_MAX_TOKENS,
     }
     seed = integer("seed", None)
+    found["top_k"] = integer("top_k", 0)
     found["seed"] = seed if seed is not None and seed >= 0 else None
     for key in _NUMBERS:
         value = obj.get(key)
