@@ -43,6 +43,10 @@ XFAIL: dict[str, str] = {
         f"synth_squash_budget_{ctx}": "squash budgets the pieces before squashing them"
         for ctx in (927, 928, 951, 952)
     },
+    "synth_squash_examples_700": "squash budgets the pieces before squashing them",
+    # also a world-info budget edge: SillyTavern's budget 111 (25 % of 695 - 250) stops after 7
+    # entries and leaves out 'lighthouse'; this project keeps it
+    "synth_squash_examples_695": "squash budget; world-info budget 111 drops the lighthouse entry",
 }
 
 #: Documented deliberate differences (README, SillyTavern presets): what this project sends
