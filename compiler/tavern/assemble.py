@@ -46,6 +46,7 @@ from compiler.assemble import Assembler, PresetMode
 from compiler.errors import APCError, Diagnostic, Span, TemplateError
 from compiler.frame import (
     AS_WRITTEN,
+    COUNT_UNSQUASHED,
     FIRST_USER,
     ROLEPLAY,
     SQUASH_SYSTEM,
@@ -151,6 +152,8 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     assembler.scan_prompts = scan_prompts(assembler)
     if preset.extra.get("squash_system_messages") is True:
         assembler.frame_metadata[SQUASH_SYSTEM] = True
+        # SillyTavern counts each prompt before it squashes them (OA populateChatCompletion)
+        assembler.frame_metadata[COUNT_UNSQUASHED] = mode == "legacy"
     opening = preset.extra.get("human_sysprompt_message")
     if isinstance(opening, str) and opening.strip():  # the first user turn, where needed
         assembler.frame_metadata[FIRST_USER] = assembler.fill(opening)
