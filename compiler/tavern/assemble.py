@@ -69,6 +69,7 @@ from compiler.tavern.framing import (
     add_new_chat,
     framed_chat,
     greeting,
+    send_if_empty,
     start_with_greeting,
 )
 from compiler.tavern.injections import (
@@ -146,6 +147,7 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     """Append the preset's components to ``assembler`` (see the module docstring)."""
     assembler.mode = mode
     start_with_greeting(assembler)
+    send_if_empty(assembler, preset)
     assembler.frame_metadata[ROLEPLAY] = True  # cuts without token markers (compiler.fit)
     if mode == "legacy":  # entries keep their edges, as SillyTavern sends them
         assembler.frame_metadata[AS_WRITTEN] = True
