@@ -77,6 +77,12 @@ MESSAGE_DIFFERENCES: dict[str, Callable[[Messages], Messages]] = {
         24,
         {"role": "system", "name": "example_user", "content": "How long is crossing number 7?"},
     ),
+    # the same: the second block's header does not fit, and the first block's one message
+    # that did is removed in its place (the history edge is SillyTavern's, squash or not)
+    "synth_squash_budget_951": _inserted(
+        2,
+        {"role": "system", "name": "example_user", "content": "What do you write in that book?"},
+    ),
     # SillyTavern 1.12.6 drops every entry of an old-format lorebook (no position and
     # probability fields: its editor fills in probability 0); this project reads them with
     # SillyTavern's entry defaults, so the constant entry is sent
