@@ -83,6 +83,9 @@ MESSAGE_DIFFERENCES: dict[str, Callable[[Messages], Messages]] = {
         2,
         {"role": "system", "name": "example_user", "content": "What do you write in that book?"},
     ),
+    "synth_squash_examples_700": _inserted(
+        8, {"role": "system", "name": "example_assistant", "content": "The good ones do."}
+    ),
     # SillyTavern 1.12.6 drops every entry of an old-format lorebook (no position and
     # probability fields: its editor fills in probability 0); this project reads them with
     # SillyTavern's entry defaults, so the constant entry is sent
