@@ -33,6 +33,10 @@ MESSAGE_NAME = "messageName"
 SQUASH_SYSTEM = "squashSystem"
 #: Component metadata: the component's message is never squashed (``new_chat_prompt``)
 NO_SQUASH = "noSquash"
+#: ContextFrame metadata: the budget counts the messages as they are before
+#: :data:`SQUASH_SYSTEM` merges them, as SillyTavern counts each prompt (with its message
+#: framing) before ``squashSystemMessages`` (a legacy preset's); the request is still squashed
+COUNT_UNSQUASHED = "countUnsquashed"
 #: Component metadata: the component fills the room left after history as SillyTavern fills
 #: it with dialogue examples: the value is its block (an int); each block is kept up to its
 #: first message that does not fit, and later blocks are still tried (OA

@@ -127,7 +127,13 @@ def render_ledger(ledger: BudgetLedger) -> str:
     ]
     if cats:
         out.append("categories (used/budget): " + ", ".join(cats))
-    out.append(
+    out += _totals(ledger)
+    return "\n".join(out) + "\n"
+
+
+def _totals(ledger: BudgetLedger) -> list[str]:
+    """The request's totals, and what the budget counted where that differs."""
+    out = [
         f"request: {_n(ledger.total_tokens)} tokens = components "
         f"{_n(ledger.total_tokens - ledger.overhead_tokens)} + overhead "
         f"{_n(ledger.overhead_tokens)}; budget {_n(ledger.budget)}"
@@ -136,5 +142,11 @@ def render_ledger(ledger: BudgetLedger) -> str:
             if ledger.counts == "estimate"
             else ""
         )
-    )
-    return "\n".join(out) + "\n"
+    ]
+    if ledger.squash_saved_tokens:
+        out.append(
+            f"the budget counted {_n(ledger.total_tokens + ledger.squash_saved_tokens)} tokens: "
+            "each system message apart, before squash_system_messages merged them "
+            f"({_n(ledger.squash_saved_tokens)} fewer sent), as SillyTavern counts them"
+        )
+    return out

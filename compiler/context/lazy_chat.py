@@ -199,6 +199,14 @@ class PlainChat(Sequence[dict[str, Any]]):
     def __repr__(self) -> str:
         return f"PlainChat({len(self)} messages)"
 
+    def appended(self, role: str, content: str) -> PlainChat:
+        """The same messages and one more, without a name, after them (its columns copied:
+        at C speed)."""
+        names = None if self._names is None else [*self._names, _ABSENT]
+        return PlainChat(
+            [*self.roles, role], [*self._contents, content], names, framed=self._framed
+        )
+
 
 def made_as_read(message: T) -> T:
     """The ``make`` of a :class:`LazyChat` whose raw items are made as they are read (a
@@ -362,6 +370,15 @@ class LazyChat(Sequence[T], Generic[T]):
     def remade(self, make: Callable[[Any], U]) -> LazyChat[U]:
         """The same messages made by ``make`` from the raw ones (a memo of its own)."""
         return LazyChat(self._raw, make, _start=self._start, _stop=self._stop)
+
+    def appended(self, role: str, content: str) -> LazyChat[T]:
+        """The same messages and a new one of ``role`` and ``content`` after them, made by
+        the same ``make`` (a memo of its own); the raw items of the others are the same
+        objects (a :mod:`compiler.fit.prices` source stays one)."""
+        raw = self.raw()
+        if isinstance(raw, PlainChat):
+            return LazyChat(raw.appended(role, content), self._make)
+        return LazyChat([*raw, {"role": role, "content": content}], self._make)
 
     def raw(self) -> Sequence[Any]:
         """The raw items the messages are made from (a list's slice, or a

@@ -16,7 +16,8 @@ pick their winners (:mod:`compiler.context.world_groups`); then each entry in tu
 ``probability`` when ``useProbability`` is on and it is below 100 (a failed entry stays out
 for the rest of the scan; sticky entries do not roll), its content (macros filled) joins the
 pass's text, and when the tokens of the earlier passes' recursion text plus this pass's text
-reach the world info budget, that entry is dropped and the scan stops: no later entry, no
+(each counted as SillyTavern counts it, :data:`FRAMING` more) reach the world info budget,
+that entry is dropped and the scan stops: no later entry, no
 recursion, no min-activations pass (an open ``delayUntilRecursion`` level still runs, as in
 SillyTavern).
 
@@ -94,6 +95,19 @@ class ScanResult:
     state: dict[str, Any]
     budget_reached: bool = False
     warnings: list[Diagnostic] = field(default_factory=list)
+
+
+#: What SillyTavern adds to a text's tokens when it counts world info against the budget:
+#: ``getTokenCountAsync`` counts it as a system message of its own, with the message's and
+#: the request's framing (tokenizers.js ``counterWrapperOpenAIAsync``: 3 + 1 for the role +
+#: 3 for the reply priming, less the 1 it starts from)
+FRAMING = 6
+
+
+def counted(count: Callable[[str], int], text: str) -> int:
+    """``text``'s tokens as SillyTavern counts world info: :data:`FRAMING` more; an empty
+    text none."""
+    return count(text) + FRAMING if text else 0
 
 
 def world_budget(percent: int, cap: int, max_context: int | None) -> int | None:
@@ -196,7 +210,7 @@ class _Scan:
     ) -> None:
         """Roll each new entry's probability and add it within the budget."""
         budget = self.settings.budget if count is not None else None
-        room = budget - count(self.all_text) if budget is not None and count is not None else 0
+        room = budget - counted(count, self.all_text) if budget is not None and count else 0
         parts: list[str] = []
         estimate = 0
         for entry in new:
@@ -210,8 +224,8 @@ class _Scan:
                 # the sum of the parts' counts is within a token or two a part of the
                 # joined text's: the exact count only near the budget (no quadratic work)
                 estimate += count(parts[-1])
-                near = estimate + estimate // 8 + 2 * len(parts) + 16 >= room
-                if near and count("".join(parts)) >= room:
+                near = estimate + estimate // 8 + 2 * len(parts) + 16 + FRAMING >= room
+                if near and counted(count, "".join(parts)) >= room:
                     self.overflow = True
                     break
             self.activated[id(entry)] = entry

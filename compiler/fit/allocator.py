@@ -76,21 +76,20 @@ from compiler.fit.ledger import AppliedBudget, BudgetLedger
 from compiler.fit.pieces import pieces_outcome
 from compiler.fit.prices import PriceMemo
 from compiler.fit.record import Recorder
-from compiler.fit.strategy import effective_strategy, floor_tokens, turn_part
+from compiler.fit.strategy import (
+    as_counted,
+    counted_tokens,
+    effective_strategy,
+    floor_tokens,
+    turn_part,
+)
 from compiler.fit.summarize import Summarizer, SummaryCache, SummaryChain
 from compiler.fit.text import TextFitter
 from compiler.fit.turns import HINT as TURN_HINT
 from compiler.fit.turns import newest_turns
 from compiler.fit.windows import SUMMARY_MODE_TOKENS as SUMMARY_MODE_TOKENS
 from compiler.fit.windows import WindowFitter
-from compiler.frame import (
-    AS_WRITTEN,
-    FILL_BLOCK,
-    ROLEPLAY,
-    Component,
-    ComponentKind,
-    ContextFrame,
-)
+from compiler.frame import AS_WRITTEN, FILL_BLOCK, ROLEPLAY, Component, ComponentKind, ContextFrame
 from compiler.journal import Journal
 from compiler.tokens import TokenCounter
 
@@ -193,19 +192,24 @@ class _Allocator:
             report: list[Diagnostic] = []
             request = self.dialect.lower(frame, self.model, self.lowering, report)
             total = self.dialect.count_request(request, self.counter)
-            if self.budget is None or virtual is None or total <= self.budget:
+            counted = counted_tokens(  # as the budget counts it
+                frame, total, dialect=self.dialect, counter=self.counter, model=self.model,
+                lowering=self.lowering,
+            )  # fmt: skip
+            if self.budget is None or virtual is None or counted <= self.budget:
                 break
             tries += 1
             if tries > MAX_RUNS:  # the promise cannot be kept: never loop for ever
                 raise InternalError(
                     code="internal.count_mismatch",
-                    message=f"after {MAX_RUNS} grant runs the request still has {total} "
+                    message=f"after {MAX_RUNS} grant runs the request still has {counted} "
                     f"tokens, over the budget of {self.budget}",
                     hint="this is a bug in agent-prompt-compiler; please report it with the inputs",
                 )
-            virtual -= 1 if tries <= EXACT_STEPS else total - self.budget
+            virtual -= 1 if tries <= EXACT_STEPS else counted - self.budget
         self.record.flush()
         ledger = self.record.ledger(self.items, total)
+        ledger.squash_saved_tokens = counted - total
         losses = self.record.losses(self.items)
         return FitResult(frame, ledger, total, request, report, losses)
 
@@ -464,8 +468,8 @@ class _Allocator:
             return False
         before = item.outcome
         item.outcome = Outcome(out=item.comp, offered=cost, used=cost)
-        kept = self.dialect.lower(self.fitted(turns=True), self.model)  # the turns to come too
-        total = self.dialect.count_request(kept, self.counter)
+        kept = as_counted(self.fitted(turns=True))  # the turns to come too
+        total = self.dialect.count_request(self.dialect.lower(kept, self.model), self.counter)
         if total > self.virtual:
             item.outcome = before
             return False
@@ -477,7 +481,7 @@ class _Allocator:
         )
         if held:  # the room left, less what the turns take back (their estimate)
             total = self.dialect.count_request(
-                self.dialect.lower(self.fitted(), self.model), self.counter
+                self.dialect.lower(as_counted(self.fitted()), self.model), self.counter
             )
         self.left = self.virtual - total - held
         return True

@@ -86,6 +86,10 @@ class BudgetLedger(_Model):
     categories: dict[str, CategoryTotal] = Field(default_factory=dict)
     overhead_tokens: int = 0
     total_tokens: int = 0
+    #: what ``squash_system_messages`` saved after the fit: a legacy preset's budget counts
+    #: every system message apart, with its framing, as SillyTavern counts them before it
+    #: squashes them, so ``total_tokens + squash_saved_tokens`` is what the budget held
+    squash_saved_tokens: int = 0
     #: "exact" when the dialect counts as the provider does, else "estimate" (the budget then
     #: holds back the dialect's safety margin: ``safety_margin``)
     counts: Literal["exact", "estimate"] = "exact"

@@ -6,9 +6,17 @@ Internal: ``compiler.fit`` exports what is public.
 
 from __future__ import annotations
 
-from compiler.dialect import Dialect
+from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions
 from compiler.fit.history import newest_turn
-from compiler.frame import NEWEST_TURN, Component, ComponentKind, ContextFrame, Strategy
+from compiler.frame import (
+    COUNT_UNSQUASHED,
+    NEWEST_TURN,
+    SQUASH_SYSTEM,
+    Component,
+    ComponentKind,
+    ContextFrame,
+    Strategy,
+)
 from compiler.tokens import TokenCounter
 
 #: Kinds kept whole unless the author gives them a strategy.
@@ -75,7 +83,30 @@ def floor_tokens(
     reply priming, counted exactly.
     Every budget from this one up fits the frame, unless a required component that can be
     cut needs more room than its cut leaves."""
-    request = dialect.lower(
-        ContextFrame(components=floor_components(frame), metadata=frame.metadata), model
-    )
-    return dialect.count_request(request, counter)
+    floor = ContextFrame(components=floor_components(frame), metadata=frame.metadata)
+    return dialect.count_request(dialect.lower(as_counted(floor), model), counter)
+
+
+def as_counted(frame: ContextFrame) -> ContextFrame:
+    """The frame as the budget counts it: one marked
+    :data:`~compiler.frame.COUNT_UNSQUASHED` (a legacy preset's with
+    ``squash_system_messages``) with its system messages left apart, each with its own
+    framing, as SillyTavern counts every prompt before ``squashSystemMessages`` merges them;
+    any other frame as it is. The request sent is the frame itself (squashed)."""
+    meta = frame.metadata
+    if not (meta.get(COUNT_UNSQUASHED) and meta.get(SQUASH_SYSTEM)):
+        return frame
+    apart = {k: v for k, v in meta.items() if k not in (SQUASH_SYSTEM, COUNT_UNSQUASHED)}
+    return ContextFrame(components=frame.components, metadata=apart)
+
+
+def counted_tokens(
+    frame: ContextFrame, total: int, *, dialect: Dialect, counter: TokenCounter, model: str,
+    lowering: LoweringOptions = NO_OPTIONS,
+) -> int:  # fmt: skip
+    """The tokens the budget counts of ``frame``, whose request (lowered with ``lowering``)
+    has ``total``: ``total``, or the count of :func:`as_counted`'s frame when it differs."""
+    counted = as_counted(frame)
+    if counted is frame:
+        return total
+    return dialect.count_request(dialect.lower(counted, model, lowering), counter)

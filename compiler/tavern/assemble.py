@@ -46,6 +46,7 @@ from compiler.assemble import Assembler, PresetMode
 from compiler.errors import APCError, Diagnostic, Span, TemplateError
 from compiler.frame import (
     AS_WRITTEN,
+    COUNT_UNSQUASHED,
     FIRST_USER,
     ROLEPLAY,
     SQUASH_SYSTEM,
@@ -68,6 +69,7 @@ from compiler.tavern.framing import (
     add_new_chat,
     framed_chat,
     greeting,
+    send_if_empty,
     start_with_greeting,
 )
 from compiler.tavern.injections import (
@@ -145,12 +147,15 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     """Append the preset's components to ``assembler`` (see the module docstring)."""
     assembler.mode = mode
     start_with_greeting(assembler)
+    send_if_empty(assembler, preset)
     assembler.frame_metadata[ROLEPLAY] = True  # cuts without token markers (compiler.fit)
     if mode == "legacy":  # entries keep their edges, as SillyTavern sends them
         assembler.frame_metadata[AS_WRITTEN] = True
     assembler.scan_prompts = scan_prompts(assembler)
     if preset.extra.get("squash_system_messages") is True:
         assembler.frame_metadata[SQUASH_SYSTEM] = True
+        # SillyTavern counts each prompt before it squashes them (OA populateChatCompletion)
+        assembler.frame_metadata[COUNT_UNSQUASHED] = mode == "legacy"
     opening = preset.extra.get("human_sysprompt_message")
     if isinstance(opening, str) and opening.strip():  # the first user turn, where needed
         assembler.frame_metadata[FIRST_USER] = assembler.fill(opening)

@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from compiler.assemble import Assembler
-from compiler.context.regex_scripts import AI_OUTPUT
+from compiler.context.chat_append import with_user_message
+from compiler.context.regex_scripts import AI_OUTPUT, USER_INPUT
 from compiler.context.run import ChatMessageIn
 from compiler.context.world_place import with_example_entries
 from compiler.errors import ContextError
@@ -96,10 +97,9 @@ def namer(
 def framed_chat(
     assembler: Assembler, preset: TavernPreset, chat: Sequence[Message]
 ) -> ChatView | FramedList:
-    """The chat as the preset sends it (:func:`namer`), its ``send_if_empty`` message after
-    it: a view, each message framed when it is read; a short chat (up to
-    :data:`FRAMED_WHOLE` messages) is framed whole, in one pass, as a list: cheaper than
-    message by message when most of it is kept."""
+    """The chat as the preset sends it (:func:`namer`): a view, each message framed when it
+    is read; a short chat (up to :data:`FRAMED_WHOLE` messages) is framed whole, in one
+    pass, as a list: cheaper than message by message when most of it is kept."""
     values, behavior = assembler.macro_values, preset.settings.names_behavior
     make = namer(
         behavior,
@@ -108,11 +108,10 @@ def framed_chat(
         persona=assembler.context.persona is not None,
         quotes=preset.extra.get("wrap_in_quotes") is True,
     )
-    extra = [make(m) for m in send_if_empty(assembler, preset, chat)]
     if len(chat) > FRAMED_WHOLE:
-        return ChatView(chat, make, extra, free=name_free(behavior))
+        return ChatView(chat, make, free=name_free(behavior))
     made = dict(enumerate(map(make, chat)))
-    return FramedList(ChatView(chat, make, extra, free=name_free(behavior), made=made))
+    return FramedList(ChatView(chat, make, free=name_free(behavior), made=made))
 
 
 #: the longest chat :func:`framed_chat` frames whole
@@ -176,18 +175,24 @@ def _chosen_greeting(assembler: Assembler) -> str | None:
     return greetings[choice] or (card.alternate_greetings[:1] or [""])[0]
 
 
-def send_if_empty(
-    assembler: Assembler, preset: TavernPreset, chat: Sequence[Message]
-) -> list[Message]:
-    """What follows the chat: the preset's ``send_if_empty`` (macros filled) as the user's
-    message when the chat ends with the assistant's (its greeting included), what
-    SillyTavern sends when Send is pressed with nothing typed (script.js Generate:
-    ``sendMessageAsUser``); else nothing. Only the last message is read."""
+def send_if_empty(assembler: Assembler, preset: TavernPreset) -> None:
+    """The preset's ``send_if_empty`` as the persona's newest message when the chat ends
+    with the assistant's (its greeting included): what SillyTavern adds to the chat when
+    Send is pressed with nothing typed (script.js Generate: ``sendMessageAsUser``), before
+    anything reads the chat. As it stores a typed message: trimmed, the regex scripts for
+    user input run on it, then its macros are filled (``{{lastMessage}}`` is still the
+    assistant's); then it is a chat message like the others: world info scans it, the
+    Author's Note's interval counts it, the prompt's regex scripts see it at depth 0 and
+    ``{{lastMessage}}`` in the prompt is it. Only the last message is read."""
     text = preset_text(preset, "send_if_empty", "").strip()
-    last = chat[-1] if chat else None
-    if not text or last is None or last["role"] != "assistant" or last.get("toolCalls"):
-        return []
-    return [{"role": "user", "content": assembler.fill(text)}]
+    shown = assembler.visible_chat()[0]
+    last = shown[-1] if shown else None
+    if not text or last is None or last.role != "assistant" or last.tool_calls:
+        return
+    stored = assembler.regex_scripts.apply(text, USER_INPUT, depth=None, prompt=False)
+    assembler.context = with_user_message(assembler.context, assembler.fill(stored))
+    for cached in ("macro_values", "world_entries"):
+        assembler.__dict__.pop(cached, None)  # they read the chat without it
 
 
 def start_with_greeting(assembler: Assembler) -> None:

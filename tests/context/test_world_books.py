@@ -56,15 +56,15 @@ def test_strategies_order_global_and_character_entries(tmp_path: Path) -> None:
     # the prompt is in ascending order whatever the strategy ...
     assert contents(tmp_path, run) == ["C1", "G7", "C9"]
     # ... the strategy decides the candidate order, seen when the budget stops the scan
-    # (25 % of 28 = 7 characters: two entries of 3)
+    # (25 % of 52 = 13 characters: two entries of 3, and the 6 SillyTavern adds)
     for strategy, kept in ((0, ["G7", "C9"]), (1, ["C1", "C9"]), (2, ["G7", "C9"])):
         run["worldInfoSettings"] = {"world_info_character_strategy": strategy}
-        got = scan_run(load_context(run, tmp_path), ["x"], count=len, max_context=28)
+        got = scan_run(load_context(run, tmp_path), ["x"], count=len, max_context=52)
         assert [e["content"] for e in got.entries] == kept, strategy
     run["worldInfoSettings"] = {"world_info_character_strategy": 2}
     glob2 = write_book(tmp_path, "G2", {"constant": True, "content": "G3", "order": 3})
     run["lorebooks"]["global"] = [glob, glob2]
-    got = scan_run(load_context(run, tmp_path), ["x"], count=len, max_context=28)
+    got = scan_run(load_context(run, tmp_path), ["x"], count=len, max_context=52)
     assert [e["content"] for e in got.entries] == ["G3", "G7"]  # global first: G7, G3
 
 

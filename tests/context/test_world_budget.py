@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import compiler
 from compiler.context.world import WorldEntry, read_lorebook
-from compiler.context.world_scan import ScanSettings, scan, world_budget
+from compiler.context.world_scan import FRAMING, ScanSettings, scan, world_budget
 from compiler.tokens import counter_for
 
 
@@ -43,8 +43,9 @@ def test_the_scan_stops_at_the_first_entry_that_does_not_fit() -> None:
     )
     result = scan(entries, ["x"], ScanSettings(budget=25), count=chars)
     assert [e.uid for e in result.entries] == [0] and result.budget_reached
-    # reaching the budget exactly is over (SillyTavern: tokens >= budget)
-    exact = scan(entries[:1], ["x"], ScanSettings(budget=10), count=chars)
+    # reaching the budget exactly is over (SillyTavern: tokens >= budget): 10 and the 6
+    # SillyTavern adds, counting the text as a message (FRAMING)
+    exact = scan(entries[:1], ["x"], ScanSettings(budget=10 + FRAMING), count=chars)
     assert exact.entries == [] and exact.budget_reached
 
 
@@ -54,7 +55,7 @@ def test_sticky_entries_come_first_then_candidate_order() -> None:
         {"key": ["x"], "content": "s" * 9, "order": 1, "sticky": 5},
     )
     state = {"sticky": {"w.1": {"hash": 0, "start": 0, "end": 9, "protected": False}}}
-    result = scan(entries, ["x"], ScanSettings(budget=15), state=state, count=chars)
+    result = scan(entries, ["x"], ScanSettings(budget=21), state=state, count=chars)
     assert [e.uid for e in result.entries] == [1]
 
 
@@ -65,8 +66,8 @@ def test_earlier_passes_recursion_text_counts() -> None:
     )
     fits = scan(entries, ["castle"], ScanSettings(budget=40), count=chars)
     assert [e.uid for e in fits.entries] == [1, 0]
-    over = scan(entries, ["castle"], ScanSettings(budget=20), count=chars)
-    assert [e.uid for e in over.entries] == [0]  # 14 earlier + 6 now = 20: over
+    over = scan(entries, ["castle"], ScanSettings(budget=22), count=chars)
+    assert [e.uid for e in over.entries] == [0]  # 15 + 6 earlier, 6 + 6 now: 33, over 22
 
 
 def test_content_is_counted_with_macros_filled() -> None:
@@ -91,12 +92,13 @@ def test_budget_property_never_exceeded_and_a_prefix_of_candidate_order(
     candidates = sorted(entries, key=lambda e: -e.order)  # SillyTavern's candidate order
     result = scan(candidates, ["x"], ScanSettings(budget=budget), count=chars)
     kept = {id(e) for e in result.entries}
-    assert sum(len(e.content) + 1 for e in result.entries) < budget
+    assert sum(len(e.content) + 1 for e in result.entries) + FRAMING * bool(kept) < budget
     prefix = [id(e) for e in candidates[: len(kept)]]
     assert set(prefix) == kept  # no later entry was taken past one that did not fit
     if len(kept) < len(candidates):
         nxt = candidates[len(kept)]
-        assert sum(len(e.content) + 1 for e in result.entries) + len(nxt.content) + 1 >= budget
+        taken = sum(len(e.content) + 1 for e in result.entries)
+        assert taken + len(nxt.content) + 1 + FRAMING >= budget
 
 
 def test_exact_tokens_with_the_compile_tokenizer() -> None:
@@ -104,9 +106,9 @@ def test_exact_tokens_with_the_compile_tokenizer() -> None:
     words = ["The castle of Eldoria stands", "Shadowfangs roam", "A moat of eels"]
     entries = lore(*({"constant": True, "content": w, "order": 9 - i} for i, w in enumerate(words)))
     two = counter.count(words[0] + "\n" + words[1] + "\n")
-    got = scan(entries, ["x"], ScanSettings(budget=two + 1), count=counter.count)
+    got = scan(entries, ["x"], ScanSettings(budget=two + FRAMING + 1), count=counter.count)
     assert [e.content for e in got.entries] == words[1::-1]
-    got = scan(entries, ["x"], ScanSettings(budget=two), count=counter.count)
+    got = scan(entries, ["x"], ScanSettings(budget=two + FRAMING), count=counter.count)
     assert [e.content for e in got.entries] == words[:1]
 
 
@@ -134,7 +136,7 @@ def test_a_compile_applies_the_budget_as_a_share_of_its_prompt_budget(tmp_path: 
     (tmp_path / "run.json").write_text(json.dumps(ctx), "utf-8")
     big = compiler.compile_string(template, context=tmp_path / "run.json", budget=100_000)
     assert all(f"Fact {i}:" in json.dumps(big.request) for i in range(20))
-    ctx["worldInfoSettings"] = {"world_info_budget_cap": 30, "world_info_overflow_alert": True}
+    ctx["worldInfoSettings"] = {"world_info_budget_cap": 36, "world_info_overflow_alert": True}
     (tmp_path / "run.json").write_text(json.dumps(ctx), "utf-8")
     capped = compiler.compile_string(template, context=tmp_path / "run.json", budget=100_000)
     assert sum(f"Fact {i}:" in json.dumps(capped.request) for i in range(20)) == 1

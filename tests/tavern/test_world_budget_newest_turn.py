@@ -44,7 +44,7 @@ BOOK = {
         "1": {
             "uid": 1,
             "constant": True,
-            "content": "WID0" + " lore" * 81,  # the scan admits both, by a token
+            "content": "WID0" + " lore" * 75,  # the scan admits both, by a token
             "position": 4,
             "depth": 0,
             "role": 0,
