@@ -158,7 +158,7 @@ class Assembler:
             now=ctx.now or datetime.now().astimezone(),
             seed=ctx.seed or 0,
             seed_from=None if ctx.seed is not None else lambda: ctx.macro_seed,
-            variables={k: _variable(v) for k, v in ctx.variables.items()},
+            variables={k: _variable(v) for k, v in ctx.chat_variables.items()},
             global_variables={k: _variable(v) for k, v in ctx.global_variables.items()},
             budget=self.macro_budget,
         )
