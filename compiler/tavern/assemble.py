@@ -12,7 +12,8 @@ in its own role:
   ``personaDescription`` -> UserProfile;
 - Agent markers: ``agentSystemPrompt`` -> SystemInstruction from the resolved profile (the
   entry's role and enabled state kept), ``agentTask`` -> the run's ``task`` as a user
-  message, ``agentResults`` -> ToolResults;
+  message, ``agentResults`` -> ToolResults; an Agent entry's own text is kept, its macro
+  where the text holds it, else after it (the task after the text, in the same message);
 - other entries are preset text: ``<<agent.*>>`` macros inside are parsed with the entry as
   the file name (``FILE#prompts[3].content``), every entry's errors reported together; then
   SillyTavern macros (``{{char}}``, ``{{user}}``, ...) are substituted in the literal text
@@ -20,10 +21,11 @@ in its own role:
   ``post_history_instructions`` replace ``main`` / ``jailbreak`` (``{{original}}`` is the
   entry's own text, macros included) unless the entry has ``forbid_overrides``.
 
-Mode ``legacy`` drops the three Agent entries and every ``<<agent.*>>`` macro (a run's task
-is then reported, ``agent.task_ignored``). Mode ``agent`` inserts the Agent entries a preset
-lacks where TauriTavern's PromptManager puts them (``agent.prompt_entry_inserted``) and
-always offers the profile's tools (an ``<<agent.tools.available>>`` entry decides where).
+Mode ``legacy`` drops the three Agent entries and every ``<<agent.*>>`` macro (each entry's,
+``agent.macros_in_legacy``, and a run's task, ``agent.task_ignored``, are reported). Mode ``agent`` inserts the Agent entries a preset
+lacks where TauriTavern's PromptManager puts them (``agent.prompt_entry_inserted``; an entry
+holding one's macro counts as it: :mod:`compiler.tavern.agent_entries`) and always offers
+the profile's tools (an ``<<agent.tools.available>>`` entry decides where).
 
 Preset-authored text is tagged ``metadata.origin = "preset"``; injected chat messages carry
 ``origin: "injection"`` and their budget ``category`` (``injection``, ``worldInfo``,
