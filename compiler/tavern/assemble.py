@@ -22,10 +22,11 @@ in its own role:
   entry's own text, macros included) unless the entry has ``forbid_overrides``.
 
 Mode ``legacy`` drops the three Agent entries and every ``<<agent.*>>`` macro (each entry's,
-``agent.macros_in_legacy``, and a run's task, ``agent.task_ignored``, are reported). Mode ``agent`` inserts the Agent entries a preset
-lacks where TauriTavern's PromptManager puts them (``agent.prompt_entry_inserted``; an entry
-holding one's macro counts as it: :mod:`compiler.tavern.agent_entries`) and always offers
-the profile's tools (an ``<<agent.tools.available>>`` entry decides where).
+``agent.macros_in_legacy``, and a run's task, ``agent.task_ignored``, are reported). Mode
+``agent`` inserts the Agent entries a preset lacks where TauriTavern's PromptManager puts
+them (``agent.prompt_entry_inserted``; an entry holding one's macro counts as it:
+:mod:`compiler.tavern.agent_entries`) and always offers the profile's tools (an
+``<<agent.tools.available>>`` entry decides where).
 
 Preset-authored text is tagged ``metadata.origin = "preset"``; injected chat messages carry
 ``origin: "injection"`` and their budget ``category`` (``injection``, ``worldInfo``,

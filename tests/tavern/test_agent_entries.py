@@ -163,3 +163,14 @@ def test_an_agent_entry_without_its_macro_gets_it_after_its_text(tmp_path: Path)
     )
     result = compiler.compile(path, context=CONTEXT, mode="agent")
     assert texts(result)[0] == f"Stay in character.\n{SYSTEM}"
+
+
+def test_agent_task_is_no_macro_and_the_error_says_where_the_task_goes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    task = {"identifier": "agentTask", "content": "Task:\n<<agent.task>>"}
+    path = write(tmp_path, [MAIN, MARKER, task])
+    assert main(["check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}#prompts[2].content:2:1: error[template.unknown_macro]" in err
+    assert "agentTask entry sends its own text, then the task" in err
