@@ -69,7 +69,8 @@ from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, system_prompt
 from compiler.profile.models import PlanNode, PlanPolicy, ProfileValidationError
 from compiler.profile.plan import check_plan, load_plan, node_tools
 from compiler.profile.resolve import copy_profile
-from compiler.tavern.assemble import assemble_preset, default_mode
+from compiler.tavern.agent_entries import default_mode
+from compiler.tavern.assemble import assemble_preset
 from compiler.tavern.preset import PresetSettings, TavernPreset, ordered_prompts, read_preset
 from compiler.tokens import TokenCounter, counter_for
 from compiler.tool_catalogue import KNOWN_TOOLS

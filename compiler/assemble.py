@@ -158,7 +158,7 @@ class Assembler:
             now=ctx.now or datetime.now().astimezone(),
             seed=ctx.seed or 0,
             seed_from=None if ctx.seed is not None else lambda: ctx.macro_seed,
-            variables={k: _variable(v) for k, v in ctx.variables.items()},
+            variables={k: _variable(v) for k, v in ctx.chat_variables.items()},
             global_variables={k: _variable(v) for k, v in ctx.global_variables.items()},
             budget=self.macro_budget,
         )
@@ -299,12 +299,13 @@ class Assembler:
     def add_text(
         self, text: str, *, role: Role, source: str, resource: str | None,
         metadata: dict[str, Any], kind: ComponentKind = ComponentKind.PRESET_GUIDE,
+        join: bool = False,
     ) -> None:  # fmt: skip
-        """Append one inline text (data, or preset text: ``resource`` None) as its own
-        message; ``resource`` is checked like a macro's (``policy.resource_hidden``)."""
+        """Append one inline text (data, or preset text: ``resource`` None) as its own message
+        (``join``: the last one's); ``resource`` is checked like a macro's."""
         if resource is not None:
             self.resources.require(resource, what=f"'{source}'", where=source)
-        self._group += 1
+        self._group += not join
         self._add(
             Component(
                 id=self._next_id("text"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -65,7 +66,7 @@ def check(
 def _check_preset(preset: TavernPreset, mode: PresetMode | None) -> PresetCheck:
     if mode not in (None, "agent", "legacy"):
         raise ValueError(f"mode must be 'agent' or 'legacy', not {mode!r}")
-    from compiler.tavern.assemble import schema_mode
+    from compiler.tavern.agent_entries import schema_mode
     from compiler.tavern.check import check_preset
 
     mode = mode or schema_mode(preset)
@@ -103,6 +104,13 @@ def check_template(text: str, name: str) -> BoundTemplate:
         warning = surrogate_warning(repaired, name)
         bound = dataclasses.replace(bound, warnings=(warning, *bound.warnings))
     return bound
+
+
+def add_new(diagnostics: list[Diagnostic], found: Iterable[Diagnostic]) -> None:
+    """Append to ``diagnostics`` each of ``found`` it does not hold yet: a budget check
+    compiles the source, whose warnings (an Agent entry inserted, macros a legacy compile
+    removes, ...) the source's own check already reported."""
+    diagnostics.extend(d for d in found if d not in diagnostics)
 
 
 def over_window(

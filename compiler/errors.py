@@ -296,6 +296,7 @@ def _registry() -> dict[str, type[APCError] | None]:
             context.no_character template.unknown_prompt_id template.unknown_marker
             context.component_dropped context.no_chat_message
             agent.injection_macro agent.prompt_entry_inserted agent.task_ignored
+            agent.macros_in_legacy
             world.regex_timeout world.position_unsupported
             context.note_unplaced world.author_note_absent
             world.regex_too_complex world.scan_budget world.budget_reached

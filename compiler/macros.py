@@ -116,6 +116,13 @@ CATALOGUE: dict[str, MacroSpec] = {
 }
 
 
+#: Names an author may expect to be macros, and where what they name comes from instead.
+NOT_MACROS: dict[str, str] = {
+    "agent.task": "the run's task has no macro: a preset's agentTask entry sends its own text, "
+    "then the task",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class MacroCall:
     """A macro checked against its spec: arguments by name, with defaults left out."""
@@ -202,7 +209,7 @@ def _bind_macro(macro: Macro, errors: list[Diagnostic], source: str) -> MacroCal
             "template.unknown_macro",
             f"unknown macro '{macro.name}'",
             macro.span,
-            did_you_mean(macro.name, CATALOGUE.keys()),
+            NOT_MACROS.get(macro.name) or did_you_mean(macro.name, CATALOGUE.keys()),
         )
         return None
     args: dict[str, ArgValue] = {}

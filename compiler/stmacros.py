@@ -76,6 +76,7 @@ STANDARD_MACROS: tuple[str, ...] = (
 """The macros the compiler fills from the run context."""
 
 ENVIRONMENT_MACROS: tuple[str, ...] = (
+    "input",
     "lastMessage",
     "lastUserMessage",
     "lastCharMessage",

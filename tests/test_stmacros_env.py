@@ -196,10 +196,10 @@ def test_compile_is_reproducible_and_the_seed_decides(tmp_path: Path) -> None:
 
 
 def test_a_literal_macro_is_a_compile_warning_once(tmp_path: Path) -> None:
-    result = compile_main(tmp_path, "{{input}} {{user}} {{input}} {{lastMessageId}}")
+    result = compile_main(tmp_path, "{{timeDiff}} {{user}} {{timeDiff}} {{lastMessageId}}")
     found = [w for w in result.warnings if w.code == "template.unknown_st_macro"]
     assert [w.severity for w in found] == ["warning", "warning"]
-    assert "{{input}}" in found[0].message and "{{lastMessageId}}" in found[1].message
+    assert "{{timeDiff}}" in found[0].message and "{{lastMessageId}}" in found[1].message
     # each at the entry it is in (issue 12, item 17)
     assert {w.file for w in found} == {f"{tmp_path / 'p.json'}#prompts[0].content"}
     with pytest.raises(compiler.StrictError):

@@ -24,7 +24,8 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--mode",
         choices=("agent", "legacy"),
-        help="preset mode (default: agent when the preset or card has an agent schema)",
+        help="preset mode (default: agent when the preset or card has an enabled agent schema "
+        "or the preset's entries hold <<agent.*>> macros)",
     )
     p.add_argument(
         "--provider",

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from compiler.checking import check, over_window
+from compiler.checking import add_new, check, over_window
 from compiler.commands._common import (
     add_format,
     add_output_tokens,
@@ -37,8 +37,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--mode",
         choices=("agent", "legacy"),
-        help="check a preset as compiled in this mode (default: agent when the preset has an "
-        "agent schema, as apc compile chooses)",
+        help="check a preset as compiled in this mode (default: the one apc compile chooses, "
+        "agent for an enabled agent schema or <<agent.*>> macros in its entries)",
     )
     g.add_argument("--context", metavar="RUN.json", help="the run context")
     g.add_argument("--provider", default="openai", help="the provider (its windows apply)")
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     if not failed and _budget_requested(args):
         for name in args.files:
             found = _check_budget(name, args)
-            diagnostics.extend(found)
+            add_new(diagnostics, found)
             failed = failed or any(d.severity == "error" for d in found)
     if args.strict and any(d.severity == "warning" for d in diagnostics):
         diagnostics = [dataclasses.replace(d, severity="error") for d in diagnostics]

@@ -20,7 +20,8 @@ builder does it:
 - a message with ``extra.ignore`` set is left out;
 - ``name`` is kept; ``mes`` is the content (the selected swipe); ``send_date`` is kept (for
   ``{{idle_duration}}``); blank lines are skipped;
-- the header's ``chat_metadata`` is kept (:class:`ChatMetadata`: the Author's Note).
+- the header's ``chat_metadata`` is kept (:class:`ChatMetadata`: the Author's Note, the
+  chat's variables).
 
 A broken line names the file and its line number.
 """
@@ -84,12 +85,15 @@ SendDate = str | StrictInt | StrictFloat
 
 Number = StrictInt | StrictFloat
 
+ChatVariable = str | int | float | bool
+"""A SillyTavern variable's value as a run gives it (text, a number or a boolean)."""
+
 
 class ChatMetadata(BaseModel):
-    """SillyTavern's ``chat_metadata`` (its own names): the Author's Note fields are checked,
-    every other key is kept as it is. A missing field takes SillyTavern's default
-    (public/scripts/authors-note.js loadSettings): no note, interval 1, depth 4, position 1
-    (in chat), role 0 (system)."""
+    """SillyTavern's ``chat_metadata`` (its own names): the Author's Note fields and the chat
+    variables are checked, every other key is kept as it is. A missing field takes
+    SillyTavern's default (public/scripts/authors-note.js loadSettings): no note, interval 1,
+    depth 4, position 1 (in chat), role 0 (system), no variables."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -101,6 +105,8 @@ class ChatMetadata(BaseModel):
     note_position: Number = 1
     #: 0 system, 1 user, 2 assistant
     note_role: Number = 0
+    #: the chat's variables (``{{getvar::name}}``), where SillyTavern keeps them
+    variables: dict[str, ChatVariable] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod

@@ -1,5 +1,5 @@
-"""The SillyTavern macros the chat fills: ``{{lastMessage}}``, ``{{lastUserMessage}}``,
-``{{lastCharMessage}}`` and ``{{idle_duration}}``.
+"""The SillyTavern macros the chat fills: ``{{input}}``, ``{{lastMessage}}``,
+``{{lastUserMessage}}``, ``{{lastCharMessage}}`` and ``{{idle_duration}}``.
 
 Internal: used by :mod:`compiler.assemble`.
 """
@@ -39,8 +39,12 @@ def idle_duration(chat: Sequence[ChatMessageIn], now: datetime) -> str:
 
 def chat_values(chat: Sequence[ChatMessageIn], now: datetime) -> dict[str, str]:
     """``lastMessage``, ``lastUserMessage``, ``lastCharMessage`` (the newest message, user
-    message and assistant message of ``chat``, tool messages left out) and
-    ``idle_duration``."""
+    message and assistant message of ``chat``, tool messages left out), ``input`` and
+    ``idle_duration``.
+
+    ``input`` is SillyTavern's input box, what the user just sent: the newest message's
+    text when it is the user's, else empty (a chat ending with the assistant, a tool call or
+    result, or a system message, an empty chat: Send with nothing typed)."""
     out: dict[str, str] = {}
     for m in reversed(chat):  # newest first, until all three are known
         if m.role != "tool":
@@ -51,5 +55,7 @@ def chat_values(chat: Sequence[ChatMessageIn], now: datetime) -> dict[str, str]:
             if len(out) == 3:
                 break
     values = {k: out.get(k, "") for k in ("lastMessage", "lastUserMessage", "lastCharMessage")}
+    newest = chat[-1] if chat else None
+    values["input"] = (newest.content or "") if newest and newest.role == "user" else ""
     values["idle_duration"] = idle_duration(chat, now)
     return values

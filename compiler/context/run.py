@@ -32,7 +32,7 @@ from compiler.context.cards import (
     read_card,
     read_card_json,
 )
-from compiler.context.chat import ChatMessage, ChatMetadata, SendDate, read_chat_file
+from compiler.context.chat import ChatMessage, ChatMetadata, ChatVariable, SendDate, read_chat_file
 from compiler.context.chat_log import ChatLog
 from compiler.context.inputs import (
     INLINE,
@@ -221,9 +221,10 @@ class RunContext(_Model):
     #: the seed of {{random}}, {{pick}}, {{roll}} (default: derived from the chat, see
     #: :attr:`macro_seed`)
     seed: int | None = None
-    #: SillyTavern's chat variables ({{getvar}}) and global variables ({{getglobalvar}})
-    variables: dict[str, str | int | float | bool] = Field(default_factory=dict)
-    global_variables: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    #: SillyTavern's chat variables ({{getvar}}; over ``chatMetadata.variables``, name by
+    #: name: :attr:`chat_variables`) and global variables ({{getglobalvar}})
+    variables: dict[str, ChatVariable] = Field(default_factory=dict)
+    global_variables: dict[str, ChatVariable] = Field(default_factory=dict)
     #: the greeting an empty chat starts with: 0 the card's first_mes, N its Nth alternate
     #: greeting (SillyTavern's swipes)
     greeting: int = Field(default=0, ge=0)
@@ -281,6 +282,12 @@ class RunContext(_Model):
         return sum(1 for m in chat if m.role == "user")
 
     @property
+    def chat_variables(self) -> dict[str, ChatVariable]:
+        """The chat's variables ``{{getvar}}`` reads: ``chat_metadata.variables`` (the chat
+        file's header's under the run's ``chatMetadata``'s), the run's ``variables`` over them."""
+        return {**self.chat_metadata.variables, **self.variables}
+
+    @property
     def macro_seed(self) -> int:
         """:attr:`seed`, else one derived from the chat as SillyTavern's chat id is: the card's
         name and the first message, so it stays the same as the chat grows."""
@@ -298,24 +305,19 @@ class RunContext(_Model):
         return self._card
 
     def load_inputs(self, cards: CardMemo | None = None, books: BookMemo | None = None) -> None:
-        """Read the inputs given as paths (relative to :attr:`base_dir`), in place.
-
-        ``chat`` (a .jsonl or .json file) becomes messages; ``character`` (JSON/PNG/CHARX
-        card) becomes its flat fields and :attr:`card`; ``worldInfo`` (a lorebook file)
-        becomes the entries activated against the last messages (constant entries plus
-        keyword matches in the last ``world_info_depth`` messages of
-        :attr:`world_info_settings`, default 2; see
-        :func:`compiler.context.world_activation.activate`).
-        """
+        """Read the inputs given as paths (relative to :attr:`base_dir`), in place: ``chat``
+        (a .jsonl or .json file) becomes messages (a header's ``chat_metadata`` under the
+        run's), ``character`` (JSON/PNG/CHARX card) its flat fields and :attr:`card`, the
+        lorebooks their entries (:func:`compiler.context.world_books.load_books`)."""
         if isinstance(self.chat, str):
             read = read_chat_file(resolve(self.chat, self._base_dir))
             self.chat = [_message_in(m) for m in read.messages]
             self._user_lines, self._user_lines_at = read.user_lines, read.user_lines_at
-            if read.metadata is not None:  # the run's own keys win over the file's
+            if read.metadata is not None:  # the run's keys (and variables) win over the file's
                 given = self.chat_metadata.model_dump(exclude_unset=True)
-                self.chat_metadata = ChatMetadata.model_validate(
-                    {**read.metadata.model_dump(), **given}
-                )
+                merged = {**read.metadata.model_dump(), **given}
+                merged["variables"] = {**read.metadata.variables, **self.chat_metadata.variables}
+                self.chat_metadata = ChatMetadata.model_validate(merged)
         if self.timed_world_info is None:  # else SillyTavern's own place: the chat metadata
             kept = (self.chat_metadata.model_extra or {}).get("timedWorldInfo")
             self.timed_world_info = kept if isinstance(kept, dict) else None

@@ -18,7 +18,13 @@ from typing import Any
 
 from compiler.api import CompileResult, deep_inputs_coded
 from compiler.assemble import PresetMode
-from compiler.checking import MAX_TEMPLATE_FILE_BYTES, SourceKind, check_string, over_window
+from compiler.checking import (
+    MAX_TEMPLATE_FILE_BYTES,
+    SourceKind,
+    add_new,
+    check_string,
+    over_window,
+)
 from compiler.context.inputs import (
     MAX_INPUT_BYTES,
     collect_warnings,
@@ -167,7 +173,7 @@ class Service:
                 )
             if not failed and _budget_requested(body):
                 found = self._check_budget(body, name, sent)
-                diagnostics += found
+                add_new(diagnostics, found)
                 failed = any(d.severity == "error" for d in found)
         if body.options.strict and any(d.severity == "warning" for d in diagnostics):
             diagnostics = [_as_error(d) for d in diagnostics]

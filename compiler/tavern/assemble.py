@@ -12,7 +12,8 @@ in its own role:
   ``personaDescription`` -> UserProfile;
 - Agent markers: ``agentSystemPrompt`` -> SystemInstruction from the resolved profile (the
   entry's role and enabled state kept), ``agentTask`` -> the run's ``task`` as a user
-  message, ``agentResults`` -> ToolResults;
+  message, ``agentResults`` -> ToolResults; an Agent entry's own text is kept, its macro
+  where the text holds it, else after it (the task after the text, in the same message);
 - other entries are preset text: ``<<agent.*>>`` macros inside are parsed with the entry as
   the file name (``FILE#prompts[3].content``), every entry's errors reported together; then
   SillyTavern macros (``{{char}}``, ``{{user}}``, ...) are substituted in the literal text
@@ -20,10 +21,12 @@ in its own role:
   ``post_history_instructions`` replace ``main`` / ``jailbreak`` (``{{original}}`` is the
   entry's own text, macros included) unless the entry has ``forbid_overrides``.
 
-Mode ``legacy`` drops the three Agent entries and every ``<<agent.*>>`` macro (a run's task
-is then reported, ``agent.task_ignored``). Mode ``agent`` inserts the Agent entries a preset
-lacks where TauriTavern's PromptManager puts them (``agent.prompt_entry_inserted``) and
-always offers the profile's tools (an ``<<agent.tools.available>>`` entry decides where).
+Mode ``legacy`` drops the three Agent entries and every ``<<agent.*>>`` macro (each entry's,
+``agent.macros_in_legacy``, and a run's task, ``agent.task_ignored``, are reported). Mode
+``agent`` inserts the Agent entries a preset lacks where TauriTavern's PromptManager puts
+them (``agent.prompt_entry_inserted``; an entry holding one's macro counts as it:
+:mod:`compiler.tavern.agent_entries`) and always offers the profile's tools (an
+``<<agent.tools.available>>`` entry decides where).
 
 Preset-authored text is tagged ``metadata.origin = "preset"``; injected chat messages carry
 ``origin: "injection"`` and their budget ``category`` (``injection``, ``worldInfo``,
@@ -43,7 +46,7 @@ import re
 from typing import Any
 
 from compiler.assemble import Assembler, PresetMode
-from compiler.errors import APCError, Diagnostic, Span, TemplateError
+from compiler.errors import Diagnostic, Span, TemplateError
 from compiler.frame import (
     AS_WRITTEN,
     COUNT_UNSQUASHED,
@@ -53,15 +56,19 @@ from compiler.frame import (
     Component,
     ComponentKind,
     Message,
-    PromptRole,
 )
-from compiler.macros import BoundTemplate, MacroCall, bind
+from compiler.macros import BoundTemplate, MacroCall
 from compiler.markers import ALLOWANCE, allowance, openers
-from compiler.profile import ResolvedAgentProfile, resolve_profile
 from compiler.required import framed_pieces, requires
-from compiler.stmacros import comment_spans, inert
-from compiler.syntax import parse
-from compiler.syntax.ast import Template, Text
+from compiler.stmacros import inert
+from compiler.syntax.ast import Text
+from compiler.tavern.agent_entries import (
+    ENTRY_MACROS,
+    agent_prompts,
+    macros_in_legacy,
+    parsed_entry,
+    standing_for,
+)
 from compiler.tavern.chat_view import ChatView, FramedList
 from compiler.tavern.framing import (
     CARD_RESOURCE,
@@ -114,33 +121,10 @@ OVERRIDES: dict[str, str] = {"main": "system_prompt", "jailbreak": "post_history
 _ORIGINAL = re.compile(r"\{\{original\}\}", re.IGNORECASE)
 
 
-def schema_mode(preset: TavernPreset) -> PresetMode:
-    """The mode a compile without ``mode`` chooses from the preset alone (no card): its
-    :func:`default_mode` under the profile it resolves to, ``legacy`` when its agent schema
-    does not resolve (that error is reported on its own)."""
-    try:
-        resolved = resolve_profile(preset=preset.layer_source())
-    except APCError:
-        return "legacy"
-    return default_mode(resolved, preset)
-
-
-def default_mode(resolved: ResolvedAgentProfile, preset: TavernPreset) -> PresetMode:
-    """``agent`` when the preset or the card carries an enabled agent schema, else ``legacy``.
-
-    A plain SillyTavern preset (no agent schema anywhere) compiles as the chat it always was;
-    the built-in default-writer alone does not switch a preset into agent mode.
-    """
-    tauri = preset.extensions.get("tauritavern")
-    in_preset = preset.agent is not None or (isinstance(tauri, dict) and "agentProfiles" in tauri)
-    from_layers = any(p.layer in ("preset", "character") for p in resolved.provenance.values())
-    return "agent" if resolved.enabled and (in_preset or from_layers) else "legacy"
-
-
 @dataclasses.dataclass
 class _Entry:
     prompt: PresetPrompt
-    bound: BoundTemplate | None  # None: an agentTask entry
+    bound: BoundTemplate
 
 
 def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetMode) -> None:
@@ -161,11 +145,12 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
         assembler.frame_metadata[FIRST_USER] = assembler.fill(opening)
     prompts = ordered_prompts(preset)
     if mode == "legacy":
+        assembler.warnings.extend(macros_in_legacy(preset, prompts))
         prompts = [p for p in prompts if p.identifier not in AGENT_MARKERS]
         if assembler.context.task:
             assembler.warnings.append(_task_ignored(preset))
     else:
-        prompts = _with_agent_entries(assembler, preset, prompts)
+        prompts = agent_prompts(preset, prompts, assembler.warnings)
     errors: list[Diagnostic] = []
     entries: list[_Entry] = []
     injections: list[PresetPrompt] = []
@@ -185,9 +170,8 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
                     unmaterialized.append(content)
                     located.setdefault(content, raw or preset.where(prompt))
             continue
-        if prompt.identifier == "agentTask":
-            entries.append(_Entry(prompt, None))
-            continue
+        if prompt.identifier == "agentTask":  # the user's message, the task after its text
+            prompt = prompt.model_copy(update={"role": "user"})
         bound = _bind_entry(preset, prompt, errors)
         if bound is not None:
             if mode == "legacy" and not prompt.is_marker:
@@ -198,7 +182,9 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     if errors:
         errors.sort(key=lambda d: (d.span.file, d.span.start) if d.span else ("", 0))
         raise TemplateError(errors)
-    in_chat = any(e.prompt.identifier == "chatHistory" for e in entries)
+    in_chat = any(e.prompt.identifier == "chatHistory" for e in entries) or (
+        mode == "agent" and "chatHistory" in standing_for(preset, prompts)
+    )
     notes = chat_notes(assembler, unmaterialized, in_chat=in_chat)
     _anchor_note(assembler, preset, entries, notes)
     extensions = notes.extensions + (depth_prompts(assembler, unmaterialized) if in_chat else [])
@@ -245,49 +231,6 @@ def _anchor_note(
     entries.insert(at, _Entry(anchor, parsed_entry(preset, "", f"{preset.source}#main")))
 
 
-#: TauriTavern's Agent entries, as its PromptManager adds them when a preset lacks them.
-AGENT_ENTRIES: dict[str, PromptRole] = {
-    "agentSystemPrompt": "system",
-    "agentTask": "user",
-    "agentResults": "system",
-}
-
-
-def _with_agent_entries(
-    assembler: Assembler, preset: TavernPreset, prompts: list[PresetPrompt]
-) -> list[PresetPrompt]:
-    """``prompts`` with the Agent entries the preset lacks inserted where TauriTavern puts
-    them (agentSystemPrompt first, agentTask just before chatHistory, agentResults after
-    jailbreak), each with an ``agent.prompt_entry_inserted`` warning."""
-    out = list(prompts)
-    ids = [p.identifier for p in out]
-    for identifier, role in AGENT_ENTRIES.items():
-        if preset.prompt(identifier) is not None:
-            continue  # the author's entry (enabled or not) decides
-        entry = PresetPrompt(identifier=identifier, role=role, marker=True, name=identifier)
-        if identifier == "agentSystemPrompt":
-            at = 0
-        elif identifier == "agentTask" and "chatHistory" in ids:
-            at = ids.index("chatHistory")
-        elif identifier == "agentResults" and "jailbreak" in ids:
-            at = ids.index("jailbreak") + 1
-        else:
-            at = len(out)
-        out.insert(at, entry)
-        ids.insert(at, identifier)
-        assembler.warnings.append(
-            Diagnostic(
-                code="agent.prompt_entry_inserted",
-                severity="warning",
-                message=f"the preset has no '{identifier}' entry: inserted where TauriTavern's "
-                "PromptManager puts it",
-                file=preset.source,
-                path="prompts",
-            )
-        )
-    return out
-
-
 def _task_ignored(preset: TavernPreset) -> Diagnostic:
     return Diagnostic(
         code="agent.task_ignored",
@@ -305,6 +248,8 @@ def _bind_entry(
     text = MARKER_MACROS.get(prompt.identifier) if prompt.is_marker else prompt.content
     if text is None:  # an unknown marker: SillyTavern fills it from an extension; we cannot
         text = ""
+    if prompt.identifier in AGENT_MARKERS and prompt.content.strip():
+        text = _own_text(preset, prompt)
     try:
         return parsed_entry(preset, text, preset.where(prompt))
     except TemplateError as exc:
@@ -312,28 +257,20 @@ def _bind_entry(
         return None
 
 
-def parsed_entry(preset: TavernPreset, text: str, name: str) -> BoundTemplate:
-    """:func:`parse_entry` bound, or its TemplateError, read once per preset: the preset
-    keeps each result (frozen: a template or its frozen diagnostics), so a session, whose
-    source holds the preset, parses an entry on its first compile only."""
-    memo = preset._parsed
-    key = (text, name)
-    done = memo.get(key)
-    if done is None:
-        try:
-            done = bind(parse_entry(text, name))
-        except TemplateError as exc:
-            done = tuple(exc.diagnostics)
-        memo[key] = done
-    if isinstance(done, BoundTemplate):
-        return done
-    raise TemplateError(list(done))
-
-
-def parse_entry(text: str, name: str) -> Template:
-    """An entry's text parsed as SillyTavern reads it: ``{{// comments}}`` are gone before
-    anything else, so a macro inside one is neither expanded nor checked."""
-    return parse(text, name, skip=comment_spans(text))
+def _own_text(preset: TavernPreset, prompt: PresetPrompt) -> str:
+    """An Agent entry's own text, its macro where the author wrote it (``agentTask`` has
+    none: the task follows the text), else after the text on a line of its own."""
+    text, macro = prompt.content, ENTRY_MACROS.get(prompt.identifier)
+    if macro is None:
+        return text
+    try:
+        bound = parsed_entry(preset, text, preset.where(prompt))
+    except TemplateError:
+        return text  # its errors are reported as the entry is bound
+    if any(isinstance(i, MacroCall) and i.name == macro for i in bound.items):
+        return text
+    sep = "" if text.endswith("\n") else "\n"
+    return f"{text}{sep}<<{macro}>>"
 
 
 def _plain_text(
@@ -400,18 +337,36 @@ def _add_entry(
     unmaterialized: tuple[list[str], dict[str, str]],
 ) -> None:
     prompt = entry.prompt
-    if entry.bound is None:  # agentTask: the run's task, as data
-        assembler.add_text(
-            assembler.context.task or "",
-            role="user",
-            source=f"{assembler.context.file}#task",
-            resource="agent.task",
-            metadata={"origin": "data", "entry": prompt.identifier},
-        )
-        task = assembler.components[-1] if assembler.components else None
-        if task is not None and task.resource == "agent.task" and task.inline_content:
-            task.required = requires(assembler.profile, assembler.mode, "task")
+    if prompt.identifier != "agentTask":
+        _add_text_entry(assembler, preset, entry, injections, unmaterialized)
         return
+    task = assembler.context.task or ""  # the run's task, as data
+    own = bool(task.strip() and entry.bound.items)  # the entry's text, only with a task
+    if own:
+        _add_text_entry(assembler, preset, entry, injections, unmaterialized)
+        task = ("" if prompt.content[-1:].isspace() else "\n") + task
+    assembler.add_text(
+        task,
+        role="user",
+        source=f"{assembler.context.file}#task",
+        resource="agent.task",
+        metadata={"origin": "data", "entry": prompt.identifier},
+        join=own,
+    )
+    added = assembler.components[-1] if assembler.components else None
+    if added is not None and added.resource == "agent.task" and added.inline_content:
+        added.required = requires(assembler.profile, assembler.mode, "task")
+
+
+def _add_text_entry(
+    assembler: Assembler,
+    preset: TavernPreset,
+    entry: _Entry,
+    injections: tuple[list[PresetPrompt], list[ExtensionPrompt]],
+    unmaterialized: tuple[list[str], dict[str, str]],
+) -> None:
+    """One entry's components: its text and macros, a card override, a marker's framing."""
+    prompt = entry.prompt
     card = assembler.context.card
     field = OVERRIDES.get(prompt.identifier)
     override = str(getattr(card, field)) if card is not None and field else ""

@@ -19,7 +19,10 @@ prompt-order item. Reported:
 - identifiers the active prompt order names but ``prompts[]`` lacks
   (``template.unknown_prompt_id``: SillyTavern skips them, so does the compile) and markers
   the compiler does not fill (``template.unknown_marker``: they send nothing);
-- in agent mode, the Agent entries a compile would insert (``agent.prompt_entry_inserted``).
+- in agent mode, the Agent entries a compile would insert (``agent.prompt_entry_inserted``;
+  an entry holding an Agent entry's macro counts as that entry:
+  :mod:`compiler.tavern.agent_entries`); in legacy mode, each sent entry whose
+  ``<<agent.*>>`` macros the compile removes (``agent.macros_in_legacy``).
 """
 
 from __future__ import annotations
@@ -40,7 +43,13 @@ from compiler.stmacros import (
 )
 from compiler.syntax.ast import Text
 from compiler.syntax.positions import LineIndex
-from compiler.tavern.assemble import AGENT_ENTRIES, parse_entry, schema_mode
+from compiler.tavern.agent_entries import (
+    entry_inserted,
+    macros_in_legacy,
+    missing_entries,
+    parse_entry,
+    schema_mode,
+)
 from compiler.tavern.preset import (
     AGENT_MARKERS,
     MARKERS,
@@ -55,10 +64,11 @@ def check_preset(preset: TavernPreset, mode: PresetMode | None = None) -> list[D
     without ``mode`` would choose from the preset): its agent schema's, its entries' in
     ``prompts[]`` order, then the prompt order's and the markers'."""
     mode = mode or schema_mode(preset)
-    sent = {p.identifier for p in ordered_prompts(preset)}
+    ordered = ordered_prompts(preset)
+    sent = {p.identifier for p in ordered}
     out = _schema_problems(preset)
-    for prompt in preset.prompts:
-        if prompt.is_marker or not prompt.content:
+    for prompt in preset.prompts:  # an Agent entry's own text is sent too (agent mode)
+        if (prompt.is_marker and prompt.identifier not in AGENT_MARKERS) or not prompt.content:
             continue
         try:
             bound = bind(parse_entry(prompt.content, preset.where(prompt)))
@@ -73,7 +83,9 @@ def check_preset(preset: TavernPreset, mode: PresetMode | None = None) -> list[D
     out.extend(_order_problems(preset))
     out.extend(_unknown_markers(preset))
     if mode == "agent":
-        out.extend(_missing_agent_entries(preset))
+        out.extend(entry_inserted(preset, i) for i in missing_entries(preset, ordered))
+    else:
+        out.extend(macros_in_legacy(preset, ordered))
     return out
 
 
@@ -217,20 +229,4 @@ def _unknown_markers(preset: TavernPreset) -> list[Diagnostic]:
         )
         for p in preset.prompts
         if p.marker and p.identifier not in MARKERS | AGENT_MARKERS
-    ]
-
-
-def _missing_agent_entries(preset: TavernPreset) -> list[Diagnostic]:
-    """``agent.prompt_entry_inserted`` for each Agent entry an agent compile inserts."""
-    return [
-        Diagnostic(
-            code="agent.prompt_entry_inserted",
-            severity="warning",
-            message=f"the preset has no '{identifier}' entry: an agent compile inserts it "
-            "where TauriTavern's PromptManager puts it",
-            file=preset.source,
-            path="prompts",
-        )
-        for identifier in AGENT_ENTRIES
-        if preset.prompt(identifier) is None
     ]

@@ -59,3 +59,15 @@ def test_check_with_a_budget_option_reports_the_clamp(server: Server) -> None:
     assert r.status_code == 200, r.text
     assert r.json()["ok"] is True
     assert [d["code"] for d in r.json()["diagnostics"]] == ["lower.output_clamped"]
+
+
+def test_check_with_a_budget_reports_a_preset_warning_once(server: Server) -> None:
+    """The budget check compiles the preset again: its warnings are not said twice."""
+    preset = {"prompts": [{"identifier": "main", "content": "Hi."}]}
+    r = server.post(
+        "/v1/check",
+        {"preset": preset, "context": CHAT, "options": {"mode": "agent", "budget": 3000}},
+    )
+    assert r.status_code == 200, r.text
+    found = [d["code"] for d in r.json()["diagnostics"]]
+    assert found == ["agent.prompt_entry_inserted"] * 3

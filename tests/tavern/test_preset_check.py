@@ -207,7 +207,7 @@ def test_compile_locates_a_literal_macro_in_an_in_chat_injection(tmp_path: Path)
         "prompts": [
             {"identifier": "main", "content": "Hi {{char}}."},
             {"identifier": "chatHistory", "marker": True},
-            {"identifier": "n", "content": "Said: {{input}}", "injection_position": 1},
+            {"identifier": "n", "content": "Said: {{lastMessageId}}", "injection_position": 1},
         ]
     }
     path = tmp_path / "p.json"
@@ -215,4 +215,4 @@ def test_compile_locates_a_literal_macro_in_an_in_chat_injection(tmp_path: Path)
     ctx = {"chat": CHAT, "character": {"name": "X"}}
     result = compiler.compile(path, context=ctx, mode="legacy")
     (found,) = [w for w in result.warnings if w.code == "template.unknown_st_macro"]
-    assert found.file == f"{path}#prompts[2].content" and "{{input}}" in found.message
+    assert found.file == f"{path}#prompts[2].content" and "{{lastMessageId}}" in found.message

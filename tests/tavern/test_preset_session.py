@@ -157,16 +157,16 @@ def test_oracle_presets_through_a_session_are_one_shot_compiles(name: str) -> No
 def test_a_session_parses_each_entry_once_and_a_compile_never_changes_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from compiler.tavern import assemble
+    from compiler.tavern import agent_entries
 
     parsed: list[str] = []
-    original = assemble.parse_entry
+    original = agent_entries.parse_entry
 
     def spy(text: str, name: str) -> Any:
         parsed.append(name)
         return original(text, name)
 
-    monkeypatch.setattr(assemble, "parse_entry", spy)
+    monkeypatch.setattr(agent_entries, "parse_entry", spy)
     text = preset(2, True, "", [0, 3])
     session = compiler.Session.from_string(text, kind="preset", budget=1300)
     chat = [message(i) for i in range(20)]
