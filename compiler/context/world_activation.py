@@ -184,11 +184,18 @@ class Scanner:
         whole_words: bool,
         rewrite_key: Callable[[str], str] | None,
         injected: Sequence[str] = (),
+        injected_names: Sequence[str] = (),
     ) -> None:
         self._messages = messages
         self._newest: list[str] = []  # the newest messages trimmed, newest first, as read
         #: in-chat extension prompts SillyTavern scans too (``WorldInfoBuffer.addInject``)
         self.injected = [t for t in injected if t]
+        names = list(injected_names) + [""] * (len(injected) - len(injected_names))
+        #: what each injected prompt is (``persona``, ``authors_note``, ...), for the report
+        self.injected_names = [n for t, n in zip(injected, names, strict=False) if t]
+        #: where the last :meth:`keys_match` that matched found its keys: (primary key
+        #: index, secondary key index or -1, source kind, source index), see :meth:`source`
+        self.hit: tuple[int, int, str, int] = (0, -1, "", 0)
         self.scan_depth = scan_depth
         self.skew = 0
         self.case_sensitive = case_sensitive
@@ -362,26 +369,80 @@ class Scanner:
             )
         )
 
-    def keys_match(self, entry: WorldEntry, *, min_pass: bool = False) -> bool:
+    def keys_match(self, entry: WorldEntry, *, min_pass: bool = False) -> bool | None:
         """A primary key matches and the secondary keys satisfy the entry's logic (checked
         only when the entry is selective and has secondary keys), stopping at the first
-        key that decides, as SillyTavern's ``checkWorldInfo``."""
-        if not any(self.matches(entry, key, min_pass=min_pass) for key in entry.keys):
+        key that decides, as SillyTavern's ``checkWorldInfo``. False: no primary key
+        matched; None: one did, and the secondary keys failed the logic. On a match,
+        :attr:`hit` says which keys and where."""
+        keys = enumerate(entry.keys)
+        first = next((i for i, key in keys if self.matches(entry, key, min_pass=min_pass)), -1)
+        if first < 0:
             return False
         if not (entry.selective and entry.secondary_keys):
-            return True
+            return self._hit(entry, first, -1, min_pass)
         logic = entry.selective_logic
         hits: list[bool] = []
-        for key in entry.secondary_keys:
+        for i, key in enumerate(entry.secondary_keys):
             hit = self.matches(entry, key, min_pass=min_pass)
             if (logic == SelectiveLogic.AND_ANY and hit) or (
                 logic == SelectiveLogic.NOT_ALL and not hit
             ):
-                return True
+                return self._hit(entry, first, i, min_pass)
             hits.append(hit)
-        if logic == SelectiveLogic.NOT_ANY:
-            return not any(hits)
-        return logic == SelectiveLogic.AND_ALL and all(hits)
+        if logic == SelectiveLogic.NOT_ANY and not any(hits):
+            return self._hit(entry, first, -1, min_pass)
+        if logic == SelectiveLogic.AND_ALL and all(hits):
+            return self._hit(entry, first, -1, min_pass)
+        return None
+
+    def _hit(self, entry: WorldEntry, first: int, second: int, min_pass: bool) -> bool:
+        """Record :attr:`hit` for a match by primary key ``first`` (only for matches: a
+        second search of the one key that matched)."""
+        kind, index = self.source(entry, self._segment(entry, entry.keys[first], min_pass))
+        self.hit = (first, second, kind, index)
+        return True
+
+    def _segment(self, entry: WorldEntry, key: str, min_pass: bool) -> int:
+        """The part of the entry's scan buffer where ``key`` (which matched) is: its count
+        of ``\x01`` markers up to the match, less one; -1 when not found again."""
+        key = self._rewrite(key)
+        form = _regex_form(key)
+        pattern = _compile_key(*form) if form is not None else None
+        if pattern is not None and not isinstance(pattern, _TooComplex):
+            haystack = self.haystack(entry, min_pass=min_pass)
+            try:
+                found = pattern.search(haystack, timeout=REGEX_KEY_TIMEOUT)
+            except TimeoutError:
+                found = None
+            at = found.start() if found is not None else -1
+        else:
+            case = self._case(entry)
+            haystack = self.haystack(entry, lower=not case, min_pass=min_pass)
+            needle = key if case else key.lower()
+            whole = entry.match_whole_words
+            whole = self.whole_words if whole is None else whole
+            if whole and len(re.split(r"\s+", needle)) == 1:
+                word = _whole_word(needle).search(haystack)
+                at = word.start(1) if word is not None else -1
+            else:
+                at = haystack.find(needle)
+        return -1 if at < 0 else haystack.count(_MATCHER, 0, at + 1) - 1
+
+    def source(self, entry: WorldEntry, segment: int) -> tuple[str, int]:
+        """What part ``segment`` of the entry's scan buffer is: ``("message", i)`` (the
+        chat's message i, 0 the oldest), ``("injected", i)`` (:attr:`injected_names`),
+        ``("recursion", n)`` (the content activated in pass n), or ``("", -1)``."""
+        depth = entry.scan_depth if entry.scan_depth is not None else self.depth
+        shown = max(min(depth, len(self._messages), MAX_SCAN_DEPTH), 1)
+        if segment < 0:
+            return "", -1
+        if segment < shown:
+            return "message", len(self._messages) - 1 - segment
+        segment -= shown
+        if segment < len(self.injected):
+            return "injected", segment
+        return "recursion", segment - len(self.injected) + 1
 
     def score(self, entry: WorldEntry, *, min_pass: bool = False) -> int:
         """How many of the entry's keys match (SillyTavern's ``getScore``, for group
