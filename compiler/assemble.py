@@ -252,7 +252,7 @@ class Assembler:
             injected=self.scan_prompts,
         )
         self.world_run = run
-        entries = self.regex_scripts.world(run.entries)
+        entries = run.shown = self.regex_scripts.world(run.entries)
         self.warnings += run.warnings + unplaced(entries)
         return entries
 

@@ -42,6 +42,8 @@ class WorldRun:
     trace: ScanTrace | None = None
     #: the scan's world info budget in tokens (None: none)
     budget: int | None = None
+    #: the activated entries as the compile placed them (after the regex scripts)
+    shown: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _texts(chat: Sequence[ChatText], names: bool) -> Sequence[str]:
