@@ -7,9 +7,10 @@ Internal: used by :mod:`compiler.context.world_report`; the compile calls
 An entry at ``before`` / ``after`` (or any position, for ``<<agent.world.activated>>``
 without one) is a piece of a world info block (:data:`~compiler.frame.PIECES`): the block
 kept whole keeps it, a block cut to its leading entries keeps it when it is among them,
-a dropped block drops it. An ``@D`` entry is in the chat history: its ``fit`` is the
-history's action. Entries around the dialogue examples or the Author's Note have no
-``fit`` (their host text's fate is not followed). An entry with no content, at an
+a dropped block drops it. An ``@D`` entry is injected in the chat history (a preset
+compile): ``kept`` while the fitted history still holds world info. Entries around the
+dialogue examples or the Author's Note have no ``fit`` (their host text's fate is not
+followed). An entry with no content, at an
 unsupported position, deeper than SillyTavern injects, or at a position no component
 shows is ``not_placed``.
 """
@@ -58,6 +59,7 @@ def entry_ref(entry: WorldEntry | Mapping[str, Any]) -> tuple[str, str]:
     return str(entry.get("world", "")), str(entry.get("uid"))
 
 
+WORLD_INFO = "worldInfo"  # the budget category of world info in chat
 MAX_DEPTH = 1000  # SillyTavern injects depths 0-1000 only
 _ROLES = {0: "system", 1: "user", 2: "assistant"}
 
@@ -100,6 +102,30 @@ def _block_fates(
     return out
 
 
+def _holds_world_info(comp: Component | None) -> bool:
+    """Whether a chat history has world info injected in it (a message, or part of one, in
+    the ``worldInfo`` category). A lazily read chat has no injections (never read here)."""
+    messages = comp.messages if comp is not None else None
+    if not isinstance(messages, list):
+        return False
+    return any(
+        m.get("category") == WORLD_INFO or any(s[0] == WORLD_INFO for s in m.get("spans", ()))
+        for m in messages
+    )
+
+
+def _history_host(
+    components: Sequence[Component], fitted: Mapping[str, Component], actions: Mapping[str, str]
+) -> tuple[str, str] | None:
+    """(component, fit) of the chat history holding the ``@D`` entries (None: no history has
+    them): ``kept`` while the fitted history still holds world info, else ``dropped``."""
+    for comp in components:
+        if comp.kind == ComponentKind.CHAT_HISTORY and _holds_world_info(comp):
+            kept = actions.get(comp.id) != "dropped" and _holds_world_info(fitted.get(comp.id))
+            return comp.id, "kept" if kept else "dropped"
+    return None
+
+
 def _depth(entry: Mapping[str, Any]) -> int:
     raw = entry.get("depth")
     return raw if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0 else 4
@@ -135,7 +161,7 @@ def _placement(
         if history is not None:
             return _with(base, history[0], history[1], "in the chat history")
     if position in ("before", "after", "at_depth"):
-        return _with(base, None, "not_placed", "no component shows this position")
+        return _with(base, None, "not_placed", "no component places this position")
     return base
 
 
@@ -154,6 +180,5 @@ def placements(
     component's ledger ``actions``."""
     blocks = [c for c in components if c.kind == ComponentKind.WORLD_INFO]
     fates = _block_fates(shown, blocks, {c.id: c for c in fitted}, actions)
-    chats = [c for c in components if c.kind == ComponentKind.CHAT_HISTORY]
-    history = (chats[0].id, actions.get(chats[0].id, "not_placed")) if chats else None
+    history = _history_host(components, {c.id: c for c in fitted}, actions)
     return {entry_ref(e): _placement(e, fates.get(entry_ref(e)), history) for e in shown}

@@ -190,7 +190,9 @@ class WorldInfoReport:
         ]
         rows = [["uid", "entry", "book", "status", "why"]]
         for d in self.entries:
-            rows.append([str(d.uid), _short(d.comment, 24), _short(d.world, 20), *_status(d)])
+            rows.append(
+                [str(d.uid), _short(d.comment, 24) or "-", _short(d.world, 20), *_status(d)]
+            )
         widths = [max(len(r[i]) for r in rows) for i in range(4)]
         rows.insert(1, ["-" * w for w in widths] + ["---"])
         lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[4]
