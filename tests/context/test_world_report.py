@@ -205,9 +205,7 @@ def test_sticky_and_min_activations() -> None:
 
 
 def test_reports_are_deterministic() -> None:
-    entries = lore(
-        *({"key": ["x"], "useProbability": True, "probability": 50} for _ in range(20))
-    )
+    entries = lore(*({"key": ["x"], "useProbability": True, "probability": 50} for _ in range(20)))
     one = scan(entries, ["x"], PLAIN, seed=9).trace
     two = scan(entries, ["x"], PLAIN, seed=9).trace
     assert one is not None and two is not None
