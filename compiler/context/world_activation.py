@@ -33,6 +33,7 @@ Internal: the scan itself (which entries activate, in what order) is
 
 from __future__ import annotations
 
+import bisect
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -196,6 +197,8 @@ class Scanner:
         #: where the last :meth:`keys_match` that matched found its keys: (primary key
         #: index, secondary key index or -1, source kind, source index), see :meth:`source`
         self.hit: tuple[int, int, str, int] = (0, -1, "", 0)
+        self._found = ("", 0)  # the buffer and offset of the last match
+        self._starts: dict[int, tuple[str, list[int]]] = {}  # a buffer's part offsets
         self.scan_depth = scan_depth
         self.skew = 0
         self.case_sensitive = case_sensitive
@@ -278,10 +281,15 @@ class Scanner:
             return self._out_of_scan_budget(entry, key)
         needle = key if case else key.lower()
         whole = entry.match_whole_words if entry.match_whole_words is not None else self.whole_words
-        if needle not in haystack:
+        at = haystack.find(needle)
+        if at < 0:
             return False
         if whole and len(re.split(r"\s+", needle)) == 1:
-            return _whole_word(needle).search(haystack) is not None
+            word = _whole_word(needle).search(haystack)
+            if word is None:
+                return False
+            at = word.start(1)
+        self._found = (haystack, at)
         return True
 
     def _search(
@@ -314,7 +322,10 @@ class Scanner:
                 return self._out_of_budget(entry, key)
             timeout = min(REGEX_KEY_TIMEOUT, left)
             try:
-                return pattern.search(haystack, timeout=timeout) is not None
+                found = pattern.search(haystack, timeout=timeout)
+                if found is not None:
+                    self._found = (haystack, found.start())
+                return found is not None
             except TimeoutError:
                 self._skipped.add(key)
                 self._warn(
@@ -379,8 +390,9 @@ class Scanner:
         first = next((i for i, key in keys if self.matches(entry, key, min_pass=min_pass)), -1)
         if first < 0:
             return False
+        found = self._found
         if not (entry.selective and entry.secondary_keys):
-            return self._hit(entry, first, -1, min_pass)
+            return self._hit(entry, first, -1, found)
         logic = entry.selective_logic
         hits: list[bool] = []
         for i, key in enumerate(entry.secondary_keys):
@@ -388,46 +400,32 @@ class Scanner:
             if (logic == SelectiveLogic.AND_ANY and hit) or (
                 logic == SelectiveLogic.NOT_ALL and not hit
             ):
-                return self._hit(entry, first, i, min_pass)
+                return self._hit(entry, first, i, found)
             hits.append(hit)
         if logic == SelectiveLogic.NOT_ANY and not any(hits):
-            return self._hit(entry, first, -1, min_pass)
+            return self._hit(entry, first, -1, found)
         if logic == SelectiveLogic.AND_ALL and all(hits):
-            return self._hit(entry, first, -1, min_pass)
+            return self._hit(entry, first, -1, found)
         return None
 
-    def _hit(self, entry: WorldEntry, first: int, second: int, min_pass: bool) -> bool:
-        """Record :attr:`hit` for a match by primary key ``first`` (only for matches: a
-        second search of the one key that matched)."""
-        kind, index = self.source(entry, self._segment(entry, entry.keys[first], min_pass))
+    def _hit(self, entry: WorldEntry, first: int, second: int, found: tuple[str, int]) -> bool:
+        """Record :attr:`hit` for a match by primary key ``first`` found at ``found`` (the
+        buffer and the offset where :meth:`matches` found it)."""
+        kind, index = self.source(entry, self._segment(*found))
         self.hit = (first, second, kind, index)
         return True
 
-    def _segment(self, entry: WorldEntry, key: str, min_pass: bool) -> int:
-        """The part of the entry's scan buffer where ``key`` (which matched) is: its count
-        of ``\x01`` markers up to the match, less one; -1 when not found again."""
-        key = self._rewrite(key)
-        form = _regex_form(key)
-        pattern = _compile_key(*form) if form is not None else None
-        if pattern is not None and not isinstance(pattern, _TooComplex):
-            haystack = self.haystack(entry, min_pass=min_pass)
-            try:
-                found = pattern.search(haystack, timeout=REGEX_KEY_TIMEOUT)
-            except TimeoutError:
-                found = None
-            at = found.start() if found is not None else -1
-        else:
-            case = self._case(entry)
-            haystack = self.haystack(entry, lower=not case, min_pass=min_pass)
-            needle = key if case else key.lower()
-            whole = entry.match_whole_words
-            whole = self.whole_words if whole is None else whole
-            if whole and len(re.split(r"\s+", needle)) == 1:
-                word = _whole_word(needle).search(haystack)
-                at = word.start(1) if word is not None else -1
-            else:
-                at = haystack.find(needle)
-        return -1 if at < 0 else haystack.count(_MATCHER, 0, at + 1) - 1
+    def _segment(self, haystack: str, at: int) -> int:
+        """The part of ``haystack`` (a scan buffer) that offset ``at`` is in: how many
+        ``\x01`` markers start a part up to it, less one (the offsets found once a buffer)."""
+        known = self._starts.get(id(haystack))
+        if known is None or known[0] is not haystack:
+            starts, i = [], haystack.find(_MATCHER)
+            while i >= 0:
+                starts.append(i)
+                i = haystack.find(_MATCHER, i + 1)
+            known = self._starts[id(haystack)] = (haystack, starts)
+        return bisect.bisect_right(known[1], at) - 1
 
     def source(self, entry: WorldEntry, segment: int) -> tuple[str, int]:
         """What part ``segment`` of the entry's scan buffer is: ``("message", i)`` (the
