@@ -106,24 +106,28 @@ class WorldInfoReport:
         self.budget = budget
         self.considered = len(trace.entries)
         self.activated = len(trace.activated)
-        chosen = sorted(
-            range(self.considered),
-            key=lambda i: (_rank(trace.why.get(id(trace.entries[i]), "")), i),
-        )[:MAX_REPORTED]
-        self._chosen = sorted(chosen)
-        kept = set(chosen)
-        self.omitted: dict[str, int] = dict(
-            sorted(
-                Counter(
-                    trace.why.get(id(e), "") for i, e in enumerate(trace.entries) if i not in kept
-                ).items()
-            )
-        )
+
+    @functools.cached_property
+    def _chosen(self) -> list[int]:
+        """The indexes of the listed entries, in scan order (all of them when few)."""
+        trace, n = self._trace, self.considered
+        if n <= MAX_REPORTED:
+            return list(range(n))
+        codes = [trace.why.get(id(e), "") for e in trace.entries]
+        return sorted(sorted(range(n), key=lambda i: (_rank(codes[i]), i))[:MAX_REPORTED])
+
+    @functools.cached_property
+    def omitted(self) -> dict[str, int]:
+        """How many entries each reason code covers among those not listed."""
+        if self.considered <= MAX_REPORTED:
+            return {}
+        listed = Counter(self._trace.why.get(id(self._trace.entries[i]), "") for i in self._chosen)
+        left = Counter(self.reasons()) - listed
+        return dict(sorted(left.items()))
 
     def reasons(self) -> dict[str, int]:
         """How many entries each reason code covers (all considered, none omitted)."""
-        why = self._trace.why
-        return dict(sorted(Counter(why.get(id(e), "") for e in self._trace.entries).items()))
+        return dict(sorted(Counter(self._trace.why.values()).items()))
 
     def placement(self, entry: WorldEntry) -> WorldPlacement | None:
         return self._placements.get(entry_ref(entry))
