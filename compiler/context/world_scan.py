@@ -35,6 +35,11 @@ run context compiles to the same request and a longer chat rolls again.
 The result is in prompt order: ascending ``order`` (a higher order sits nearer the chat),
 ties in reverse activation order (SillyTavern sorts by descending order, stably, then
 prepends each entry).
+
+Each check above leaves its reason code in the result's trace
+(:mod:`compiler.context.world_trace`): how an entry activated (and which keys, where), or
+the last reason it did not; the lorebook debugger (:mod:`compiler.context.world_report`)
+reads it.
 """
 
 from __future__ import annotations
