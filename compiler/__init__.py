@@ -23,6 +23,8 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler.checking import PresetCheck, check, check_string
     from compiler.context.chat_log import ChatLog
     from compiler.context.run import RunContext, load_context
+    from compiler.context.world_placement import WorldPlacement
+    from compiler.context.world_report import WorldEntryDecision, WorldInfoReport
     from compiler.errors import (
         APCError,
         BudgetError,
@@ -57,6 +59,8 @@ _HOMES = {
     "compiler.checking": "PresetCheck check check_string",
     "compiler.context.chat_log": "ChatLog",
     "compiler.context.run": "RunContext load_context",
+    "compiler.context.world_placement": "WorldPlacement",
+    "compiler.context.world_report": "WorldEntryDecision WorldInfoReport",
     "compiler.errors": "APCError BudgetError ContextError Diagnostic InternalError LoweringError "
     "PolicyError ProfileError Span StrictError TemplateError TokenizerError",
     "compiler.fit": "BudgetLedger LedgerEntry Summarizer SummaryCache SummaryRequest",
@@ -126,6 +130,9 @@ __all__ = [
     "TemplateError",
     "TokenizerError",
     "ToolGate",
+    "WorldEntryDecision",
+    "WorldInfoReport",
+    "WorldPlacement",
     "bench",
     "check",
     "check_budget",

@@ -33,6 +33,7 @@ from compiler.context.run import RunContext, load_context
 from compiler.context.run_warnings import run_warnings
 from compiler.context.tool_schemas import SchemaMemo
 from compiler.context.world_books import BookMemo
+from compiler.context.world_report import WorldInfoReport, world_report
 from compiler.dialect import Dialect
 from compiler.errors import (
     APCError,
@@ -49,6 +50,7 @@ from compiler.feasibility import Feasibility
 from compiler.fit import (
     BudgetLedger,
     CategoryBudgets,
+    FitResult,
     PriceMemo,
     fit,
     floor_tokens,
@@ -101,6 +103,8 @@ class CompileResult:
     #: (sticky / cooldown effects started or ended): store it with the chat and pass it back
     #: as the run context's ``timedWorldInfo`` next time. None when the run has none.
     world_info_state: dict[str, Any] | None = None
+    #: every lorebook entry the scan considered and why (None: no lorebook was scanned)
+    world_info_report: WorldInfoReport | None = None
 
     def tool_gate(self) -> ToolGate:
         """The run-time gate for this request: it admits exactly the tools the model was
@@ -346,12 +350,7 @@ def compile_source(
     _check_count(fitted.total_tokens, fitted.ledger, total.total)
     if not dialect.exact_counts:
         fitted.ledger.counts, fitted.ledger.safety_margin = "estimate", dialect.safety_margin
-    journal.emit(
-        "context_assembled",
-        components=len(fitted.frame.components),
-        totalTokens=fitted.ledger.total_tokens,
-        budget=total.total,
-    )
+    world = _finish(assembler, fitted, journal, total.total)
     return CompileResult(
         request,
         fitted.frame,
@@ -361,7 +360,7 @@ def compile_source(
         profile=resolved,
         tools=(offered := _offered(fitted.frame, dialect)),
         tool_arguments=_argument_tables(offered, dialect),
-        world_info_state=_world_state(assembler),
+        **world,
     )
 
 
@@ -392,11 +391,21 @@ def _assembled(src: Source, given: bool, assembler: Assembler) -> list[Diagnosti
     return [*assembler.warnings, *lacking]
 
 
-def _world_state(assembler: Assembler) -> dict[str, Any] | None:
-    """The timed-effects state after the compile's world info scan; the run's own when no
-    world info was placed (nothing was scanned)."""
-    run = assembler.world_run
-    return run.state if run is not None else assembler.context.timed_world_info
+def _finish(
+    assembler: Assembler, fitted: FitResult, journal: Journal, budget: int | None
+) -> dict[str, Any]:
+    """The world info state and report (its journal event first); ``context_assembled``."""
+    parts = (assembler.components, fitted.frame.components, fitted.ledger.entries)
+    report = world_report(assembler.world_run, *parts, journal)
+    journal.emit(
+        "context_assembled",
+        components=len(fitted.frame.components),
+        totalTokens=fitted.ledger.total_tokens,
+        budget=budget,
+    )
+    run = assembler.world_run  # no world info placed: nothing was scanned, the state is the run's
+    state = run.state if run is not None else assembler.context.timed_world_info
+    return {"world_info_state": state, "world_info_report": report}
 
 
 def _failed(exc: APCError, dialect: Dialect, journal: Journal) -> None:

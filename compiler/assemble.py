@@ -83,7 +83,7 @@ class Assembler:
         self.world_run: WorldRun | None = None
         #: in-chat prompts the world info scan reads too (SillyTavern's extension prompts set
         #: with ``scan``; a preset compile sets them before reading the world info)
-        self.scan_prompts: list[str] = []
+        self.scan_prompts: list[tuple[str, str]] = []
         self._literal_macros: set[str] = set()  #: SillyTavern macros reported as literal
         self.macro_budget = MacroBudget()  #: SillyTavern's macros, all texts of the compile
         self._serial = 0  #: components made so far: ids stay unique when empty ones are left out
@@ -252,7 +252,7 @@ class Assembler:
             injected=self.scan_prompts,
         )
         self.world_run = run
-        entries = self.regex_scripts.world(run.entries)
+        entries = run.shown = self.regex_scripts.world(run.entries)
         self.warnings += run.warnings + unplaced(entries)
         return entries
 

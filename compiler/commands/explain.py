@@ -1,4 +1,5 @@
-"""``apc explain SOURCE --context RUN.json``: the budget ledger, as a table or JSON.
+"""``apc explain SOURCE --context RUN.json``: the budget ledger, as a table or JSON, and the
+lorebook debugger's report (every world info entry the scan considered).
 
 Internal: the interface is the ``apc`` command line.
 """
@@ -20,6 +21,7 @@ from compiler.commands._compile_options import (
     compile_from_args,
     usage_problem,
 )
+from compiler.context.world_report import WorldInfoReport
 from compiler.errors import BudgetError
 from compiler.fit.ledger import BudgetLedger
 from compiler.render import print_diagnostics
@@ -48,15 +50,22 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if result.warnings:
         print_diagnostics(result.warnings, fmt=args.format)
-    _emit(result.ledger, args)
+    _emit(result.ledger, args, result.world_info_report)
     return 0
 
 
-def _emit(ledger: BudgetLedger, args: argparse.Namespace) -> None:
+def _emit(
+    ledger: BudgetLedger, args: argparse.Namespace, world: WorldInfoReport | None = None
+) -> None:
+    """The ledger, with the world info report when the compile scanned lorebooks (JSON:
+    its ``worldInfo``, null when none)."""
     if args.format == "json":
-        write_output(dumps(ledger.model_dump(mode="json", by_alias=True)), args.output)
+        data = ledger.model_dump(mode="json", by_alias=True)
+        data["worldInfo"] = world.as_json() if world is not None else None
+        write_output(dumps(data), args.output)
     else:
-        write_output(render_ledger(ledger), args.output)
+        text = render_ledger(ledger)
+        write_output(text + ("\n" + world.table() if world is not None else ""), args.output)
 
 
 def _n(value: int | None) -> str:

@@ -33,6 +33,7 @@ Internal: the scan itself (which entries activate, in what order) is
 
 from __future__ import annotations
 
+import bisect
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -184,11 +185,20 @@ class Scanner:
         whole_words: bool,
         rewrite_key: Callable[[str], str] | None,
         injected: Sequence[str] = (),
+        injected_names: Sequence[str] = (),
     ) -> None:
         self._messages = messages
         self._newest: list[str] = []  # the newest messages trimmed, newest first, as read
         #: in-chat extension prompts SillyTavern scans too (``WorldInfoBuffer.addInject``)
         self.injected = [t for t in injected if t]
+        names = list(injected_names) + [""] * (len(injected) - len(injected_names))
+        #: what each injected prompt is (``persona``, ``authors_note``, ...), for the report
+        self.injected_names = [n for t, n in zip(injected, names, strict=False) if t]
+        #: where the last :meth:`keys_match` that matched found its keys: (primary key
+        #: index, secondary key index or -1, source kind, source index), see :meth:`source`
+        self.hit: tuple[int, int, str, int] = (0, -1, "", 0)
+        self._found = ("", 0)  # the buffer and offset of the last match
+        self._starts: dict[int, tuple[str, list[int]]] = {}  # a buffer's part offsets
         self.scan_depth = scan_depth
         self.skew = 0
         self.case_sensitive = case_sensitive
@@ -271,10 +281,15 @@ class Scanner:
             return self._out_of_scan_budget(entry, key)
         needle = key if case else key.lower()
         whole = entry.match_whole_words if entry.match_whole_words is not None else self.whole_words
-        if needle not in haystack:
+        at = haystack.find(needle)
+        if at < 0:
             return False
         if whole and len(re.split(r"\s+", needle)) == 1:
-            return _whole_word(needle).search(haystack) is not None
+            word = _whole_word(needle).search(haystack)
+            if word is None:
+                return False
+            at = word.start(1)
+        self._found = (haystack, at)
         return True
 
     def _search(
@@ -307,7 +322,10 @@ class Scanner:
                 return self._out_of_budget(entry, key)
             timeout = min(REGEX_KEY_TIMEOUT, left)
             try:
-                return pattern.search(haystack, timeout=timeout) is not None
+                found = pattern.search(haystack, timeout=timeout)
+                if found is not None:
+                    self._found = (haystack, found.start())
+                return found is not None
             except TimeoutError:
                 self._skipped.add(key)
                 self._warn(
@@ -362,26 +380,67 @@ class Scanner:
             )
         )
 
-    def keys_match(self, entry: WorldEntry, *, min_pass: bool = False) -> bool:
+    def keys_match(self, entry: WorldEntry, *, min_pass: bool = False) -> bool | None:
         """A primary key matches and the secondary keys satisfy the entry's logic (checked
         only when the entry is selective and has secondary keys), stopping at the first
-        key that decides, as SillyTavern's ``checkWorldInfo``."""
-        if not any(self.matches(entry, key, min_pass=min_pass) for key in entry.keys):
+        key that decides, as SillyTavern's ``checkWorldInfo``. False: no primary key
+        matched; None: one did, and the secondary keys failed the logic. On a match,
+        :attr:`hit` says which keys and where."""
+        keys = enumerate(entry.keys)
+        first = next((i for i, key in keys if self.matches(entry, key, min_pass=min_pass)), -1)
+        if first < 0:
             return False
+        found = self._found
         if not (entry.selective and entry.secondary_keys):
-            return True
+            return self._hit(entry, first, -1, found)
         logic = entry.selective_logic
         hits: list[bool] = []
-        for key in entry.secondary_keys:
+        for i, key in enumerate(entry.secondary_keys):
             hit = self.matches(entry, key, min_pass=min_pass)
             if (logic == SelectiveLogic.AND_ANY and hit) or (
                 logic == SelectiveLogic.NOT_ALL and not hit
             ):
-                return True
+                return self._hit(entry, first, i, found)
             hits.append(hit)
-        if logic == SelectiveLogic.NOT_ANY:
-            return not any(hits)
-        return logic == SelectiveLogic.AND_ALL and all(hits)
+        if logic == SelectiveLogic.NOT_ANY and not any(hits):
+            return self._hit(entry, first, -1, found)
+        if logic == SelectiveLogic.AND_ALL and all(hits):
+            return self._hit(entry, first, -1, found)
+        return None
+
+    def _hit(self, entry: WorldEntry, first: int, second: int, found: tuple[str, int]) -> bool:
+        """Record :attr:`hit` for a match by primary key ``first`` found at ``found`` (the
+        buffer and the offset where :meth:`matches` found it)."""
+        kind, index = self.source(entry, self._segment(*found))
+        self.hit = (first, second, kind, index)
+        return True
+
+    def _segment(self, haystack: str, at: int) -> int:
+        """The part of ``haystack`` (a scan buffer) that offset ``at`` is in: how many
+        ``\x01`` markers start a part up to it, less one (the offsets found once a buffer)."""
+        known = self._starts.get(id(haystack))
+        if known is None or known[0] is not haystack:
+            starts, i = [], haystack.find(_MATCHER)
+            while i >= 0:
+                starts.append(i)
+                i = haystack.find(_MATCHER, i + 1)
+            known = self._starts[id(haystack)] = (haystack, starts)
+        return bisect.bisect_right(known[1], at) - 1
+
+    def source(self, entry: WorldEntry, segment: int) -> tuple[str, int]:
+        """What part ``segment`` of the entry's scan buffer is: ``("message", i)`` (the
+        chat's message i, 0 the oldest), ``("injected", i)`` (:attr:`injected_names`),
+        ``("recursion", n)`` (the content activated in pass n), or ``("", -1)``."""
+        depth = entry.scan_depth if entry.scan_depth is not None else self.depth
+        shown = max(min(depth, len(self._messages), MAX_SCAN_DEPTH), 1)
+        if segment < 0:
+            return "", -1
+        if segment < shown:
+            return "message", len(self._messages) - 1 - segment
+        segment -= shown
+        if segment < len(self.injected):
+            return "injected", segment
+        return "recursion", segment - len(self.injected) + 1
 
     def score(self, entry: WorldEntry, *, min_pass: bool = False) -> int:
         """How many of the entry's keys match (SillyTavern's ``getScore``, for group

@@ -29,6 +29,10 @@ from compiler.context.world import WorldEntry
 
 DEFAULT_WEIGHT = 100
 
+Lost = Callable[[WorldEntry, str, str, object], None]
+"""Told of each entry an inclusion group removes: (entry, group, how, the other entry or the
+scores)."""
+
 
 def group_roll(seed: int, group: str, chat_length: int, scan_pass: int) -> float:
     """The roll in [0, 1) for ``group``: ``random.Random`` seeded with the run's seed, the
@@ -55,19 +59,33 @@ def filter_groups(
     score: Callable[[WorldEntry], int],
     use_scoring: bool,
     roll: Callable[[str], float],
+    lost: Lost | None = None,
 ) -> list[WorldEntry]:
     """``new`` (this pass's activated entries, in candidate order) with each inclusion
     group's losers removed. ``is_active(kind, entry)`` tells timed effects, ``score`` an
-    entry's key score, ``roll(group)`` the group's seeded roll."""
+    entry's key score, ``roll(group)`` the group's seeded roll; ``lost(entry, group, how,
+    other)`` hears of each loser (``how``: ``sticky``, ``timed``, ``score`` with
+    (score, best), ``taken`` with the entry already activated, ``override`` or ``roll``
+    with the winner)."""
     grouped = _groups([e for e in new if e.group])
-    removed: set[int] = set()
+    if not grouped:
+        return new
+    removed: dict[int, tuple[WorldEntry, str, str, object]] = {}
+
+    def remove(entry: WorldEntry, group: str, how: str, other: object = None) -> None:
+        removed.setdefault(id(entry), (entry, group, how, other))
+
     sticky_groups: set[str] = set()
     for name, group in grouped.items():
         sticky = [e for e in group if is_active("sticky", e)]
         if sticky:
-            removed.update(id(e) for e in group if not is_active("sticky", e))
+            for e in group:
+                if not is_active("sticky", e):
+                    remove(e, name, "sticky", sticky[0])
             sticky_groups.add(name)
-        removed.update(id(e) for e in group if is_active("cooldown", e) or is_active("delay", e))
+        for e in group:
+            if is_active("cooldown", e) or is_active("delay", e):
+                remove(e, name, "timed")
     for name, group in grouped.items():
         if name in sticky_groups:
             continue
@@ -81,20 +99,31 @@ def filter_groups(
             if (e.use_group_scoring if e.use_group_scoring is not None else use_scoring)
             and s < best
         ]
-        removed.update(id(e) for e in scored)
+        for e, s in zip(group, scores, strict=True):
+            if e in scored:
+                remove(e, name, "score", (s, best))
         grouped[name] = [e for e in group if e not in scored]
-    done = {e.group for e in activated}
+    done: dict[str, WorldEntry] = {}
+    for e in activated:
+        done.setdefault(e.group, e)
     for name, group in grouped.items():
         if name in sticky_groups:
             continue
         if name in done:
-            removed.update(id(e) for e in group)
+            for e in group:
+                remove(e, name, "taken", done[name])
             continue
         if len(group) <= 1:
             continue
         winner = _winner(group, roll(name))
         if winner is not None:
-            removed.update(id(e) for e in group if e is not winner)
+            how = "override" if winner.group_override else "roll"
+            for e in group:
+                if e is not winner:
+                    remove(e, name, how, winner)
+    if lost is not None:
+        for entry, group_name, how, other in removed.values():
+            lost(entry, group_name, how, other)
     return [e for e in new if id(e) not in removed]
 
 

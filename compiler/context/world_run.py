@@ -15,6 +15,7 @@ from compiler.context.lazy_chat import LazyChat
 from compiler.context.world import WorldEntry
 from compiler.context.world_place import world_position
 from compiler.context.world_scan import Character, ScanSettings, scan, world_budget
+from compiler.context.world_trace import ScanTrace
 from compiler.errors import Diagnostic
 from compiler.stmacros import MacroEnv, substitute
 
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
 
 ChatText = str | tuple[str | None, str]
 """A scanned message: its text, or ``(name, text)`` (scanned as ``Name: text``)."""
+ScanPrompt = tuple[str, str]
+"""An in-chat prompt the scan reads besides the chat: (what it is, such as ``persona`` or
+``authors_note``; its text)."""
 
 
 @dataclass
@@ -34,6 +38,12 @@ class WorldRun:
     entries: list[dict[str, Any]]
     state: dict[str, Any] | None = None
     warnings: list[Diagnostic] = field(default_factory=list)
+    #: what the scan decided for each entry (None: no scan, the run gave its entries)
+    trace: ScanTrace | None = None
+    #: the scan's world info budget in tokens (None: none)
+    budget: int | None = None
+    #: the activated entries as the compile placed them (after the regex scripts)
+    shown: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _texts(chat: Sequence[ChatText], names: bool) -> Sequence[str]:
@@ -96,7 +106,7 @@ def scan_run(
     count: Callable[[str], int] | None = None,
     max_context: int | None = None,
     cap: int | None = None,
-    injected: Sequence[str] = (),
+    injected: Sequence[ScanPrompt] = (),
 ) -> WorldRun:
     """The world info of the run: the entries it gives (already activated), or those its
     lorebooks activate against ``chat`` (oldest first; the messages the profile shows) and
@@ -123,14 +133,16 @@ def scan_run(
         fill=fill,
         rewrite_key=rewrite_key,
         character=_character(ctx),
-        injected=injected,
+        injected=[text for _, text in injected],
+        injected_names=[name for name, _ in injected],
     )
     files = {b.name: b.file for b in books}
     warnings = [dataclasses.replace(w, file=_file_of(w, files)) for w in result.warnings]
     if result.budget_reached and wi.world_info_overflow_alert:
         warnings.append(_budget_warning(len(result.entries), settings.budget))
     state = result.state if given is not None or any(result.state.values()) else None
-    return WorldRun([_entry_out(e) for e in result.entries], state, warnings)
+    entries = [_entry_out(e) for e in result.entries]
+    return WorldRun(entries, state, warnings, result.trace, settings.budget)
 
 
 def scan_chat(
@@ -141,7 +153,7 @@ def scan_chat(
     count: Callable[[str], int] | None = None,
     max_context: int | None = None,
     cap: int | None = None,
-    injected: Sequence[str] = (),
+    injected: Sequence[ScanPrompt] = (),
 ) -> WorldRun:
     """:func:`scan_run` over chat messages: each scanned as ``Name: text`` with its name,
     else the persona's (``values["user"]``) or the card's (``values["char"]``); keys,
@@ -157,7 +169,7 @@ def scan_chat(
         count=count,
         max_context=max_context,
         cap=cap,
-        injected=[substitute(text, values, env) for text in injected],
+        injected=[(name, substitute(text, values, env)) for name, text in injected],
     )
 
 

@@ -36,6 +36,11 @@ run context compiles to the same request and a longer chat rolls again.
 The result is in prompt order: ascending ``order`` (a higher order sits nearer the chat),
 ties in reverse activation order (SillyTavern sorts by descending order, stably, then
 prepends each entry).
+
+Each check above leaves its reason code in the result's trace
+(:mod:`compiler.context.world_trace`): how an entry activated (and which keys, where), or
+the last reason it did not; the lorebook debugger (:mod:`compiler.context.world_report`)
+reads it.
 """
 
 from __future__ import annotations
@@ -50,10 +55,37 @@ from typing import Any
 from compiler.context.world import Lorebook, WorldEntry
 from compiler.context.world_activation import MAX_SCAN_DEPTH, Scanner
 from compiler.context.world_groups import filter_groups, group_roll
-from compiler.context.world_timed import TimedEffects
+from compiler.context.world_timed import TimedEffects, entry_key
+from compiler.context.world_trace import (
+    ACTIVATED,
+    BUDGET,
+    CHARACTER_FILTER,
+    CONSTANT,
+    COOLDOWN,
+    DECORATOR,
+    DELAY,
+    DISABLED,
+    DONT_ACTIVATE,
+    GROUP_LOST,
+    INITIAL,
+    KEY,
+    MIN_ACTIVATIONS,
+    MIN_PASS,
+    NO_KEYS,
+    NO_MATCH,
+    NOT_CHECKED,
+    PROBABILITY,
+    RECURSION,
+    RECURSION_DELAYED,
+    RECURSION_EXCLUDED,
+    SECONDARY_FAILED,
+    STICKY,
+    ScanTrace,
+)
 from compiler.errors import Diagnostic
 
 _NONE, _INITIAL, _RECURSION, _MIN_ACTIVATIONS = 0, 1, 2, 3
+_KINDS = {_INITIAL: INITIAL, _RECURSION: RECURSION, _MIN_ACTIVATIONS: MIN_PASS}
 MAX_SCAN_PASSES = 1000
 """The most scan passes (SillyTavern has no limit): past it, ``world.scan_budget``."""
 MAX_ENTRY_CHECKS = 200_000
@@ -95,6 +127,8 @@ class ScanResult:
     state: dict[str, Any]
     budget_reached: bool = False
     warnings: list[Diagnostic] = field(default_factory=list)
+    #: what was decided for each entry, and why (:mod:`compiler.context.world_trace`)
+    trace: ScanTrace | None = None
 
 
 #: What SillyTavern adds to a text's tokens when it counts world info against the budget:
@@ -159,9 +193,17 @@ class _Scan:
         self.timed = timed
         self.scanner = scanner
         self.sticky = {id(e) for e in self.entries if timed.active("sticky", e)}
+        self.trace = ScanTrace(self.entries, len(messages), scanner.injected_names)
+        why = self.trace.why
         #: the entries still to check: what is disabled, filtered out, delayed or cooling
         #: down never activates in this scan (the checks that do not depend on the pass)
-        self.pending = [e for e in self.entries if not self._out(e, character)]
+        self.pending = []
+        for e in self.entries:
+            out = self._out(e, character)
+            if out:
+                why[id(e)] = out
+            else:
+                self.pending.append(e)
         self.activated: dict[int, WorldEntry] = {}
         self.failed: set[int] = set()
         self.filled: dict[int, str] = {}
@@ -171,35 +213,75 @@ class _Scan:
         self.levels = sorted(levels)
         self.level = self.levels.pop(0) if self.levels else 0
 
-    def _out(self, entry: WorldEntry, character: Character | None) -> bool:
-        """disable, characterFilter, delay, cooldown unless sticky (in SillyTavern's order)."""
-        if entry.disabled or _filtered(entry, character) or self.timed.active("delay", entry):
-            return True
-        return self.timed.active("cooldown", entry) and id(entry) not in self.sticky
+    def _out(self, entry: WorldEntry, character: Character | None) -> str:
+        """disable, characterFilter, delay, cooldown unless sticky (in SillyTavern's order):
+        the reason code, or "" when none holds."""
+        if entry.disabled:
+            return DISABLED
+        if _filtered(entry, character):
+            return CHARACTER_FILTER
+        if self.timed.active("delay", entry):
+            return DELAY
+        if self.timed.active("cooldown", entry) and id(entry) not in self.sticky:
+            effect = self.timed.state["cooldown"].get(entry_key(entry), {})
+            end = effect.get("end")
+            if isinstance(end, int | float) and not isinstance(end, bool):
+                self.trace.cooldowns[id(entry)] = end
+            return COOLDOWN
+        return ""
+
+    def lost(self, entry: WorldEntry, group: str, how: str, other: object) -> None:
+        """``entry`` lost inclusion group ``group`` (:func:`filter_groups` says how)."""
+        self.trace.why[id(entry)] = GROUP_LOST
+        self.trace.groups[id(entry)] = (group, how, other)
+
+    def finish(self) -> ScanTrace:
+        """The trace, with the activated entries' own codes and the unchecked ones'."""
+        trace = self.trace
+        trace.activated = set(self.activated)
+        for entry in self.pending:
+            trace.why.setdefault(id(entry), NOT_CHECKED)
+        return trace
 
     def prune(self) -> None:
         """Drop the entries activated or failed so far from :attr:`pending`."""
         done = self.activated.keys() | self.failed
         self.pending = [e for e in self.pending if id(e) not in done]
 
-    def eligible(self, entry: WorldEntry, state: int) -> bool:
-        """Whether a pending ``entry`` activates in this pass (the module's check order)."""
+    def found(self, state: int) -> list[WorldEntry]:
+        """The pending entries that activate in this pass; each one's reason is traced."""
+        why, hits, found = self.trace.why, self.trace.hits, []
+        for entry in self.pending:
+            code = self.eligible(entry, state)
+            if code in ACTIVATED:
+                found.append(entry)
+                if code in (KEY, MIN_ACTIVATIONS):
+                    hits[id(entry)] = self.scanner.hit
+            why[id(entry)] = code
+        return found
+
+    def eligible(self, entry: WorldEntry, state: int) -> str:
+        """Whether a pending ``entry`` activates in this pass (the module's check order):
+        how (a code of :data:`~compiler.context.world_trace.ACTIVATED`), or why not."""
         sticky = id(entry) in self.sticky
         delayed = entry.delay_until_recursion
         if delayed and not sticky and (state != _RECURSION or delayed > self.level):
-            return False
+            return RECURSION_DELAYED
         recursive = self.settings.recursive
         if state == _RECURSION and recursive and entry.exclude_recursion and not sticky:
-            return False
+            return RECURSION_EXCLUDED
         if "@@activate" in entry.decorators:
-            return True
+            return DECORATOR
         if "@@dont_activate" in entry.decorators:
-            return False
+            return DONT_ACTIVATE
         if entry.constant or sticky:
-            return True
+            return STICKY if sticky and not entry.constant else CONSTANT
         if not entry.keys:
-            return False
-        return self.scanner.keys_match(entry, min_pass=state == _MIN_ACTIVATIONS)
+            return NO_KEYS
+        matched = self.scanner.keys_match(entry, min_pass=state == _MIN_ACTIVATIONS)
+        if matched:
+            return MIN_ACTIVATIONS if state == _MIN_ACTIVATIONS else KEY
+        return NO_MATCH if matched is False else SECONDARY_FAILED
 
     def take(
         self,
@@ -213,10 +295,12 @@ class _Scan:
         room = budget - counted(count, self.all_text) if budget is not None and count else 0
         parts: list[str] = []
         estimate = 0
-        for entry in new:
+        trace = self.trace
+        for i, entry in enumerate(new):
             roll = probability_roll(seed, entry, self.length) if self._rolls(entry) else 0
             if roll > entry.probability:
                 self.failed.add(id(entry))
+                trace.why[id(entry)], trace.rolls[id(entry)] = PROBABILITY, roll
                 continue
             content = self.filled[id(entry)] = fill(entry.content)
             parts.append(content + "\n")
@@ -225,8 +309,10 @@ class _Scan:
                 # joined text's: the exact count only near the budget (no quadratic work)
                 estimate += count(parts[-1])
                 near = estimate + estimate // 8 + 2 * len(parts) + 16 + FRAMING >= room
-                if near and counted(count, "".join(parts)) >= room:
+                if near and (used := counted(count, "".join(parts))) >= room:
                     self.overflow = True
+                    trace.budget = (budget - room + used, budget)
+                    trace.why.update((id(e), BUDGET) for e in new[i:])
                     break
             self.activated[id(entry)] = entry
 
@@ -274,11 +360,13 @@ def scan(
     rewrite_key: Callable[[str], str] | None = None,
     character: Character | None = None,
     injected: Sequence[str] = (),
+    injected_names: Sequence[str] = (),
 ) -> ScanResult:
     """Scan ``messages`` (oldest first, as the scan sees them) and the ``injected`` prompts
     for ``entries`` (in candidate order); ``state`` is the timed-effects state
     (``timedWorldInfo``), ``count`` counts tokens for the budget, ``fill`` fills SillyTavern
-    macros in content and ``rewrite_key`` in keys."""
+    macros in content and ``rewrite_key`` in keys; ``injected_names`` say what each injected
+    prompt is, for the trace."""
     if settings.depth < 0:
         raise ValueError("scan depth must be >= 0")
     timed = TimedEffects(len(messages), entries, state)
@@ -289,6 +377,7 @@ def scan(
         settings.match_whole_words,
         rewrite_key,
         injected,
+        injected_names,
     )
     run = _Scan(entries, messages, settings, timed, scanner, character)
     step, passes, checks = _INITIAL, 0, 0
@@ -299,7 +388,8 @@ def scan(
             scanner.warnings.append(_too_many_passes(passes))
             break
         passes += 1
-        found = [e for e in run.pending if run.eligible(e, step)]
+        run.trace.passes.append((_KINDS[step], scanner.depth, run.level))
+        found = run.found(step)
         found.sort(key=lambda e: (id(e) not in run.sticky, run.index[id(e)]))
         found = filter_groups(
             found,
@@ -308,8 +398,10 @@ def scan(
             score=functools.partial(scanner.score, min_pass=step == _MIN_ACTIVATIONS),
             use_scoring=settings.use_group_scoring,
             roll=functools.partial(group_roll, seed, chat_length=len(messages), scan_pass=passes),
+            lost=run.lost,
         )
         run.take(found, seed, count, fill or (lambda text: text))
+        run.trace.activated_in.update((id(e), passes) for e in found if id(e) in run.activated)
         for_recursion = [e for e in found if id(e) not in run.failed and not e.prevent_recursion]
         step = run.next_state(step, for_recursion)
         if step:
@@ -319,7 +411,8 @@ def scan(
     active = list(run.activated.values())
     timed.record(active)
     ordered = sorted(active, key=lambda e: -e.order)  # stable: activation order in ties
-    return ScanResult(list(reversed(ordered)), timed.state, run.overflow, scanner.warnings)
+    trace = run.finish()
+    return ScanResult(list(reversed(ordered)), timed.state, run.overflow, scanner.warnings, trace)
 
 
 def _too_many_passes(passes: int) -> Diagnostic:

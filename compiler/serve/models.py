@@ -153,6 +153,8 @@ class ExplainOut(_Out):
 
     ledger: BudgetLedger
     warnings: list[DiagnosticOut]
+    #: the lorebook debugger's report: every world info entry considered (null: no scan)
+    world_info: JSONObject | None = None
 
 
 class CheckOut(_Out):

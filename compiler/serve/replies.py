@@ -153,8 +153,11 @@ def compile_payload(result: CompileResult, prefix: str | None = None) -> dict[st
 
 
 def explain_payload(result: CompileResult, prefix: str | None = None) -> dict[str, Any]:
-    """``{ledger, warnings}`` (``apc explain --format json`` prints the ledger)."""
+    """``{ledger, warnings, worldInfo}`` (``apc explain --format json`` prints the ledger
+    with its ``worldInfo``)."""
+    world = result.world_info_report
     return {
         "ledger": as_named(result.ledger.model_dump(mode="json", by_alias=True), prefix),
         "warnings": as_named(diagnostics_out(result.warnings), prefix),
+        "worldInfo": world.as_json() if world is not None else None,
     }

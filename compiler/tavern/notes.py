@@ -287,12 +287,13 @@ def add_beside_main(assembler: Assembler, notes: Notes, *, before: bool) -> None
     )
 
 
-def scan_prompts(assembler: Assembler) -> list[str]:
+def scan_prompts(assembler: Assembler) -> list[tuple[str, str]]:
     """The in-chat prompts SillyTavern's world info scan reads besides the chat
-    (checkWorldInfo adds every extension prompt set with ``scan``): the persona description
-    at depth, always; with ``noteSettings.allowWIScan``, the Author's Note when this request
-    inserts it and the card's Character's Note (public/script.js). Raw: the scan fills
-    their macros."""
+    (checkWorldInfo adds every extension prompt set with ``scan``), each with what it is:
+    the persona description at depth (``persona``), always; with
+    ``noteSettings.allowWIScan``, the Author's Note when this request inserts it
+    (``authors_note``) and the card's Character's Note (``characters_note``;
+    public/script.js). Raw: the scan fills their macros."""
     ctx, out = assembler.context, []
     persona = ctx.persona
     if (
@@ -301,12 +302,12 @@ def scan_prompts(assembler: Assembler) -> list[str]:
         and persona.description
         and assembler.visible(PERSONA_RESOURCE)
     ):
-        out.append(persona.description)
+        out.append(("persona", persona.description))
     if not ctx.note_settings.allow_wi_scan:
         return out
     meta = ctx.chat_metadata
     if note_inserted(meta, ctx):
-        out.append(meta.note_prompt)
+        out.append(("authors_note", meta.note_prompt))
     card = ctx.card
     spec = card.extensions.get("depth_prompt") if card is not None else None
     if (
@@ -314,5 +315,5 @@ def scan_prompts(assembler: Assembler) -> list[str]:
         and isinstance(spec.get("prompt"), str)
         and assembler.visible(CARD_RESOURCE)
     ):
-        out.append(spec["prompt"].strip().replace("\r", ""))
-    return [text for text in out if text]
+        out.append(("characters_note", spec["prompt"].strip().replace("\r", "")))
+    return [(name, text) for name, text in out if text]
