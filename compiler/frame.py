@@ -60,6 +60,13 @@ FIRST_USER = "firstUser"
 #: ContextFrame metadata: messages keep the whitespace at their edges, as SillyTavern sends
 #: a legacy preset's entries (only whitespace-only messages vanish)
 AS_WRITTEN = "asWritten"
+#: ContextFrame metadata: a SillyTavern preset's Claude settings, for the Anthropic dialect
+#: to send the request as SillyTavern's ``convertClaudeMessages`` converts it (absent: a
+#: template's frame). A dict: ``useSysPrompt`` (bool, the preset's ``claude_use_sysprompt``),
+#: ``opening`` (its ``human_sysprompt_message``, macros filled), ``prefill`` (its
+#: ``assistant_prefill``, macros filled), ``user`` and ``char`` (the persona's and the card's
+#: names, written before dialogue examples)
+CLAUDE = "claude"
 
 
 class ThinkingBlock(TypedDict):

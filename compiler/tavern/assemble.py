@@ -46,6 +46,7 @@ from compiler.assemble import Assembler, PresetMode
 from compiler.errors import APCError, Diagnostic, Span, TemplateError
 from compiler.frame import (
     AS_WRITTEN,
+    CLAUDE,
     FIRST_USER,
     ROLEPLAY,
     SQUASH_SYSTEM,
@@ -66,6 +67,7 @@ from compiler.tavern.framing import (
     CARD_RESOURCE,
     add_examples,
     add_new_chat,
+    claude_settings,
     framed_chat,
     greeting,
     start_with_greeting,
@@ -154,6 +156,7 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     opening = preset.extra.get("human_sysprompt_message")
     if isinstance(opening, str) and opening.strip():  # the first user turn, where needed
         assembler.frame_metadata[FIRST_USER] = assembler.fill(opening)
+    assembler.frame_metadata[CLAUDE] = claude_settings(assembler, preset.settings)
     prompts = ordered_prompts(preset)
     if mode == "legacy":
         prompts = [p for p in prompts if p.identifier not in AGENT_MARKERS]
