@@ -17,9 +17,13 @@ opens with the assistant (a card's greeting, or a cut) gets a user turn first: t
 result flagged ``isError`` is sent with ``is_error: true``; a call's ``thinking`` block
 (``{thinking, signature}``, as the model returned it) goes back first in its assistant turn.
 ``max_tokens`` is always sent, clamped to the model's maximum (:data:`CLAUDE_OUTPUT_LIMITS`);
-``temperature`` and ``top_p`` (deprecated by the API), penalties and seed are not. Each
-rewrite is reported (:meth:`Dialect.unsupported`), never made in silence, but the opening
-user turn: SillyTavern sends it to every chat that opens with a greeting.
+``temperature``, ``top_p`` and ``top_k`` (deprecated by the API), penalties and seed are not.
+Each rewrite is reported (:meth:`Dialect.unsupported`), never made in silence, but the
+opening user turn: SillyTavern sends it to every chat that opens with a greeting.
+
+A frame compiled from a SillyTavern preset (:data:`compiler.frame.CLAUDE`) is laid out as
+SillyTavern sends Claude instead, its samplers sent to the models that take them:
+:mod:`compiler.lower.anthropic_tavern`.
 
 Counting: no offline tokenizer matches Claude's, so counts are an estimate
 (``exact_counts`` is False): every text, tool input and tool definition counted by
