@@ -58,12 +58,19 @@ NEWEST_TURN = "newestTurn"
 #: (:data:`compiler.fit.budgets.CATEGORY_OF`): the Author's Note beside ``main`` is ``authorsNote``
 CATEGORY = "category"
 #: ContextFrame metadata: the text of the user turn put first where a provider needs one
-#: (Anthropic, Gemini) and the conversation opens otherwise (SillyTavern's
-#: ``human_sysprompt_message``; absent: ``[Start a new chat]``)
+#: (Gemini; Anthropic reads a preset's from :data:`CLAUDE`) and the conversation opens
+#: otherwise (SillyTavern's ``human_sysprompt_message``; absent: ``[Start a new chat]``)
 FIRST_USER = "firstUser"
 #: ContextFrame metadata: messages keep the whitespace at their edges, as SillyTavern sends
 #: a legacy preset's entries (only whitespace-only messages vanish)
 AS_WRITTEN = "asWritten"
+#: ContextFrame metadata: a SillyTavern preset's Claude settings, for the Anthropic dialect
+#: to send the request as SillyTavern's ``convertClaudeMessages`` converts it (absent: a
+#: template's frame). A dict: ``useSysPrompt`` (bool, the preset's ``claude_use_sysprompt``),
+#: ``opening`` (its ``human_sysprompt_message``, macros filled), ``prefill`` (its
+#: ``assistant_prefill``, macros filled), ``user`` and ``char`` (the persona's and the card's
+#: names, written before dialogue examples)
+CLAUDE = "claude"
 
 
 class ThinkingBlock(TypedDict):

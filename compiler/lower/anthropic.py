@@ -17,9 +17,13 @@ opens with the assistant (a card's greeting, or a cut) gets a user turn first: t
 result flagged ``isError`` is sent with ``is_error: true``; a call's ``thinking`` block
 (``{thinking, signature}``, as the model returned it) goes back first in its assistant turn.
 ``max_tokens`` is always sent, clamped to the model's maximum (:data:`CLAUDE_OUTPUT_LIMITS`);
-``temperature`` and ``top_p`` (deprecated by the API), penalties and seed are not. Each
-rewrite is reported (:meth:`Dialect.unsupported`), never made in silence, but the opening
-user turn: SillyTavern sends it to every chat that opens with a greeting.
+``temperature``, ``top_p`` and ``top_k`` (deprecated by the API), penalties and seed are not.
+Each rewrite is reported (:meth:`Dialect.unsupported`), never made in silence, but the
+opening user turn: SillyTavern sends it to every chat that opens with a greeting.
+
+A frame compiled from a SillyTavern preset (:data:`compiler.frame.CLAUDE`) is laid out as
+SillyTavern sends Claude instead, its samplers sent to the models that take them:
+:mod:`compiler.lower.anthropic_tavern`.
 
 Counting: no offline tokenizer matches Claude's, so counts are an estimate
 (``exact_counts`` is False): every text, tool input and tool definition counted by
@@ -50,10 +54,18 @@ from compiler.dialect import (
     by_prefix,
 )
 from compiler.errors import Diagnostic, LoweringError
-from compiler.frame import ContextFrame, Message, ToolSpec
+from compiler.frame import CLAUDE, ContextFrame, Message, ToolSpec
 from compiler.lower.anthropic_check import TOOL_ID_RE, cache_controls, check_turns
 from compiler.lower.anthropic_check import blocks_of as _blocks
 from compiler.lower.anthropic_limits import CLAUDE_OUTPUT_LIMITS as CLAUDE_OUTPUT_LIMITS
+from compiler.lower.anthropic_limits import claude_version as claude_version
+from compiler.lower.anthropic_tavern import (
+    as_string,
+    takes_samplers,
+    tavern_layout,
+    tavern_samplers,
+)
+from compiler.lower.anthropic_tavern import create_arguments as create_arguments
 from compiler.lower.conversation import PREFILL_NOTE, START_CHAT, first_user, prepared
 from compiler.lower.tool_params import ANTHROPIC_KEYS, sent_tool
 from compiler.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
@@ -85,11 +97,6 @@ DEFAULT_MAX_TOKENS: dict[str, int] = {
 
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 UNSAFE_ID_RE = re.compile(r"[^a-zA-Z0-9_-]")
-#: claude-<family>-<major>[-<minor>] or claude-<major>[-<minor>]-<family> (a date is no minor)
-VERSION_RE = re.compile(
-    r"claude-(?:(?:opus|sonnet|haiku)-(\d+)(?:-(\d)(?!\d))?"
-    r"|(\d+)(?:-(\d)(?!\d))?-(?:opus|sonnet|haiku))"
-)
 #: Claude 4.6 and later refuse an assistant prefill (a final assistant message).
 NO_PREFILL_FROM = (4, 6)
 MAX_CACHE_BREAKPOINTS = 4
@@ -107,16 +114,6 @@ PER_TOOL_RESULT = 8
 PER_TOOL = 8
 #: the tool-use system prompt Anthropic adds when tools are offered (tool_choice auto)
 TOOLS_PROMPT = 346
-
-
-def claude_version(model: str) -> tuple[int, int] | None:
-    """(major, minor) of a Claude model name (``claude-sonnet-4-5-20250929`` is (4, 5),
-    ``claude-3-5-haiku-latest`` (3, 5)), or None when the name does not say."""
-    m = VERSION_RE.match(model.split("/")[-1])
-    if m is None:
-        return None
-    major, minor = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-    return int(major), int(minor or 0)
 
 
 def supports_prefill(model: str) -> bool:
@@ -150,6 +147,14 @@ def _named(m: Message) -> str:
     return f"{name}: {text}" if name and text.strip() else text
 
 
+def _blocks_in(holder: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """``holder[key]`` as a list of blocks (a string becomes one text block, in place)."""
+    if isinstance(holder[key], str):
+        holder[key] = [_text(holder[key])]
+    blocks: list[dict[str, Any]] = holder[key]
+    return blocks
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -162,13 +167,20 @@ class _Turns:
         self.used_ids: set[str] = set()
         self.pending: dict[str, str] = {}  # a call's neutral id -> its tool_use id
 
-    def add(self, role: str, *blocks: dict[str, Any]) -> None:
+    def add(self, role: str, *blocks: dict[str, Any], join: str | None = None) -> None:
+        """``blocks`` at the end, in the last turn when it is ``role``'s; with ``join``, a
+        text block right after a text block is joined to it with ``join`` (one text)."""
         if not blocks:
             return
-        if self.turns and self.turns[-1]["role"] == role:
-            self.turns[-1]["content"].extend(blocks)
-        else:
-            self.turns.append({"role": role, "content": list(blocks)})
+        if not self.turns or self.turns[-1]["role"] != role:
+            self.turns.append({"role": role, "content": []})
+        content = self.turns[-1]["content"]
+        for block in blocks:
+            last = content[-1] if content else None
+            if join is not None and last and last["type"] == block["type"] == "text":
+                content[-1] = {**last, "text": last["text"] + join + block["text"]}
+            else:
+                content.append(block)
 
     def call_id(self, neutral: str) -> str:
         """A unique tool_use id for a call (an id reused by a later call gets a suffix)."""
@@ -214,12 +226,20 @@ class Anthropic(Dialect):
         options: LoweringOptions = NO_OPTIONS,
         report: list[Diagnostic] | None = None,
     ) -> ModelRequest:
+        tavern = frame.metadata.get(CLAUDE)
+        samplers = isinstance(tavern, dict) and takes_samplers(model)
         options = self.within_output_limit(model, options, report)
-        options = self.within_sampler_ranges(options, report, sends=False)
+        options = self.within_sampler_ranges(options, report, sends=samplers)
         messages, tools = prepared(frame, self, options, report, calls_need_tools=True)
-        system, turns = self.layout(
-            messages, model, bool(tools), options, report, opening=first_user(frame)
-        )
+        system: str | list[dict[str, Any]]
+        if isinstance(tavern, dict):  # a SillyTavern preset: as SillyTavern sends Claude
+            system, turns = tavern_layout(self, messages, tavern, _Turns())
+            self.final_turn(turns, model, bool(tools), options, report)
+            turns = [as_string(t) for t in turns]
+        else:
+            system, turns = self.layout(
+                messages, model, bool(tools), options, report, opening=first_user(frame)
+            )
         body: ModelRequest = {
             "model": model,
             "max_tokens": options.max_output_tokens or self.default_output_tokens(model),
@@ -229,7 +249,7 @@ class Anthropic(Dialect):
         body["messages"] = turns
         if tools:
             body["tools"] = [self.tool(t) for t in tools]
-        body.update(self.sampling(options, report))
+        body.update(self.sampling(options, report, samplers=samplers))
         if options.cache_stable:
             self.mark_cache(body)
         return body
@@ -278,7 +298,20 @@ class Anthropic(Dialect):
         if notes:
             how = f"{notes} system message(s) sent as user text tagged '{SYSTEM_NOTE.strip()}'"
             self.unsupported(report, options, "system text inside the conversation", how)
-        if self.end_with_user(out.turns, model, has_tools):
+        self.final_turn(out.turns, model, has_tools, options, report)
+        return system, out.turns
+
+    def final_turn(
+        self,
+        turns: list[dict[str, Any]],
+        model: str,
+        has_tools: bool,
+        options: LoweringOptions,
+        report: list[Diagnostic] | None,
+    ) -> None:
+        """A final assistant message (a prefill) as the model takes it
+        (:meth:`end_with_user`), reported when it had to become user text."""
+        if self.end_with_user(turns, model, has_tools):
             why = "a request with tools refuses one" if has_tools else f"{model} refuses one"
             self.rewrite(
                 report,
@@ -289,7 +322,6 @@ class Anthropic(Dialect):
                 "Claude 4.6 and later take no prefill: steer the reply's start in the system "
                 "prompt or the last user turn (or use Structured Outputs)",
             )
-        return system, out.turns
 
     def end_with_user(self, turns: list[dict[str, Any]], model: str, has_tools: bool) -> int:
         """Strip the trailing whitespace of a final assistant text (a prefill), or, where
@@ -341,19 +373,26 @@ class Anthropic(Dialect):
         out["input_schema"] = t["parameters"]  # an object (:func:`prepared`, :func:`sent_tool`)
         return out
 
-    def sampling(self, options: LoweringOptions, report: list[Diagnostic] | None) -> dict[str, Any]:
-        """``stop_sequences``; the other generation options are reported, not sent: the API
-        deprecated ``temperature`` and ``top_p`` (current models do not use them, and the SDK
-        from v1 refuses them as arguments and in its request types; an older model that
-        still honours one takes it through the SDK's ``extra_body``), and penalties and
-        seed are not Anthropic options."""
+    def sampling(
+        self, options: LoweringOptions, report: list[Diagnostic] | None, *, samplers: bool = False
+    ) -> dict[str, Any]:
+        """``stop_sequences``; with ``samplers`` (a SillyTavern preset, a model that takes
+        them: :func:`takes_samplers`) ``temperature``, ``top_p`` and ``top_k`` (0 when none
+        is given, SillyTavern's ``top_k_openai``), as SillyTavern sends them. Otherwise the
+        other generation options are reported, not sent: the API deprecated ``temperature``
+        and ``top_p`` (current models do not use them, and the SDK from v1 refuses them as
+        arguments and in its request types; an older model that still honours one takes it
+        through the SDK's ``extra_body``: :func:`create_arguments`), and penalties and seed
+        are not Anthropic options."""
         out: dict[str, Any] = {}
         stops = [s for s in options.stop if s.strip()]
         if len(stops) < len(options.stop):
             self.unsupported(report, options, "a whitespace-only stop sequence", "not sent")
         if stops:
             out["stop_sequences"] = stops
-        for key in ("temperature", "top_p"):
+        if samplers:
+            out.update(tavern_samplers(options))
+        for key in () if samplers else ("temperature", "top_p", "top_k"):
             if getattr(options, key) is not None:
                 how = "not sent (a deprecated sampling parameter; extra_body for older models)"
                 self.unsupported(report, options, key, how)
@@ -364,14 +403,15 @@ class Anthropic(Dialect):
 
     def mark_cache(self, body: ModelRequest) -> None:
         """Cache breakpoints at the end of the stable prefix: the last tool, the last system
-        block, the last block before the newest turn (at most 3 of the 4 allowed)."""
+        block, the last block before the newest turn (at most 3 of the 4 allowed). A text
+        sent as a string becomes one text block: only a block takes ``cache_control``."""
         marks = []
         if body.get("tools"):
             marks.append(body["tools"][-1])
         if body.get("system"):
-            marks.append(body["system"][-1])
+            marks.append(_blocks_in(body, "system")[-1])
         if len(body["messages"]) >= 2:
-            marks.append(body["messages"][-2]["content"][-1])
+            marks.append(_blocks_in(body["messages"][-2], "content")[-1])
         for block in marks:
             block["cache_control"] = dict(EPHEMERAL)
 

@@ -49,6 +49,7 @@ from compiler.assemble import Assembler, PresetMode
 from compiler.errors import Diagnostic, Span, TemplateError
 from compiler.frame import (
     AS_WRITTEN,
+    CLAUDE,
     COUNT_UNSQUASHED,
     FIRST_USER,
     ROLEPLAY,
@@ -74,6 +75,7 @@ from compiler.tavern.framing import (
     CARD_RESOURCE,
     add_examples,
     add_new_chat,
+    claude_settings,
     framed_chat,
     greeting,
     send_if_empty,
@@ -143,6 +145,7 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     opening = preset.extra.get("human_sysprompt_message")
     if isinstance(opening, str) and opening.strip():  # the first user turn, where needed
         assembler.frame_metadata[FIRST_USER] = assembler.fill(opening)
+    assembler.frame_metadata[CLAUDE] = claude_settings(assembler, preset.settings)
     prompts = ordered_prompts(preset)
     if mode == "legacy":
         assembler.warnings.extend(macros_in_legacy(preset, prompts))

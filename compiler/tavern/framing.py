@@ -26,7 +26,7 @@ from compiler.frame import (
     Message,
 )
 from compiler.tavern.chat_view import ChatView, FramedList
-from compiler.tavern.preset import PresetPrompt, TavernPreset
+from compiler.tavern.preset import PresetPrompt, PresetSettings, TavernPreset
 
 #: The resource a card's text belongs to.
 CARD_RESOURCE = "character.instructions"
@@ -36,6 +36,21 @@ EXAMPLES_PRIORITY = -1  # legacy: the examples are granted after the history
 def preset_text(preset: TavernPreset, key: str, default: str) -> str:
     value = preset.extra.get(key, default)
     return value if isinstance(value, str) else default
+
+
+def claude_settings(assembler: Assembler, settings: PresetSettings) -> dict[str, Any]:
+    """The preset's Claude settings as SillyTavern sends them with the request
+    (:data:`compiler.frame.CLAUDE`): ``human_sysprompt_message`` and ``assistant_prefill``
+    with their macros filled (openai.js ``sendOpenAIRequest``), and the persona's and the
+    card's names (its ``user_name`` and ``char_name``)."""
+    values = assembler.macro_values
+    return {
+        "useSysPrompt": settings.claude_use_sysprompt,
+        "opening": assembler.fill(settings.human_sysprompt_message),
+        "prefill": assembler.fill(settings.assistant_prefill),
+        "user": values.get("user", ""),
+        "char": values.get("char", ""),
+    }
 
 
 def add_new_chat(assembler: Assembler, preset: TavernPreset, prompt: PresetPrompt) -> None:

@@ -23,7 +23,7 @@ difference; entries the order disables are left out; identifiers the order names
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -150,6 +150,12 @@ SAMPLER_DEFAULTS: dict[str, float] = {
     "top_p": 1.0,
 }
 DEFAULT_MAX_TOKENS = 300
+#: SillyTavern 1.12.6's shipped ``human_sysprompt_message`` (openai.js
+#: ``default_claude_human_sysprompt_message``): what a preset without one sends
+DEFAULT_HUMAN_SYSPROMPT = (
+    "Let's get started. Please generate your response based on the information and "
+    "instructions provided above."
+)
 
 
 class PresetSettings(BaseModel):
@@ -167,7 +173,9 @@ class PresetSettings(BaseModel):
     ``stop`` is ``custom_stopping_strings`` (SillyTavern stores a JSON-encoded array of
     strings; an array is taken too); ``models`` maps a provider to the preset's model for it.
     ``names_behavior``: -1 no names, 0 SillyTavern's default (a one-to-one chat: no names),
-    1 a ``name`` on each chat message, 2 ``Name: `` in the content.
+    1 a ``name`` on each chat message, 2 ``Name: `` in the content. Claude's:
+    ``claude_use_sysprompt`` (absent: off, as SillyTavern ships it), ``human_sysprompt_message``
+    (absent: :data:`DEFAULT_HUMAN_SYSPROMPT`), ``assistant_prefill`` (absent: none).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -183,6 +191,9 @@ class PresetSettings(BaseModel):
     stop: tuple[str, ...] = ()
     models: dict[str, str] = Field(default_factory=dict)
     names_behavior: int = 0
+    claude_use_sysprompt: bool = False
+    human_sysprompt_message: str = DEFAULT_HUMAN_SYSPROMPT
+    assistant_prefill: str = ""
 
     def model_for(self, provider: str) -> str | None:
         """The preset's model for ``provider`` (``openai_model``, ``claude_model``, ...)."""
@@ -251,7 +262,23 @@ def _settings(obj: Mapping[str, Any], file: str, path: str) -> PresetSettings:
     if names is not None and names > 2:
         raise bad("names_behavior", "-1, 0, 1 or 2")
     found["names_behavior"] = 0 if names is None else names
+    found.update(_claude(obj, bad))
     return PresetSettings(**found)
+
+
+def _claude(obj: Mapping[str, Any], bad: Callable[[str, str], ContextError]) -> dict[str, Any]:
+    """The preset's Claude settings that it gives (SillyTavern reads the checkbox with
+    ``!!``: any value counts by its truth)."""
+    found: dict[str, Any] = {}
+    if obj.get("claude_use_sysprompt") is not None:
+        found["claude_use_sysprompt"] = bool(obj["claude_use_sysprompt"])
+    for key in ("human_sysprompt_message", "assistant_prefill"):
+        value = obj.get(key)
+        if value is not None and not isinstance(value, str):
+            raise bad(key, "a string")
+        if value is not None:
+            found[key] = value
+    return found
 
 
 class TavernPreset(BaseModel):

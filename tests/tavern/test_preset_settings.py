@@ -71,12 +71,25 @@ def test_anthropic_gets_what_it_takes_without_warnings(tmp_path: Path) -> None:
     assert req["model"] == "claude-3-5-haiku-20241022"
     assert req["max_tokens"] == 500
     assert req["stop_sequences"] == ["\nUser:", "###"]
-    assert not {"temperature", "top_p", "seed", "frequency_penalty"} & set(req)
-    # the caller's own temperature is still reported
+    # SillyTavern's samplers for a model that takes them (top_k: its default 0)
+    assert (req["temperature"], req["top_p"], req["top_k"]) == (0.7, 0.9, 0)
+    assert not {"seed", "frequency_penalty", "presence_penalty"} & set(req)
+    # the caller's own temperature replaces the preset's
     asked = compiler.compile(
         path, context={"chat": SHORT_CHAT}, mode="legacy", provider="anthropic", temperature=0.3
     )
-    assert [w.code for w in asked.warnings] == ["lower.unsupported"]
+    assert asked.request["temperature"] == 0.3 and asked.warnings == []
+    # a model that refuses temperature with top_p gets neither; the caller's is reported
+    newer = compiler.compile(
+        path,
+        context={"chat": SHORT_CHAT},
+        mode="legacy",
+        provider="anthropic",
+        model="claude-sonnet-4-5",
+        temperature=0.3,
+    )
+    assert not {"temperature", "top_p", "top_k"} & set(newer.request)
+    assert [w.code for w in newer.warnings] == ["lower.unsupported"]
 
 
 def test_the_caller_wins_over_the_preset(tmp_path: Path) -> None:
