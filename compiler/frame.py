@@ -60,6 +60,11 @@ FIRST_USER = "firstUser"
 #: ContextFrame metadata: messages keep the whitespace at their edges, as SillyTavern sends
 #: a legacy preset's entries (only whitespace-only messages vanish)
 AS_WRITTEN = "asWritten"
+#: ContextFrame metadata: a SillyTavern preset's settings for Gemini, to lower the frame as
+#: SillyTavern 1.12.6 sends Google (:mod:`compiler.lower.gemini_tavern`):
+#: ``{"systemInstruction": use_makersuite_sysprompt, "user": the persona's name, "char": the
+#: card's name, "stop": SillyTavern's own stop strings for Google}``
+TAVERN_GEMINI = "tavernGemini"
 
 
 class ThinkingBlock(TypedDict):

@@ -49,6 +49,7 @@ from compiler.frame import (
     FIRST_USER,
     ROLEPLAY,
     SQUASH_SYSTEM,
+    TAVERN_GEMINI,
     Component,
     ComponentKind,
     Message,
@@ -67,6 +68,7 @@ from compiler.tavern.framing import (
     add_examples,
     add_new_chat,
     framed_chat,
+    gemini_settings,
     greeting,
     start_with_greeting,
 )
@@ -154,6 +156,7 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     opening = preset.extra.get("human_sysprompt_message")
     if isinstance(opening, str) and opening.strip():  # the first user turn, where needed
         assembler.frame_metadata[FIRST_USER] = assembler.fill(opening)
+    assembler.frame_metadata[TAVERN_GEMINI] = gemini_settings(assembler, preset)
     prompts = ordered_prompts(preset)
     if mode == "legacy":
         prompts = [p for p in prompts if p.identifier not in AGENT_MARKERS]

@@ -51,6 +51,24 @@ def add_new_chat(assembler: Assembler, preset: TavernPreset, prompt: PresetPromp
         )
 
 
+def gemini_settings(assembler: Assembler, preset: TavernPreset) -> dict[str, Any]:
+    """The preset's settings for Gemini (:data:`~compiler.frame.TAVERN_GEMINI`), as
+    SillyTavern 1.12.6's ``sendOpenAIRequest`` gives them for Google: its
+    ``use_makersuite_sysprompt`` (a preset without it keeps SillyTavern's shipped ``true``;
+    a value as JavaScript's ``!!`` reads it), the persona's and the card's names, and the
+    stop strings it sends first: ``\\n{user}:`` and the ``new_chat_prompt``, macros filled."""
+    values = assembler.macro_values
+    user, char = values.get("user", ""), values.get("char", "")
+    flag = preset.extra.get("use_makersuite_sysprompt", True)
+    new_chat = assembler.fill(preset_text(preset, "new_chat_prompt", "[Start a new Chat]"))
+    return {
+        "systemInstruction": isinstance(flag, list | dict) or bool(flag),
+        "user": user,
+        "char": char,
+        "stop": [s for s in (f"\n{user}:" if user else "", new_chat) if s],
+    }
+
+
 def namer(
     behavior: int, user: str, char: str, *, persona: bool = True, quotes: bool = False
 ) -> Callable[[Message], Message]:
