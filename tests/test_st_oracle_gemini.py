@@ -1,0 +1,175 @@
+"""The Gemini dialect against SillyTavern 1.12.6's Google (MakerSuite) requests.
+
+SillyTavern builds one chat-completion prompt whatever the source, then its server converts
+it for Google (``convertGooglePrompt``, src/prompt-converters.js) and sends it from
+``sendMakerSuiteRequest`` (src/endpoints/backends/chat-completions.js). Two yardsticks:
+
+- ``captures/`` holds the prompts SillyTavern assembled for each case
+  (``tests/test_st_oracle.py``); :func:`convert_google_prompt`, written from SillyTavern's
+  source, converts each one as its server does for ``gemini-1.5-pro``, and this project's
+  Gemini request for the same case must equal it (synthetic cases whose budget does not
+  cut: the cut is counted with another tokenizer);
+- ``gemini/captures/`` holds the generateContent bodies SillyTavern itself sent (st-oracle,
+  source ``makersuite``): compared field for field (corpus captures by sha256 and length).
+
+The deliberate differences (README, SillyTavern presets) are applied to what SillyTavern
+sent before comparing.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_st_oracle import (
+    CASES,
+    FIXTURES,
+    MESSAGE_DIFFERENCES,
+    _compile,
+    _load,
+)
+
+MODEL = "gemini-1.5-pro"
+#: The user turn this project puts first where the contents would open with the model
+#: (SillyTavern 1.12.6 sends such a request as it is; see the README).
+OPENER = {"role": "user", "parts": [{"text": "[Start a new chat]"}]}
+
+#: Cases whose prompt this project cuts elsewhere: its Gemini counts (an estimate with a
+#: safety margin) are not the tokenizer SillyTavern counted the captured prompt with.
+CUT_ELSEWHERE = {
+    "synth_long_tight": "the history is cut for the budget",
+    "synth_long_tight_world": "the history is cut for the budget",
+    "synth_examples_budget": "the examples are cut for the budget",
+}
+
+Messages = list[dict[str, Any]]
+
+
+def convert_google_prompt(
+    messages: Messages, model: str, use_sys_prompt: bool, char_name: str, user_name: str
+) -> dict[str, Any]:
+    """SillyTavern 1.12.6's ``convertGooglePrompt`` (text messages), and the gate of
+    ``sendMakerSuiteRequest``: ``{contents, system_instruction?}``."""
+    use_sys_prompt = use_sys_prompt and ("gemini-1.5-flash" in model or "gemini-1.5-pro" in model)
+    messages = copy.deepcopy(messages)
+    sys_prompt = ""
+    if use_sys_prompt:
+        while len(messages) > 1 and messages[0]["role"] == "system":
+            first = messages[0]
+            for label, name in (("example_user", user_name), ("example_assistant", char_name)):
+                if (
+                    name
+                    and first.get("name") == label
+                    and not first["content"].startswith(f"{name}: ")
+                ):
+                    first["content"] = f"{name}: {first['content']}"
+            sys_prompt += f"{first['content']}\n\n"
+            messages.pop(0)
+    contents: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        role = {"system": "user", "assistant": "model"}.get(message["role"], message["role"])
+        text = message["content"]
+        if message.get("name"):
+            text = f"{message['name']}: {text}"
+        if index > 0 and role == contents[-1]["role"]:
+            contents[-1]["parts"][0]["text"] += "\n\n" + text
+        else:
+            contents.append({"role": role, "parts": [{"text": text}]})
+    body: dict[str, Any] = {"contents": contents}
+    if use_sys_prompt:
+        body["system_instruction"] = {"parts": {"text": sys_prompt.strip()}}
+    return body
+
+
+def _renamed(old: str, new: str) -> Any:
+    return lambda messages: [{**m, "name": new} if m.get("name") == old else m for m in messages]
+
+
+def _model_named(messages: Messages) -> Messages:
+    return [{**m, "content": m["content"].replace("gpt-4o", MODEL)} for m in messages]
+
+
+#: Deliberate differences of the Gemini request, on top of the prompt's own
+#: (``tests/test_st_oracle.py``'s ``MESSAGE_DIFFERENCES``).
+GEMINI_DIFFERENCES = {
+    # names_behavior 1: SillyTavern writes the name it sanitized for OpenAI's name field
+    # (Mira_Vale) into the text; this project writes the speaker's name
+    "synth_names_completion": _renamed("Mira_Vale", "Mira Vale"),
+    # the prompt names the model ({{model}}): the capture's is gpt-4o
+    "synth_macros": _model_named,
+}
+
+
+def _names(spec: dict[str, Any]) -> tuple[str, str]:
+    """The card's and the persona's names (SillyTavern's ``char_name``, ``user_name``); a V3
+    card's nickname is its name here (a deliberate difference, ``synth_v3_nickname``)."""
+    card = _load(FIXTURES / spec["run"]["character"])
+    data = card.get("data", card)
+    persona = spec["run"].get("persona") or {}
+    return data.get("nickname") or data["name"], persona.get("name", "User")
+
+
+def _as_sent(body: dict[str, Any]) -> dict[str, Any]:
+    """SillyTavern's body in this project's spelling: ``systemInstruction`` with a list of
+    parts (its ``system_instruction.parts`` is one object), none when empty; an opening user
+    turn where the contents open with the model."""
+    out = {"contents": list(body["contents"])}
+    system = body.get("system_instruction") or body.get("systemInstruction")
+    if system is not None:
+        parts = system["parts"] if isinstance(system["parts"], list) else [system["parts"]]
+        parts = [p for p in parts if p.get("text")]
+        if parts:
+            out["systemInstruction"] = {"parts": parts}
+    if out["contents"] and out["contents"][0]["role"] == "model":
+        out["contents"].insert(0, OPENER)
+    return out
+
+
+PORTED = [
+    n
+    for n in CASES
+    if n.startswith("synth_") and "expectError" not in _load(FIXTURES / "cases" / f"{n}.json")
+]
+
+
+def _speakers_named(messages: Messages, char: str, user: str) -> Messages:
+    """Example messages written ``Name: text`` with their speakers' names, as
+    convertGooglePrompt writes them into the system instruction (SillyTavern 1.12.6 writes
+    ``example_user: `` in a user turn; this project the speaker's name: deliberate)."""
+    speakers = {"example_user": user, "example_assistant": char}
+    out = []
+    for m in messages:
+        name = speakers.get(m.get("name", ""))
+        if name:
+            text = m["content"]
+            m = {
+                "role": m["role"],
+                "content": text if text.startswith(f"{name}: ") else f"{name}: {text}",
+            }
+        out.append(m)
+    return out
+
+
+@pytest.mark.parametrize("system_instruction", [True, False], ids=["sysprompt", "no-sysprompt"])
+@pytest.mark.parametrize("name", PORTED)
+def test_the_request_equals_sillytaverns_prompt_converted_for_google(
+    name: str, system_instruction: bool, tmp_path: Path
+) -> None:
+    if name in CUT_ELSEWHERE:
+        pytest.skip(CUT_ELSEWHERE[name])
+    spec = _load(FIXTURES / "cases" / f"{name}.json")
+    capture = _load(FIXTURES / "captures" / f"{name}.json")
+    assert capture["hashed"] is False
+    char, user = _names(spec)
+    messages = MESSAGE_DIFFERENCES.get(name, list)(list(capture["body"]["messages"]))
+    messages = GEMINI_DIFFERENCES.get(name, list)(messages)
+    if not system_instruction:
+        messages = _speakers_named(messages, char, user)
+    want = _as_sent(convert_google_prompt(messages, MODEL, system_instruction, char, user))
+    overrides = {**spec.get("overrides", {}), "use_makersuite_sysprompt": system_instruction}
+    request = _compile({**spec, "model": MODEL, "overrides": overrides}, tmp_path, "gemini")
+    got = {k: request[k] for k in ("contents", "systemInstruction") if k in request}
+    assert got == want
