@@ -40,8 +40,12 @@ with :meth:`~compiler.dialect.Dialect.unsupported`, an error with ``strict``):
 - generation options go to ``generationConfig`` (at most 5 ``stopSequences``: the rest are
   reported and left out; ``maxOutputTokens`` never over the model's maximum output,
   :data:`GEMINI_OUTPUT_LIMITS`: a larger one is clamped, ``lower.output_clamped``).
-  ``cache_stable`` sends nothing: Gemini caches stable prefixes implicitly, and explicit
-  caches are separate ``cachedContents`` resources.
+  ``topK`` above 0 only (0 is the field's unset value). ``cache_stable`` sends nothing:
+  Gemini caches stable prefixes implicitly, and explicit caches are separate
+  ``cachedContents`` resources.
+- a frame compiled from a SillyTavern preset is lowered as SillyTavern 1.12.6 sends Google
+  (:mod:`compiler.lower.gemini_tavern`): its system instruction, system text and names, turns
+  joined with a blank line, its stop strings, none of the preset's penalties and seed.
 
 Counting: Gemini's tokenizer has no public offline counterpart (exact counts come from
 ``models/{model}:countTokens``, online; the SDK's local tokenizer downloads its model at run
