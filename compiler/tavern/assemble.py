@@ -156,7 +156,6 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     opening = preset.extra.get("human_sysprompt_message")
     if isinstance(opening, str) and opening.strip():  # the first user turn, where needed
         assembler.frame_metadata[FIRST_USER] = assembler.fill(opening)
-    assembler.frame_metadata[TAVERN_GEMINI] = gemini_settings(assembler, preset)
     prompts = ordered_prompts(preset)
     if mode == "legacy":
         prompts = [p for p in prompts if p.identifier not in AGENT_MARKERS]
@@ -210,6 +209,8 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
         c.kind == ComponentKind.TOOL_DEFINITIONS for c in assembler.components
     ):  # agent mode always offers the profile's tools; an entry only decides where
         assembler.add_template(parsed_entry(preset, TOOLS_MACRO, f"{preset.source}#tools"))
+    # filled after the prompt, as SillyTavern fills its stop strings after building it
+    assembler.frame_metadata[TAVERN_GEMINI] = gemini_settings(assembler, preset)
 
 
 TOOLS_MACRO = "<<agent.tools.available>>"

@@ -15,7 +15,7 @@ from compiler.assemble import Assembler
 from compiler.context.regex_scripts import AI_OUTPUT
 from compiler.context.run import ChatMessageIn
 from compiler.context.world_place import with_example_entries
-from compiler.errors import ContextError
+from compiler.errors import ContextError, PolicyError
 from compiler.frame import (
     FILL_BLOCK,
     FILL_HEAD,
@@ -60,7 +60,10 @@ def gemini_settings(assembler: Assembler, preset: TavernPreset) -> dict[str, Any
     values = assembler.macro_values
     user, char = values.get("user", ""), values.get("char", "")
     flag = preset.extra.get("use_makersuite_sysprompt", True)
-    new_chat = assembler.fill(preset_text(preset, "new_chat_prompt", "[Start a new Chat]"))
+    try:
+        new_chat = assembler.fill(preset_text(preset, "new_chat_prompt", "[Start a new Chat]"))
+    except PolicyError:  # it names a hidden resource: no stop string of it
+        new_chat = ""
     return {
         "systemInstruction": isinstance(flag, list | dict) or bool(flag),
         "user": user,
