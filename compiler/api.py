@@ -315,6 +315,8 @@ def compile_source(
         if src.preset is not None:
             mode = opts.mode or default_mode(resolved, src.preset)
             assemble_preset(assembler, src.preset, mode=mode)
+            if "stop" in quiet:  # SillyTavern fills macros in stop strings (by default)
+                opts = opts.with_fields(stop=tuple(t for t in map(assembler.fill, opts.stop) if t))
         elif src.bound is not None:
             assembler.add_template(src.bound)
         late = [*found[read_before:], *_assembled(src, context is not None, assembler)]

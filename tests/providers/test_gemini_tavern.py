@@ -280,3 +280,20 @@ def test_the_sdk_takes_a_presets_request(tmp_path: Path) -> None:
     for content in request["contents"]:
         strict(types.Content, content)
     strict(types.GenerateContentConfig, generate_content_arguments(request, MODEL)["config"])
+
+
+def test_macros_in_a_presets_stop_strings_are_filled(tmp_path: Path) -> None:
+    stops = json.dumps(["\n{{char}}:", "{{noop}}", "###"])
+    request = compiled(tmp_path, custom_stopping_strings=stops).request
+    assert request["generationConfig"]["stopSequences"] == [
+        "\nAlex:",
+        "[Start a new Chat]",
+        "\nMira Vale:",
+        "###",
+    ]
+    openai = compiler.compile(
+        preset(tmp_path, custom_stopping_strings=stops), context=run(), mode="legacy"
+    )
+    assert openai.request["stop"] == ["\nMira Vale:", "###"]
+    caller = compiled(tmp_path, options={"stop": ("{{char}}",)})  # the caller's: as given
+    assert caller.request["generationConfig"]["stopSequences"][-1] == "{{char}}"
