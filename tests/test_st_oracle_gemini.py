@@ -19,6 +19,8 @@ sent before comparing.
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,8 @@ from tests.test_st_oracle import (
     CASES,
     FIXTURES,
     MESSAGE_DIFFERENCES,
+    ST_COMMIT,
+    ST_VERSION,
     _compile,
     _load,
 )
@@ -173,3 +177,104 @@ def test_the_request_equals_sillytaverns_prompt_converted_for_google(
     request = _compile({**spec, "model": MODEL, "overrides": overrides}, tmp_path, "gemini")
     got = {k: request[k] for k in ("contents", "systemInstruction") if k in request}
     assert got == want
+
+
+# -- the generateContent bodies SillyTavern sent ----------------------------------------------
+GEMINI = FIXTURES / "gemini"
+CAPTURED = sorted(p.stem for p in (GEMINI / "cases").glob("*.json"))
+
+#: What SillyTavern sends Google that this project leaves out (README, Providers: Gemini).
+NOT_SENT = ("safetySettings",)
+NOT_SENT_CONFIG = ("candidateCount",)
+
+#: Deliberate differences in ``generationConfig``, applied to the capture before comparing.
+CONFIG_DIFFERENCES: dict[str, dict[str, Any]] = {
+    # SillyTavern 1.12.6 never reads a chat-completion preset's custom_stopping_strings
+    # (README: they are sent); "\nAlex:" is already SillyTavern's own, sent once
+    "gemini_samplers": {"stopSequences": ["\nAlex:", "[Start a new Chat]", "###"]},
+}
+
+
+def _digest(text: str) -> dict[str, Any]:
+    return {"sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "length": len(text)}
+
+
+def _stored(content: dict[str, Any], hashed: bool) -> dict[str, Any]:
+    """A content as a capture stores it: each part's text, or its digest when hashed."""
+    parts = [
+        {**p, "text": _digest(p["text"])} if hashed and "text" in p else p for p in content["parts"]
+    ]
+    return {**content, "parts": parts}
+
+
+def expected_body(name: str) -> dict[str, Any]:
+    """The capture's body as this project sends it: the deliberate differences applied."""
+    capture = _load(GEMINI / "captures" / f"{name}.json")
+    body = copy.deepcopy(capture["body"])
+    hashed = capture["hashed"]
+    for key in NOT_SENT:
+        body.pop(key, None)
+    config = body.get("generationConfig", {})
+    for key in NOT_SENT_CONFIG:
+        config.pop(key, None)
+    if "stopSequences" in config:  # an empty stop sequence stops nothing: left out
+        config["stopSequences"] = [s for s in config["stopSequences"] if s]
+    config.update(CONFIG_DIFFERENCES.get(name, {}))
+    out: dict[str, Any] = {"contents": body.pop("contents")}
+    system = body.pop("system_instruction", None)
+    if system is not None:  # one object in SillyTavern's body; none when empty
+        parts = system["parts"] if isinstance(system["parts"], list) else [system["parts"]]
+        empty = _digest("") if hashed else ""
+        parts = [p for p in parts if p.get("text") not in ("", empty)]
+        if parts:
+            out["systemInstruction"] = {"parts": parts}
+    if out["contents"] and out["contents"][0]["role"] == "model":
+        out["contents"].insert(0, _stored(OPENER, hashed))
+    out["generationConfig"] = config
+    assert not body, f"SillyTavern sent keys this test does not know: {sorted(body)}"
+    return out
+
+
+def _compile_captured(spec: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    """The case compiled as SillyTavern was run; its Advanced Formatting stop strings
+    (``powerUser``) are the preset's ``custom_stopping_strings`` here."""
+    power = spec.get("powerUser", {})
+    overrides = dict(spec.get("overrides", {}))
+    if "custom_stopping_strings" in power:
+        assert power.get("custom_stopping_strings_macro", True) is True  # macros filled
+        overrides["custom_stopping_strings"] = power["custom_stopping_strings"]
+    return _compile({**spec, "overrides": overrides}, tmp_path, "gemini")
+
+
+@pytest.mark.parametrize("name", CAPTURED)
+def test_the_body_equals_what_sillytavern_sent_google(name: str, tmp_path: Path) -> None:
+    spec = _load(GEMINI / "cases" / f"{name}.json")
+    capture = _load(GEMINI / "captures" / f"{name}.json")
+    assert spec["source"] == "makersuite"
+    st = capture["sillytavern"]
+    assert (st["version"], st["commit"][:9]) == (ST_VERSION, ST_COMMIT)
+    assert st["requests_after_send"] == 1
+    assert capture["hashed"] is ("corpus:" in json.dumps(spec))
+    request = _compile_captured(spec, tmp_path)
+    want = expected_body(name)
+    got = {
+        **request,
+        "contents": [_stored(c, capture["hashed"]) for c in request["contents"]],
+    }
+    if "systemInstruction" in got:
+        got["systemInstruction"] = _stored(got["systemInstruction"], capture["hashed"])
+    assert got.get("systemInstruction") == want.get("systemInstruction")
+    assert got["contents"] == want["contents"]
+    assert got["generationConfig"] == want["generationConfig"]
+    assert got == want
+
+
+@pytest.mark.parametrize("name", CAPTURED)
+def test_each_gemini_capture_keeps_corpus_text_out(name: str) -> None:
+    spec = _load(GEMINI / "cases" / f"{name}.json")
+    capture = _load(GEMINI / "captures" / f"{name}.json")
+    assert capture["hashed"] is ("corpus:" in json.dumps(spec))
+    if not capture["hashed"]:
+        return
+    texts = [p.get("text") for c in capture["body"]["contents"] for p in c["parts"]]
+    assert all(isinstance(t, dict) and set(t) == {"sha256", "length"} for t in texts)

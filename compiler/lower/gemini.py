@@ -351,6 +351,7 @@ class Gemini(Dialect):
         for Google first (:mod:`compiler.lower.gemini_tavern`)."""
         out: dict[str, Any] = {}
         stop = [*tavern.stop, *options.stop] if tavern is not None else list(options.stop)
+        stop = list(dict.fromkeys(stop))  # each once: a repeat would take one of the 5 places
         if stop:
             out["stopSequences"] = stop[:MAX_STOP_SEQUENCES]
         if options.max_output_tokens is not None:
