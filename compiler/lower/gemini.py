@@ -70,7 +70,7 @@ from typing import Any, ClassVar
 from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest, SamplerRange
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.conversation import PREFILL_NOTE, first_user, prepared
+from compiler.lower.conversation import PREFILL_NOTE, START_CHAT, first_user, prepared
 from compiler.lower.gemini_schema import (
     check_json_parameters,
     check_parameters,
@@ -244,7 +244,8 @@ class Gemini(Dialect):
             notes.other.append(
                 ("a request of system text only", "the system text was sent as the user turn")
             )
-        self.turn_rules(contents, model, first_user(frame), options, report)
+        opening = START_CHAT if tavern is not None else first_user(frame)  # not Claude's
+        self.turn_rules(contents, model, opening, options, report)
         body: ModelRequest = {"contents": contents}
         if system:
             body["systemInstruction"] = {"parts": system}

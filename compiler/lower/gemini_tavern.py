@@ -28,7 +28,9 @@ the request options ``sendOpenAIRequest`` (public/scripts/openai.js) gives them:
   are not sent (SillyTavern sends Google none), the caller's are.
 
 The API's turn rules stay those of :mod:`compiler.lower.gemini` and
-:mod:`compiler.lower.gemini_turns`.
+:mod:`compiler.lower.gemini_turns`; contents that would open with the model get
+``[Start a new chat]`` first (SillyTavern 1.12.6 sends them as they are; the preset's
+``human_sysprompt_message`` is Claude's setting, which SillyTavern never sends Google).
 """
 
 from __future__ import annotations

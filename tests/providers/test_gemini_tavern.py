@@ -119,7 +119,8 @@ def test_which_models_take_a_system_instruction() -> None:
 
 
 def test_a_greeting_first_chat_gets_the_user_turn_gemini_needs(tmp_path: Path) -> None:
-    request = compiled(tmp_path, chat=[]).request  # the card's greeting opens the chat
+    # the card's greeting opens the chat; human_sysprompt_message is Claude's, not Google's
+    request = compiled(tmp_path, chat=[], human_sysprompt_message="Let's start.").request
     assert request["systemInstruction"]["parts"][0]["text"] == SYSTEM_TEXT
     assert [c["role"] for c in request["contents"]] == ["user", "model", "user"]
     assert request["contents"][0]["parts"] == [{"text": "[Start a new chat]"}]
