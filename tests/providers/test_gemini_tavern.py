@@ -298,3 +298,28 @@ def test_macros_in_a_presets_stop_strings_are_filled(tmp_path: Path) -> None:
     assert openai.request["stop"] == ["\nMira Vale:", "###"]
     caller = compiled(tmp_path, options={"stop": ("{{char}}",)})  # the caller's: as given
     assert caller.request["generationConfig"]["stopSequences"][-1] == "{{char}}"
+
+
+def test_an_agent_preset_keeps_gemini_turn_rules(tmp_path: Path) -> None:
+    """Tool calls and results of an agent-mode preset stay function parts, and a Gemini 3
+    model's current-turn call gets its placeholder signature."""
+    from tests.providers.frames import CHAT as TOOL_CHAT
+    from tests.providers.frames import TOOLS
+
+    prompts = [
+        {"identifier": "main", "role": "system", "content": "You narrate."},
+        {"identifier": "chatHistory", "marker": True},
+        {"identifier": "agentResults", "marker": True},
+    ]
+    path = tmp_path / "agent.json"
+    path.write_text(json.dumps({"prompts": prompts}), encoding="utf-8")
+    result = ({"callId": "call_2", "tool": "dice.roll", "arguments": {"sides": 6}, "content": "4"},)
+    context = {"chat": TOOL_CHAT, "tools": TOOLS, "toolResults": list(result)}
+    request = compiler.compile(
+        path, context=context, mode="agent", provider="gemini", model="gemini-3-pro-preview"
+    ).request
+    DIALECT.check(request)
+    calls = [p for c in request["contents"] for p in c["parts"] if "functionCall" in p]
+    responses = [p for c in request["contents"] for p in c["parts"] if "functionResponse" in p]
+    assert len(calls) == len(responses) == 2
+    assert calls[-1]["thoughtSignature"] == "skip_thought_signature_validator"
