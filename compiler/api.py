@@ -70,6 +70,7 @@ from compiler.profile.models import PlanNode, PlanPolicy, ProfileValidationError
 from compiler.profile.plan import check_plan, load_plan, node_tools
 from compiler.profile.resolve import copy_profile
 from compiler.tavern.assemble import assemble_preset, default_mode
+from compiler.tavern.framing import preset_stops
 from compiler.tavern.preset import PresetSettings, TavernPreset, ordered_prompts, read_preset
 from compiler.tokens import TokenCounter, counter_for
 from compiler.tool_catalogue import KNOWN_TOOLS
@@ -315,8 +316,6 @@ def compile_source(
         if src.preset is not None:
             mode = opts.mode or default_mode(resolved, src.preset)
             assemble_preset(assembler, src.preset, mode=mode)
-            if "stop" in quiet:  # SillyTavern fills macros in stop strings (by default)
-                opts = opts.with_fields(stop=tuple(t for t in map(assembler.fill, opts.stop) if t))
         elif src.bound is not None:
             assembler.add_template(src.bound)
         late = [*found[read_before:], *_assembled(src, context is not None, assembler)]
@@ -335,7 +334,7 @@ def compile_source(
             cache_stable=opts.step,
             summaries=opts.summaries,
             summary_cache=opts.summary_cache,
-            lowering=dataclasses.replace(opts.lowering(), quiet=quiet),
+            lowering=preset_stops(assembler, dataclasses.replace(opts.lowering(), quiet=quiet)),
             prices=memo.prices if memo is not None else None,
         )
         request = fitted.request  # lowered and counted once, by the fit

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from compiler.assemble import Assembler
 from compiler.context.regex_scripts import AI_OUTPUT
 from compiler.context.run import ChatMessageIn
 from compiler.context.world_place import with_example_entries
+from compiler.dialect import LoweringOptions
 from compiler.errors import ContextError, PolicyError
 from compiler.frame import (
     FILL_BLOCK,
@@ -70,6 +72,15 @@ def gemini_settings(assembler: Assembler, preset: TavernPreset) -> dict[str, Any
         "char": char,
         "stop": [s for s in (f"\n{user}:" if user else "", new_chat) if s],
     }
+
+
+def preset_stops(assembler: Assembler, options: LoweringOptions) -> LoweringOptions:
+    """``options`` with a preset's stop strings (its ``custom_stopping_strings``, named in
+    ``quiet``) filled as SillyTavern fills them (its ``custom_stopping_strings_macro``, on by
+    default); one that fills to nothing is left out. The caller's are sent as given."""
+    if "stop" not in options.quiet:
+        return options
+    return replace(options, stop=tuple(t for t in map(assembler.fill, options.stop) if t))
 
 
 def namer(
