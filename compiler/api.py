@@ -73,6 +73,7 @@ from compiler.profile.plan import check_plan, load_plan, node_tools
 from compiler.profile.resolve import copy_profile
 from compiler.tavern.agent_entries import default_mode
 from compiler.tavern.assemble import assemble_preset
+from compiler.tavern.framing import preset_stops
 from compiler.tavern.preset import PresetSettings, TavernPreset, ordered_prompts, read_preset
 from compiler.tokens import TokenCounter, counter_for
 from compiler.tool_catalogue import KNOWN_TOOLS
@@ -338,7 +339,7 @@ def compile_source(
             cache_stable=opts.step,
             summaries=opts.summaries,
             summary_cache=opts.summary_cache,
-            lowering=dataclasses.replace(opts.lowering(), quiet=quiet),
+            lowering=preset_stops(assembler, dataclasses.replace(opts.lowering(), quiet=quiet)),
             prices=memo.prices if memo is not None else None,
         )
         request = fitted.request  # lowered and counted once, by the fit
@@ -541,9 +542,7 @@ def _argument_tables(tools: list[ToolSpec], dialect: Dialect) -> dict[str, ToolA
 
 
 def _counter(
-    opts: CompileOptions,
-    encoding: str,
-    counters: Callable[[str], TokenCounter] = counter_for,
+    opts: CompileOptions, encoding: str, counters: Callable[[str], TokenCounter] = counter_for
 ) -> TokenCounter:
     """The caller's counter, one around the caller's count function, or tiktoken's."""
     given = opts.token_counter

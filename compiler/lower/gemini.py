@@ -40,8 +40,12 @@ with :meth:`~compiler.dialect.Dialect.unsupported`, an error with ``strict``):
 - generation options go to ``generationConfig`` (at most 5 ``stopSequences``: the rest are
   reported and left out; ``maxOutputTokens`` never over the model's maximum output,
   :data:`GEMINI_OUTPUT_LIMITS`: a larger one is clamped, ``lower.output_clamped``).
-  ``cache_stable`` sends nothing: Gemini caches stable prefixes implicitly, and explicit
-  caches are separate ``cachedContents`` resources.
+  ``topK`` above 0 only (0 is the field's unset value). ``cache_stable`` sends nothing:
+  Gemini caches stable prefixes implicitly, and explicit caches are separate
+  ``cachedContents`` resources.
+- a frame compiled from a SillyTavern preset is lowered as SillyTavern 1.12.6 sends Google
+  (:mod:`compiler.lower.gemini_tavern`): its system instruction, system text and names, turns
+  joined with a blank line, its stop strings, none of the preset's penalties and seed.
 
 Counting: Gemini's tokenizer has no public offline counterpart (exact counts come from
 ``models/{model}:countTokens``, online; the SDK's local tokenizer downloads its model at run
@@ -66,12 +70,20 @@ from typing import Any, ClassVar
 from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest, SamplerRange
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.conversation import PREFILL_NOTE, first_user, prepared
+from compiler.lower.conversation import PREFILL_NOTE, START_CHAT, first_user, prepared
 from compiler.lower.gemini_schema import (
     check_json_parameters,
     check_parameters,
     gemini_parameters,
     json_schema_model,
+)
+from compiler.lower.gemini_tavern import (
+    TavernGemini,
+    as_turn,
+    join_turn,
+    system_lead,
+    tavern_settings,
+    without_unsent,
 )
 from compiler.lower.gemini_turns import (
     SKIP_SIGNATURE,
@@ -197,22 +209,34 @@ class Gemini(Dialect):
         options: LoweringOptions = NO_OPTIONS,
         report: list[Diagnostic] | None = None,
     ) -> ModelRequest:
+        tavern = tavern_settings(frame)  # a SillyTavern preset's: as SillyTavern sends Google
+        if tavern is not None:
+            options = without_unsent(options)
         options = self.within_output_limit(model, options, report)
         options = self.within_sampler_ranges(options, report)
         messages, tools = prepared(frame, self, options, report)
         notes = _Notes()
-        lead = 0
-        while lead < len(messages) and messages[lead]["role"] in SYSTEM_ROLES:
-            lead += 1
-        system: list[Part] = [{"text": t} for m in messages[:lead] if (t := _text(m, notes))]
+        if tavern is not None:
+            lead, text = system_lead(messages, tavern, model)
+            system: list[Part] = [{"text": text}] if text else []
+            messages = [as_turn(m, tavern) for m in messages[lead:]]
+        else:
+            lead = 0
+            while lead < len(messages) and messages[lead]["role"] in SYSTEM_ROLES:
+                lead += 1
+            system = [{"text": t} for m in messages[:lead] if (t := _text(m, notes))]
+            messages = messages[lead:]
         contents: list[Content] = []
         calls: dict[str, str] = {}  # call id -> function name, for the responses
-        for m in messages[lead:]:
+        for m in messages:
             role, parts = self.turn(m, calls, notes)
             if not parts:
                 continue
             if contents and contents[-1]["role"] == role:
-                contents[-1]["parts"].extend(parts)
+                if tavern is not None:
+                    join_turn(contents[-1]["parts"], parts)
+                else:
+                    contents[-1]["parts"].extend(parts)
             else:
                 contents.append({"role": role, "parts": parts})
         if not contents and system:
@@ -220,7 +244,8 @@ class Gemini(Dialect):
             notes.other.append(
                 ("a request of system text only", "the system text was sent as the user turn")
             )
-        self.turn_rules(contents, model, first_user(frame), options, report)
+        opening = START_CHAT if tavern is not None else first_user(frame)  # not Claude's
+        self.turn_rules(contents, model, opening, options, report)
         body: ModelRequest = {"contents": contents}
         if system:
             body["systemInstruction"] = {"parts": system}
@@ -228,7 +253,7 @@ class Gemini(Dialect):
             full = json_schema_model(model)
             declared = [self.declaration(t, notes, json_schema=full) for t in tools]
             body["tools"] = [{"functionDeclarations": declared}]
-        config = self.config(options, notes)
+        config = self.config(options, notes, tavern)
         if config:
             body["generationConfig"] = config
         self._report(notes, report, options)
@@ -319,30 +344,33 @@ class Gemini(Dialect):
             notes.schema[t["alias"]] = lost
         return out
 
-    def config(self, options: LoweringOptions, notes: _Notes) -> dict[str, Any]:
-        """The generation options under Gemini's names."""
+    def config(
+        self, options: LoweringOptions, notes: _Notes, tavern: TavernGemini | None = None
+    ) -> dict[str, Any]:
+        """The generation options under Gemini's names (``topK`` above 0 only: 0 is the
+        field's unset value); for a SillyTavern preset's frame, SillyTavern's stop strings
+        for Google first (:mod:`compiler.lower.gemini_tavern`)."""
         out: dict[str, Any] = {}
+        stop = [*tavern.stop, *options.stop] if tavern is not None else list(options.stop)
+        stop = list(dict.fromkeys(stop))  # each once: a repeat would take one of the 5 places
+        if stop:
+            out["stopSequences"] = stop[:MAX_STOP_SEQUENCES]
         if options.max_output_tokens is not None:
             out["maxOutputTokens"] = options.max_output_tokens
         for key, name in (
             ("temperature", "temperature"),
             ("top_p", "topP"),
+            ("top_k", "topK"),
             ("frequency_penalty", "frequencyPenalty"),
             ("presence_penalty", "presencePenalty"),
             ("seed", "seed"),
         ):
             value = getattr(options, key)
-            if value is not None:
+            if value is not None and (key != "top_k" or value > 0):
                 out[name] = value
-        if options.stop:
-            out["stopSequences"] = list(options.stop[:MAX_STOP_SEQUENCES])
-            if len(options.stop) > MAX_STOP_SEQUENCES:
-                notes.other.append(
-                    (
-                        f"more than {MAX_STOP_SEQUENCES} stop sequences",
-                        f"the first {MAX_STOP_SEQUENCES} were sent",
-                    )
-                )
+        if len(stop) > MAX_STOP_SEQUENCES and not (tavern and "stop" in options.quiet):
+            what = f"more than {MAX_STOP_SEQUENCES} stop sequences"
+            notes.other.append((what, f"the first {MAX_STOP_SEQUENCES} were sent"))
         return out
 
     def _report(

@@ -54,6 +54,7 @@ from compiler.frame import (
     FIRST_USER,
     ROLEPLAY,
     SQUASH_SYSTEM,
+    TAVERN_GEMINI,
     Component,
     ComponentKind,
     Message,
@@ -77,6 +78,7 @@ from compiler.tavern.framing import (
     add_new_chat,
     claude_settings,
     framed_chat,
+    gemini_settings,
     greeting,
     send_if_empty,
     start_with_greeting,
@@ -201,6 +203,8 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
         c.kind == ComponentKind.TOOL_DEFINITIONS for c in assembler.components
     ):  # agent mode always offers the profile's tools; an entry only decides where
         assembler.add_template(parsed_entry(preset, TOOLS_MACRO, f"{preset.source}#tools"))
+    # filled after the prompt, as SillyTavern fills its stop strings after building it
+    assembler.frame_metadata[TAVERN_GEMINI] = gemini_settings(assembler, preset)
 
 
 TOOLS_MACRO = "<<agent.tools.available>>"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from compiler.assemble import Assembler
@@ -16,7 +17,8 @@ from compiler.context.chat_append import with_user_message
 from compiler.context.regex_scripts import AI_OUTPUT, USER_INPUT
 from compiler.context.run import ChatMessageIn
 from compiler.context.world_place import with_example_entries
-from compiler.errors import ContextError
+from compiler.dialect import LoweringOptions
+from compiler.errors import ContextError, PolicyError
 from compiler.frame import (
     FILL_BLOCK,
     FILL_HEAD,
@@ -65,6 +67,36 @@ def add_new_chat(assembler: Assembler, preset: TavernPreset, prompt: PresetPromp
             resource=None,
             metadata={"origin": "preset", "entry": prompt.identifier, NO_SQUASH: True},
         )
+
+
+def gemini_settings(assembler: Assembler, preset: TavernPreset) -> dict[str, Any]:
+    """The preset's settings for Gemini (:data:`~compiler.frame.TAVERN_GEMINI`), as
+    SillyTavern 1.12.6's ``sendOpenAIRequest`` gives them for Google: its
+    ``use_makersuite_sysprompt`` (a preset without it keeps SillyTavern's shipped ``true``;
+    a value as JavaScript's ``!!`` reads it), the persona's and the card's names, and the
+    stop strings it sends first: ``\\n{user}:`` and the ``new_chat_prompt``, macros filled."""
+    values = assembler.macro_values
+    user, char = values.get("user", ""), values.get("char", "")
+    flag = preset.extra.get("use_makersuite_sysprompt", True)
+    try:
+        new_chat = assembler.fill(preset_text(preset, "new_chat_prompt", "[Start a new Chat]"))
+    except PolicyError:  # it names a hidden resource: no stop string of it
+        new_chat = ""
+    return {
+        "systemInstruction": isinstance(flag, list | dict) or bool(flag),
+        "user": user,
+        "char": char,
+        "stop": [s for s in (f"\n{user}:" if user else "", new_chat) if s],
+    }
+
+
+def preset_stops(assembler: Assembler, options: LoweringOptions) -> LoweringOptions:
+    """``options`` with a preset's stop strings (its ``custom_stopping_strings``, named in
+    ``quiet``) filled as SillyTavern fills them (its ``custom_stopping_strings_macro``, on by
+    default); one that fills to nothing is left out. The caller's are sent as given."""
+    if "stop" not in options.quiet:
+        return options
+    return replace(options, stop=tuple(t for t in map(assembler.fill, options.stop) if t))
 
 
 def namer(

@@ -35,6 +35,7 @@ OPTIONS = {
     "max_output_tokens": 256,
     "temperature": 0.7,
     "top_p": 0.9,
+    "top_k": 40,
     "seed": 7,
     "stop": ("THE END",),
     "frequency_penalty": 0.1,

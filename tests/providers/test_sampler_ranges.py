@@ -131,11 +131,20 @@ def test_a_presets_values_are_clamped_for_responses_and_gemini(tmp_path: Path) -
     assert generation(responses.request) == {"temperature": 2.0, "top_p": 0.0}
     assert codes(responses.warnings) == ["lower.sampler_clamped"] * 2
     gemini = compiler.compile(path, context=CONTEXT, mode="legacy", provider="gemini")
-    sent = generation(gemini.request)
-    assert sent["temperature"] == 2.0 and sent["top_p"] == 0.0
-    assert sent["presence_penalty"] == -2.0
-    assert 1.99 < sent["frequency_penalty"] < 2.0  # Gemini's penalties stay below 2.0
-    assert codes(gemini.warnings) == ["lower.sampler_clamped"] * 4
+    # a preset's penalties are not sent to Gemini (SillyTavern sends Google none)
+    assert generation(gemini.request) == {"temperature": 2.0, "top_p": 0.0}
+    assert codes(gemini.warnings) == ["lower.sampler_clamped"] * 2
+
+
+def test_gemini_clamps_its_penalties_below_2() -> None:
+    options = LoweringOptions(
+        frequency_penalty=100.0,
+        presence_penalty=-100.0,
+        quiet=frozenset({"frequency_penalty", "presence_penalty"}),
+    )
+    sent = get_dialect("gemini").within_sampler_ranges(options, [])
+    assert sent.presence_penalty == -2.0
+    assert sent.frequency_penalty is not None and 1.99 < sent.frequency_penalty < 2.0
 
 
 def test_anthropic_leaves_a_presets_samplers_out_without_a_clamp(tmp_path: Path) -> None:
