@@ -49,6 +49,7 @@ CUT_ELSEWHERE = {
     "synth_long_tight": "the history is cut for the budget",
     "synth_long_tight_world": "the history is cut for the budget",
     "synth_examples_budget": "the examples are cut for the budget",
+    "synth_unseen_tight": "the history and the examples are cut for the budget",
     **{
         f"synth_squash_{kind}_{ctx}": "captured at the edge of SillyTavern's OpenAI budget"
         for kind, sizes in (("budget", (927, 928, 951, 952)), ("examples", (695, 700)))
