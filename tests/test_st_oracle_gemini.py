@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -203,8 +204,10 @@ CONFIG_DIFFERENCES: dict[str, dict[str, Any]] = {
 }
 
 
-def _examples_named(text: str) -> str:
-    return text.replace("example_user: ", "Alex: ").replace("example_assistant: ", "Mira Vale: ")
+def _examples_named(user: str, char: str) -> Callable[[str], str]:
+    return lambda text: text.replace("example_user: ", f"{user}: ").replace(
+        "example_assistant: ", f"{char}: "
+    )
 
 
 #: Deliberate differences in the text of ``contents`` (unhashed captures), applied to each
@@ -213,7 +216,8 @@ TEXT_DIFFERENCES = {
     # use_makersuite_sysprompt off: SillyTavern 1.12.6 writes its labels example_user: /
     # example_assistant: before the examples in the user turn; this project the speakers'
     # names, as SillyTavern writes them in the system instruction
-    "gemini_nosys": _examples_named,
+    "gemini_nosys": _examples_named("Alex", "Mira Vale"),
+    "gemini_unseen_send_nosys": _examples_named("Alex", "Élodie Brünn"),
 }
 
 #: Captures whose prompt holds other world-info entries because SillyTavern counted the
