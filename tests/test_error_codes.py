@@ -1,4 +1,5 @@
-"""The registry of error codes (compiler.errors.CODES): complete, one class a code, documented."""
+"""The registry of error codes (compiler.errors.CODES): complete, one class a code, documented
+(docs/pages/reference/errors/: one page per family, each code under its own heading)."""
 
 from __future__ import annotations
 
@@ -76,11 +77,52 @@ def test_every_code_the_package_uses_is_registered() -> None:
     assert missing == {}
 
 
+ERROR_PAGES = ROOT / "docs" / "pages" / "reference" / "errors"
+#: The family pages of the error index: a code's family (its prefix) -> its page.
+FAMILY_PAGES = {family: f"{family}.md" for family in FAMILIES if family != "diagnostics"} | {
+    "tool": "policy.md"
+}
+#: A code's entry: its own heading, anchored by the code (`## `ctx.x` {#ctx.x}`), then a
+#: cause (the first paragraph that says so) before the next heading.
+ENTRY_RE = re.compile(r"^## `([a-z]+\.[a-z_]+)` \{#\1\}$", re.M)
+
+
+def _documented() -> dict[str, list[tuple[str, str]]]:
+    """Every code entry of the error index: code -> [(page, the entry's text)]."""
+    found: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for path in sorted(ERROR_PAGES.glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        matches = list(ENTRY_RE.finditer(text))
+        for i, match in enumerate(matches):
+            end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+            found[match.group(1)].append((path.name, text[match.end() : end]))
+    return found
+
+
 def test_every_registered_code_is_used_and_documented() -> None:
     used = _constants()
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert sorted(code for code in CODES if code not in used) == []
-    assert sorted(code for code in CODES if f"`{code}`" not in readme) == []
+    documented = _documented()
+    # every registered code has its one entry, on its family's page, with its cause
+    missing = sorted(code for code in CODES if code not in documented)
+    assert missing == []
+    for code, places in documented.items():
+        assert len(places) == 1, f"{code} has {len(places)} entries"
+        page, text = places[0]
+        assert page == FAMILY_PAGES[code.split(".")[0]], f"{code} is on {page}"
+        assert "**Cause:**" in text and "**Severity:**" in text, f"{code}: no cause"
+        severity = text.split("**Severity:**")[1].split("\n")[0]
+        if CODES[code] is None:  # a warning only, never raised
+            assert "warning" in severity and "raised" not in severity, code
+        else:
+            assert f"raised as `{CODES[code].__name__}`" in severity, code
+    # no page documents a code that is not registered
+    assert sorted(code for code in documented if code not in CODES) == []
+    # and no page heads an entry any other way
+    headings = re.findall(
+        r"^## .*$", "".join(p.read_text(encoding="utf-8") for p in ERROR_PAGES.glob("*.md")), re.M
+    )
+    assert len(headings) == sum(len(places) for places in documented.values())
 
 
 def test_each_code_is_raised_with_its_one_class() -> None:
