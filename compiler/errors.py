@@ -311,5 +311,6 @@ def _registry() -> dict[str, type[APCError] | None]:
 
 CODES: dict[str, type[APCError] | None] = _registry()
 """The registry of codes: each belongs to one error class (None: a warning, never raised),
-and each is documented in the README's table of codes. tests/test_error_codes.py checks that
-every code the package uses is here, raised with its class, and documented."""
+and each is documented on its family's page of the error index (docs/pages/reference/errors).
+tests/test_error_codes.py checks that every code the package uses is here, raised with its
+class, and documented."""

@@ -206,7 +206,7 @@ class ScriptScale:
 #: sample text of benchmarks/script_samples.py, whole and sentence by sentence, is at least
 #: 10% above the larger of Claude's count (the tokenizer the ``anthropic`` SDK shipped up
 #: to 0.34) and cl100k_base's; classes no sample is mostly made of take the largest
-#: surcharge measured. The README's "Token counting" has the table.
+#: surcharge measured. The docs' "Token counting" page has the table.
 SCRIPT_SCALE = ScriptScale(
     ascii=1140,
     surcharges=(2330, 2330, 930, 320, 760, 740, 1860, 2130, 110, 340, 460, 610, 170, 1060),

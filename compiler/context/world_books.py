@@ -3,7 +3,7 @@ once each and merged into SillyTavern's candidate order.
 
 Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.load_context`.
 
-Run-context fields (README, "The run context"):
+Run-context fields (docs: "The run context"):
 
 - ``worldInfo`` (a path) is a global lorebook, as if selected in SillyTavern's global World
   Info list; ``lorebooks.global`` adds more (SillyTavern's ``world_info.globalSelect``);

@@ -17,7 +17,7 @@ from typing import Any
 from compiler.context.world import POSITIONS
 from compiler.errors import Diagnostic
 
-#: the world info positions the compiler places (the others are reported, see README)
+#: the world info positions the compiler places (the others are reported: docs, SillyTavern presets)
 PLACED_POSITIONS = frozenset({"before", "after", "at_depth", "em_top", "em_bottom"})
 
 

@@ -1,6 +1,6 @@
 """``apc serve``: a long-lived local compile service for runtimes that cannot import Python.
 
-Internal: the interface is the HTTP API and the ``apc serve`` command (README, "apc serve").
+Internal: the interface is the HTTP API and the ``apc serve`` command (docs: "apc serve").
 Needs the optional extra ``agent-prompt-compiler[serve]`` (FastAPI and uvicorn): importing
 :mod:`compiler.serve.app` without it raises ImportError, which ``apc serve`` turns into
 install instructions.

@@ -1,6 +1,6 @@
 """The FastAPI application of ``apc serve``: routes, error handlers, the bounded worker pool.
 
-Internal: the interface is the HTTP API (README, "apc serve"); :func:`create_app` builds it.
+Internal: the interface is the HTTP API (docs: "apc serve"); :func:`create_app` builds it.
 
 Compiles run in a pool of :attr:`ServeConfig.workers` threads, so the event loop keeps
 answering (``/healthz`` too) while they run. A request waits for its compile at most

@@ -1,6 +1,6 @@
 """The service's configuration: where it listens, what it may read, and its bounds.
 
-Internal: set by ``apc serve``'s options (README, "apc serve").
+Internal: set by ``apc serve``'s options (docs: "apc serve").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The service's request and response bodies (FastAPI derives the OpenAPI document from them).
 
-Internal: the interface is the HTTP API of ``apc serve`` (README, "apc serve").
+Internal: the interface is the HTTP API of ``apc serve`` (docs: "apc serve").
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ class Location(_Out):
 
 
 class DiagnosticOut(_Out):
-    """One finding: a stable ``code`` (README, "Diagnostics"), what and where, how to fix."""
+    """One finding: a stable ``code`` (docs: "Error codes"), what and where, how to fix."""
 
     code: str
     message: str

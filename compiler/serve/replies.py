@@ -2,7 +2,7 @@
 
 Internal: used by :mod:`compiler.serve.app`.
 
-The status of an error follows its class (README, "apc serve"): a policy refusal
+The status of an error follows its class (docs: "apc serve"): a policy refusal
 (``workspace.path_denied``, ``policy.*``) is 403; any other input error the CLI reports
 (template, context, profile, budget, tokenizer, lowering, strict) is 422; the service's own
 codes carry theirs (:data:`SERVE_STATUS`); ``internal.*`` is 500.

@@ -129,7 +129,7 @@ def _literal_macros(bound: BoundTemplate) -> list[Diagnostic]:
                     "written",
                     span=index.span(*at) if index is not None and at is not None else None,
                     file=item.span.file,
-                    hint="remove it (the README lists the SillyTavern macros filled in)",
+                    hint="remove it (the docs' SillyTavern presets page lists the macros it fills)",
                     source=bound.template.source if at is not None else None,
                 )
             )
