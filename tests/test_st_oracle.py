@@ -33,7 +33,7 @@ ST_VERSION, ST_COMMIT = "1.12.6", "ba6f7b7a9"
 #: failure (strict) as soon as that item lands and the request matches.
 XFAIL: dict[str, str] = {}
 
-#: Documented deliberate differences (README, SillyTavern presets): what this project sends
+#: Documented deliberate differences (docs, SillyTavern presets): what this project sends
 #: instead of what SillyTavern 1.12.6 sent, applied to the capture before comparing.
 SAMPLER_DIFFERENCES: dict[str, dict[str, Any]] = {
     # SillyTavern 1.12.6 takes stop strings from its Advanced Formatting settings
@@ -184,7 +184,7 @@ def test_the_request_equals_sillytaverns(name: str, tmp_path: Path) -> None:
     spec = _load(FIXTURES / "cases" / f"{name}.json")
     capture = _load(FIXTURES / "captures" / f"{name}.json")
     if "expectError" in spec:
-        # deliberate (README): SillyTavern 1.12.6 shows "Token budget exceeded" and still
+        # deliberate (docs): SillyTavern 1.12.6 shows "Token budget exceeded" and still
         # sends what it had assembled; this project sends nothing and says why
         with pytest.raises(BudgetError) as err:
             _compile(spec, tmp_path)

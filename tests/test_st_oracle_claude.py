@@ -31,7 +31,7 @@ SAMPLERS = ("max_tokens", "temperature", "top_p", "top_k", "model")
 
 #: Captures whose history SillyTavern cut counting with its Claude tokenizer
 #: (src/tokenizers/claude.json): this project counts Anthropic budgets with its per-script
-#: estimate, an upper bound, and holds 5% back (README, Token counting), so it keeps the
+#: estimate, an upper bound, and holds 5% back (docs, Token counting), so it keeps the
 #: newest of the same turns, fewer of them.
 CUT_EARLIER = {
     "claude_unseen_tight": "a 32-message chat in an 1100-token context",

@@ -4,7 +4,7 @@ source, field for field.
 Every capture in ``tests/fixtures/st_oracle`` is the body SillyTavern's server sent to a mock
 custom endpoint (``chat_completion_source: custom``, model ``gpt-4o``, streaming on): this
 project compiles each case with ``--provider openai-compatible`` and must send the same body,
-every key and value, but for the documented differences (README, Providers): ``stream`` and
+every key and value, but for the documented differences (docs, Providers): ``stream`` and
 SillyTavern's empty ``logit_bias`` are not sent, and the deliberate differences of
 ``tests/test_st_oracle.py`` apply as they do to the openai dialect.
 """

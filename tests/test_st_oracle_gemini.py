@@ -12,7 +12,7 @@ it for Google (``convertGooglePrompt``, src/prompt-converters.js) and sends it f
 - ``gemini/captures/`` holds the generateContent bodies SillyTavern itself sent (st-oracle,
   source ``makersuite``): compared field for field (corpus captures by sha256 and length).
 
-The deliberate differences (README, SillyTavern presets) are applied to what SillyTavern
+The deliberate differences (docs, SillyTavern presets) are applied to what SillyTavern
 sent before comparing.
 """
 
@@ -41,7 +41,7 @@ from tests.test_st_oracle import (
 
 MODEL = "gemini-1.5-pro"
 #: The user turn this project puts first where the contents would open with the model
-#: (SillyTavern 1.12.6 sends such a request as it is; see the README).
+#: (SillyTavern 1.12.6 sends such a request as it is; see the docs).
 OPENER = {"role": "user", "parts": [{"text": "[Start a new chat]"}]}
 
 #: Cases whose prompt this project cuts elsewhere: its Gemini counts (an estimate with a
@@ -192,14 +192,14 @@ def test_the_request_equals_sillytaverns_prompt_converted_for_google(
 GEMINI = FIXTURES / "gemini"
 CAPTURED = sorted(p.stem for p in (GEMINI / "cases").glob("*.json"))
 
-#: What SillyTavern sends Google that this project leaves out (README, Providers: Gemini).
+#: What SillyTavern sends Google that this project leaves out (docs, Providers: Gemini).
 NOT_SENT = ("safetySettings",)
 NOT_SENT_CONFIG = ("candidateCount",)
 
 #: Deliberate differences in ``generationConfig``, applied to the capture before comparing.
 CONFIG_DIFFERENCES: dict[str, dict[str, Any]] = {
     # SillyTavern 1.12.6 never reads a chat-completion preset's custom_stopping_strings
-    # (README: they are sent); "\nAlex:" is already SillyTavern's own, sent once
+    # (docs: they are sent); "\nAlex:" is already SillyTavern's own, sent once
     "gemini_samplers": {"stopSequences": ["\nAlex:", "[Start a new Chat]", "###"]},
 }
 

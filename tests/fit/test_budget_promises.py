@@ -3,7 +3,7 @@
 The corpus preset (SillyTavern's shipped default, with an agent schema added) with the
 Seraphina card, a persona and random chats in several scripts, compiled in agent and legacy
 mode for the four providers at random budgets. Each compile either fails with
-``context.budget_exceeded`` or keeps every promise the README's Budgets section lists:
+``context.budget_exceeded`` or keeps every promise the docs' Budgets page lists:
 
 - never over budget, and the ledger adds up (entries plus overhead are the request's count;
   no grant is negative; used within granted; categories within their budgets);

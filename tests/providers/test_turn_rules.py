@@ -1,4 +1,4 @@
-"""The conversation-turn rules (README, "Conversation turns"), each on every dialect it
+"""The conversation-turn rules (docs, "Conversation turns"), each on every dialect it
 concerns, compiled end to end from a run context and held to the official SDKs: call ids
 unique per Responses request, Gemini 3 thought signatures, a final model turn Gemini refuses,
 a first turn that is not a user turn, a prefill OpenAI cannot send, names in Responses, and
