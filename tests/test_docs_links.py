@@ -96,3 +96,14 @@ def test_every_relative_link_resolves(source: Path) -> None:
         elif anchor and path.suffix == ".md" and anchor not in anchors(path):
             broken.append(f"{link}: no heading #{anchor} in {path.name}")
     assert broken == []
+
+
+def test_the_docs_describe_the_product_as_it_is() -> None:
+    """No issue numbers or session history in the README or the pages."""
+    history = re.compile(r"\bissue #?\d+|\b\d+(?:st|nd|rd|th) session\b", re.I)
+    found = [
+        f"{source.relative_to(ROOT)}: {match.group(0)}"
+        for source in SOURCES
+        for match in history.finditer(source.read_text(encoding="utf-8"))
+    ]
+    assert found == []
