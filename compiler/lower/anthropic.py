@@ -47,6 +47,7 @@ from typing import Any, ClassVar
 
 from compiler.dialect import (
     NO_OPTIONS,
+    TOP_K_RANGE,
     Dialect,
     LoweringOptions,
     ModelRequest,
@@ -211,6 +212,7 @@ class Anthropic(Dialect):
     sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {
         "temperature": SamplerRange(0, 1),
         "top_p": SamplerRange(0, 1),
+        "top_k": TOP_K_RANGE,
     }
 
     def default_output_tokens(self, model: str) -> int:

@@ -67,7 +67,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest, SamplerRange
+from compiler.dialect import (
+    NO_OPTIONS,
+    TOP_K_RANGE,
+    Dialect,
+    LoweringOptions,
+    ModelRequest,
+    SamplerRange,
+)
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.lower.conversation import PREFILL_NOTE, START_CHAT, first_user, prepared
@@ -198,6 +205,7 @@ class Gemini(Dialect):
     sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {
         "temperature": SamplerRange(0, 2),
         "top_p": SamplerRange(0, 1),
+        "top_k": TOP_K_RANGE,
         "frequency_penalty": SamplerRange(-2, 2, open_high=True),
         "presence_penalty": SamplerRange(-2, 2, open_high=True),
     }
