@@ -204,3 +204,20 @@ def test_the_corpus_eldoria_with_seraphina(capsys: pytest.CaptureFixture[str]) -
     assert again.request == result.request
     assert again.world_info_report is not None
     assert again.world_info_report.as_json() == report.as_json()
+
+
+def test_the_table_writes_no_control_characters_of_a_lorebook() -> None:
+    hostile = "\x1b[2J\x1b]0;owned\x07red\rline\x00"
+    book = {
+        "name": "Evil\x1b[31m",
+        "entries": {
+            "0": {"uid": 0, "key": ["dragon\x1b[0m", "dragon"], "content": "x", "comment": hostile}
+        },
+    }
+    result = compiler.compile_string(
+        TEMPLATE, context={"chat": CHAT, "lorebooks": {"global": book}}
+    )
+    assert result.world_info_report is not None
+    table = result.world_info_report.table()
+    assert not [c for c in table if not c.isprintable() and c != "\n"], repr(table)
+    assert "[2J ]0;owned red line" in table
