@@ -140,7 +140,7 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     if mode == "legacy":  # entries keep their edges, as SillyTavern sends them
         assembler.frame_metadata[AS_WRITTEN] = True
     assembler.scan_prompts = scan_prompts(assembler)
-    if preset.extra.get("squash_system_messages") is True:
+    if preset.settings.squash_system_messages:
         assembler.frame_metadata[SQUASH_SYSTEM] = True
         # SillyTavern counts each prompt before it squashes them (OA populateChatCompletion)
         assembler.frame_metadata[COUNT_UNSQUASHED] = mode == "legacy"

@@ -72,18 +72,17 @@ def add_new_chat(assembler: Assembler, preset: TavernPreset, prompt: PresetPromp
 def gemini_settings(assembler: Assembler, preset: TavernPreset) -> dict[str, Any]:
     """The preset's settings for Gemini (:data:`~compiler.frame.TAVERN_GEMINI`), as
     SillyTavern 1.12.6's ``sendOpenAIRequest`` gives them for Google: its
-    ``use_makersuite_sysprompt`` (a preset without it keeps SillyTavern's shipped ``true``;
-    a value as JavaScript's ``!!`` reads it), the persona's and the card's names, and the
+    ``use_makersuite_sysprompt`` (a preset without it keeps SillyTavern's shipped ``true``),
+    the persona's and the card's names, and the
     stop strings it sends first: ``\\n{user}:`` and the ``new_chat_prompt``, macros filled."""
     values = assembler.macro_values
     user, char = values.get("user", ""), values.get("char", "")
-    flag = preset.extra.get("use_makersuite_sysprompt", True)
     try:
         new_chat = assembler.fill(preset_text(preset, "new_chat_prompt", "[Start a new Chat]"))
     except PolicyError:  # it names a hidden resource: no stop string of it
         new_chat = ""
     return {
-        "systemInstruction": isinstance(flag, list | dict) or bool(flag),
+        "systemInstruction": preset.settings.use_makersuite_sysprompt,
         "user": user,
         "char": char,
         "stop": [s for s in (f"\n{user}:" if user else "", new_chat) if s],
@@ -153,7 +152,7 @@ def framed_chat(
         values.get("user", ""),
         values.get("char", ""),
         persona=assembler.context.persona is not None,
-        quotes=preset.extra.get("wrap_in_quotes") is True,
+        quotes=preset.settings.wrap_in_quotes,
     )
     if len(chat) > FRAMED_WHOLE:
         return ChatView(chat, make, free=name_free(behavior))
