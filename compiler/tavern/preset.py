@@ -269,7 +269,7 @@ def _settings(obj: Mapping[str, Any], file: str, path: str) -> PresetSettings:
         raise bad("names_behavior", "-1, 0, 1 or 2")
     found["names_behavior"] = 0 if names is None else names
     found.update(_switches(obj, bad))
-    found.update(_claude_texts(obj, bad))
+    found.update(_texts(obj, bad))
     return PresetSettings(**found)
 
 
@@ -292,16 +292,20 @@ def _switches(obj: Mapping[str, Any], bad: Callable[[str, str], ContextError]) -
     return found
 
 
-def _claude_texts(
-    obj: Mapping[str, Any], bad: Callable[[str, str], ContextError]
-) -> dict[str, Any]:
-    """The preset's ``human_sysprompt_message`` and ``assistant_prefill`` that it gives."""
+#: The preset's texts read where they are used (``null``: SillyTavern's shipped text)
+TEXTS = ("new_chat_prompt", "new_example_chat_prompt", "send_if_empty", "wi_format",
+         "personality_format", "scenario_format")  # fmt: skip
+
+
+def _texts(obj: Mapping[str, Any], bad: Callable[[str, str], ContextError]) -> dict[str, Any]:
+    """The preset's ``human_sysprompt_message`` and ``assistant_prefill`` that it gives; each
+    of them and of :data:`TEXTS` is a string or ``null``."""
     found: dict[str, Any] = {}
-    for key in ("human_sysprompt_message", "assistant_prefill"):
+    for key in ("human_sysprompt_message", "assistant_prefill", *TEXTS):
         value = obj.get(key)
         if value is not None and not isinstance(value, str):
             raise bad(key, "a string")
-        if value is not None:
+        if value is not None and key not in TEXTS:
             found[key] = value
     return found
 

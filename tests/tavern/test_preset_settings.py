@@ -265,3 +265,27 @@ def test_a_null_checkbox_keeps_sillytaverns_default(tmp_path: Path, key: str) ->
         write_preset(tmp_path, use_makersuite_sysprompt=None), context=run, provider="gemini"
     )
     assert "systemInstruction" in gemini.request  # on, as SillyTavern ships it
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "new_chat_prompt",
+        "new_example_chat_prompt",
+        "send_if_empty",
+        "wi_format",
+        "personality_format",
+        "scenario_format",
+        "human_sysprompt_message",
+        "assistant_prefill",
+    ],
+)
+@pytest.mark.parametrize("value", [5, ["a"], {"a": 1}, False])
+def test_a_text_setting_that_is_not_a_string_is_refused(
+    tmp_path: Path, key: str, value: Any
+) -> None:
+    path = write_preset(tmp_path, **{key: value})
+    with pytest.raises(ContextError) as err:
+        compiler.compile(path, context={"chat": CHAT}, mode="legacy")
+    assert err.value.code == "context.invalid_preset"
+    assert err.value.path == key
