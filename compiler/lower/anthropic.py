@@ -387,7 +387,8 @@ class Anthropic(Dialect):
         out: dict[str, Any] = {}
         stops = [s for s in options.stop if s.strip()]
         if len(stops) < len(options.stop):
-            self.unsupported(report, options, "a whitespace-only stop sequence", "not sent")
+            # "stop ...": quiet for a preset's (SillyTavern users often stop on "\n")
+            self.unsupported(report, options, "stop sequences of whitespace only", "not sent")
         if stops:
             out["stop_sequences"] = stops
         if samplers:

@@ -400,3 +400,14 @@ def test_a_setting_text_may_carry_a_variables_agent_text(tmp_path: Path) -> None
     run = {"variables": {"x": "<<agent.plan>>"}, "chat": [{"role": "user", "content": "Hi."}]}
     req = compiler.compile(path, context=run, mode="legacy", provider="anthropic", model=OLD)
     assert req.request["messages"][-1] == {"role": "assistant", "content": "<<agent.plan>>"}
+
+
+def test_a_presets_whitespace_stop_is_left_out_quietly_even_when_strict(tmp_path: Path) -> None:
+    path = write_preset(tmp_path, custom_stopping_strings=json.dumps(["\n", "END"]))
+    run = {"chat": [{"role": "user", "content": "Hi."}]}
+    result = compiler.compile(path, context=run, provider="anthropic", model=OLD, strict=True)
+    assert result.request["stop_sequences"] == ["END"]
+    assert not result.warnings
+    caller = compiler.compile(path, context=run, provider="anthropic", model=OLD, stop=["\n"])
+    assert "stop_sequences" not in caller.request
+    assert [w.code for w in caller.warnings] == ["lower.unsupported"]
