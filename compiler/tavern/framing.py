@@ -42,10 +42,7 @@ def preset_text(preset: TavernPreset, key: str, default: str) -> str:
 
 
 #: The hint of an ``<<agent.`` opener in a preset's setting text
-SETTING_HINT = (
-    "a preset's setting text is sent as it is: write the macro in a prompt entry, and "
-    "\\<<agent. for the literal text"
-)
+SETTING_HINT = "write the macro in a prompt entry (a setting's text cannot hold '<<agent.')"
 
 
 def setting_text(assembler: Assembler, text: str, where: str) -> str:
