@@ -160,7 +160,7 @@ class WorldInfoReport:
         cut = sorted(
             f"{world}.{uid}"
             for (world, uid), p in self._placements.items()
-            if p.fit in ("dropped", "truncated", "not_placed")
+            if p.fit is not None and p.fit != "kept"  # summarized too: not whole
         )
         return {
             "considered": self.considered,
