@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,8 +110,24 @@ def check_template(text: str, name: str) -> BoundTemplate:
 def add_new(diagnostics: list[Diagnostic], found: Iterable[Diagnostic]) -> None:
     """Append to ``diagnostics`` each of ``found`` it does not hold yet: a budget check
     compiles the source, whose warnings (an Agent entry inserted, macros a legacy compile
-    removes, ...) the source's own check already reported."""
-    diagnostics.extend(d for d in found if d not in diagnostics)
+    removes, a SillyTavern macro left as written, ...) the source's own check already
+    reported, there with its position. One is held when it is equal, or has the same code,
+    file and subject (the first quoted name of its message: the macro, the entry)."""
+    held = {_about(d) for d in diagnostics}
+    for d in found:
+        if d not in diagnostics and _about(d) not in held:
+            diagnostics.append(d)
+            held.add(_about(d))
+
+
+_SUBJECT = re.compile(r"'([^']*)'")
+
+
+def _about(d: Diagnostic) -> tuple[str, str | None, str]:
+    """What a diagnostic is about: its code, file and subject (the message when it quotes
+    no name)."""
+    subject = _SUBJECT.search(d.message)
+    return d.code, d.file, subject.group(1) if subject else d.message
 
 
 def over_window(

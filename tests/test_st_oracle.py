@@ -86,6 +86,12 @@ MESSAGE_DIFFERENCES: dict[str, Callable[[Messages], Messages]] = {
     "synth_squash_examples_700": _inserted(
         8, {"role": "system", "name": "example_assistant", "content": "The good ones do."}
     ),
+    # the same after a cut history: the second block's header does not fit, the first
+    # block's one message is removed in its place
+    "synth_unseen_tight": _inserted(
+        7,
+        {"role": "system", "name": "example_user", "content": "Is the crossing safe tonight?"},
+    ),
     # SillyTavern 1.12.6 drops every entry of an old-format lorebook (no position and
     # probability fields: its editor fills in probability 0); this project reads them with
     # SillyTavern's entry defaults, so the constant entry is sent

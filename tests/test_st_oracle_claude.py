@@ -29,6 +29,14 @@ CASES = sorted(p.stem for p in (CLAUDE / "captures").glob("*.json"))
 #: an empty list, this project none).
 SAMPLERS = ("max_tokens", "temperature", "top_p", "top_k", "model")
 
+#: Captures whose history SillyTavern cut counting with its Claude tokenizer
+#: (src/tokenizers/claude.json): this project counts Anthropic budgets with its per-script
+#: estimate, an upper bound, and holds 5% back (README, Token counting), so it keeps the
+#: newest of the same turns, fewer of them.
+CUT_EARLIER = {
+    "claude_unseen_tight": "a 32-message chat in an 1100-token context",
+}
+
 
 def _text(value: Any, hashed: bool) -> Any:
     """A text as the capture stores it: itself, or (hashed) its sha256 and length."""
@@ -49,6 +57,9 @@ def test_the_anthropic_request_equals_sillytaverns(name: str, tmp_path: Path) ->
     assert (_text(system, hashed) if system else None) == (body.get("system") or None)
     want = [{"role": m["role"], "content": m["content"]} for m in body["messages"]]
     got = [{"role": m["role"], "content": _text(m["content"], hashed)} for m in request["messages"]]
+    if name in CUT_EARLIER:
+        assert 0 < len(got) < len(want), f"{len(got)} turns, SillyTavern sent {len(want)}"
+        want = want[-len(got) :]
     for i, (w, g) in enumerate(zip(want, got, strict=False)):
         assert w == g, f"turn {i}: SillyTavern sent {w!r}, this project {g!r}"
     assert len(got) == len(want)

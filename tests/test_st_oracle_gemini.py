@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,7 @@ CUT_ELSEWHERE = {
     "synth_long_tight": "the history is cut for the budget",
     "synth_long_tight_world": "the history is cut for the budget",
     "synth_examples_budget": "the examples are cut for the budget",
+    "synth_unseen_tight": "the history and the examples are cut for the budget",
     **{
         f"synth_squash_{kind}_{ctx}": "captured at the edge of SillyTavern's OpenAI budget"
         for kind, sizes in (("budget", (927, 928, 951, 952)), ("examples", (695, 700)))
@@ -202,8 +204,10 @@ CONFIG_DIFFERENCES: dict[str, dict[str, Any]] = {
 }
 
 
-def _examples_named(text: str) -> str:
-    return text.replace("example_user: ", "Alex: ").replace("example_assistant: ", "Mira Vale: ")
+def _examples_named(user: str, char: str) -> Callable[[str], str]:
+    return lambda text: text.replace("example_user: ", f"{user}: ").replace(
+        "example_assistant: ", f"{char}: "
+    )
 
 
 #: Deliberate differences in the text of ``contents`` (unhashed captures), applied to each
@@ -212,7 +216,8 @@ TEXT_DIFFERENCES = {
     # use_makersuite_sysprompt off: SillyTavern 1.12.6 writes its labels example_user: /
     # example_assistant: before the examples in the user turn; this project the speakers'
     # names, as SillyTavern writes them in the system instruction
-    "gemini_nosys": _examples_named,
+    "gemini_nosys": _examples_named("Alex", "Mira Vale"),
+    "gemini_unseen_send_nosys": _examples_named("Alex", "Élodie Brünn"),
 }
 
 #: Captures whose prompt holds other world-info entries because SillyTavern counted the

@@ -174,3 +174,20 @@ def test_agent_task_is_no_macro_and_the_error_says_where_the_task_goes(
     err = capsys.readouterr().err
     assert f"{path}#prompts[2].content:2:1: error[template.unknown_macro]" in err
     assert "agentTask entry sends its own text, then the task" in err
+
+
+@pytest.mark.parametrize("mode", ["agent", "legacy"])
+def test_check_with_a_budget_reports_a_literal_st_macro_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str
+) -> None:
+    """The compile a budget check runs finds the macro the static check found (there with its
+    position): it is reported once, where it is."""
+    entry = {"identifier": "main", "content": "Hi {{unknownthing}} and {{bogus::x}}."}
+    path = write(tmp_path, [entry, MARKER])
+    ctx = tmp_path / "run.json"
+    ctx.write_text(json.dumps(CONTEXT))
+    args = ["check", str(path), "--mode", mode, "--budget", "3000", "--context", str(ctx)]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning[template.unknown_st_macro]") == 2
+    assert err.count(f"{path}#prompts[0].content:1:4: warning[template.unknown_st_macro]") == 1
