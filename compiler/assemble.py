@@ -34,14 +34,7 @@ from compiler.policy.resources import VisibleResourcePolicy
 from compiler.profile import ResolvedAgentProfile
 from compiler.profile.models import PlanNode, PlanPolicy
 from compiler.required import default_required, entry_pieces, mark_history
-from compiler.stmacros import (
-    MacroBudget,
-    MacroEnv,
-    card_values,
-    inert,
-    js_number,
-    substitute,
-)
+from compiler.stmacros import MacroBudget, MacroEnv, card_values, inert, js_number, substitute
 from compiler.syntax.ast import Text
 from compiler.tool_catalogue import (
     KNOWN_TOOLS,
