@@ -34,7 +34,7 @@ from compiler.policy.resources import VisibleResourcePolicy
 from compiler.profile import ResolvedAgentProfile
 from compiler.profile.models import PlanNode, PlanPolicy
 from compiler.required import default_required, entry_pieces, mark_history
-from compiler.stmacros import MacroBudget, MacroEnv, card_values, inert, substitute
+from compiler.stmacros import MacroBudget, MacroEnv, card_values, inert, js_number, substitute
 from compiler.syntax.ast import Text
 from compiler.tool_catalogue import (
     KNOWN_TOOLS,
@@ -387,7 +387,7 @@ def _variable(value: str | int | float | bool) -> str:
     """A run's SillyTavern variable as {{getvar}} prints it (JavaScript's way)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+    return value if isinstance(value, str) else js_number(value)
 
 
 def _where(file: str, line: int, column: int) -> str:

@@ -94,7 +94,12 @@ class SamplerRange:
         return math.nextafter(self.high, -math.inf) if self.open_high else self.high
 
     def __str__(self) -> str:
-        return f"{self.low:g} to {'below ' if self.open_high else ''}{self.high:g}"
+        return f"{_number(self.low)} to {'below ' if self.open_high else ''}{_number(self.high)}"
+
+
+def _number(value: float) -> str:
+    """A bound as written: an integer whole (``2147483647``), a float short (``0.5``)."""
+    return str(value) if isinstance(value, int) else f"{value:g}"
 
 
 #: OpenAI's documented ranges (Chat Completions and Responses)
@@ -105,10 +110,17 @@ OPENAI_SAMPLER_RANGES: Mapping[str, SamplerRange] = {
     "presence_penalty": SamplerRange(-2, 2),
 }
 
+#: The largest ``top_k`` sent (Gemini's ``topK`` is a 32-bit integer; a ``top_k`` above a
+#: vocabulary's size limits nothing, so a larger preset value clamped to it sends the same)
+MAX_TOP_K = 2**31 - 1
+#: The range of ``top_k`` where a provider takes it (Anthropic, Gemini)
+TOP_K_RANGE = SamplerRange(0, MAX_TOP_K)
+
 #: The command-line option of each ranged sampler.
 SAMPLER_FLAGS: Mapping[str, str] = {
     "temperature": "--temperature",
     "top_p": "--top-p",
+    "top_k": "--top-k",
     "frequency_penalty": "--frequency-penalty",
     "presence_penalty": "--presence-penalty",
 }
@@ -237,7 +249,7 @@ class Dialect(ABC):
         bounds = self.sampler_ranges.get(name)
         if bounds is None or value in bounds:
             return None
-        return f"{name} {value:g} is outside {self.name}'s range ({bounds})"
+        return f"{name} {_number(value)} is outside {self.name}'s range ({bounds})"
 
     def within_sampler_ranges(
         self, options: LoweringOptions, report: list[Diagnostic] | None, *, sends: bool = True

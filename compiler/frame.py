@@ -57,10 +57,6 @@ NEWEST_TURN = "newestTurn"
 #: Component metadata: the component's budget category, where it is not its kind's
 #: (:data:`compiler.fit.budgets.CATEGORY_OF`): the Author's Note beside ``main`` is ``authorsNote``
 CATEGORY = "category"
-#: ContextFrame metadata: the text of the user turn put first where a provider needs one
-#: (Gemini; Anthropic reads a preset's from :data:`CLAUDE`) and the conversation opens
-#: otherwise (SillyTavern's ``human_sysprompt_message``; absent: ``[Start a new chat]``)
-FIRST_USER = "firstUser"
 #: ContextFrame metadata: messages keep the whitespace at their edges, as SillyTavern sends
 #: a legacy preset's entries (only whitespace-only messages vanish)
 AS_WRITTEN = "asWritten"

@@ -44,12 +44,19 @@ def allowance(comp: Component) -> int:
     return 0 if comp.kind == ComponentKind.PRESET_GUIDE else openers(comp.inline_content)
 
 
-def _fail(text: str, source: str | None) -> PolicyError:
+#: The hint of an opener in a message
+IN_MESSAGE_HINT = (
+    "write the macro directly in template text (an in-chat injection cannot hold one), and "
+    "\\<<agent. for the literal text"
+)
+
+
+def unmaterialized(text: str, source: str | None, hint: str = IN_MESSAGE_HINT) -> PolicyError:
+    """``agent.prompt_marker_unmaterialized`` for ``text`` (at ``source``)."""
     return PolicyError(
         code="agent.prompt_marker_unmaterialized",
         message=f"the request would carry a macro that was never expanded: {text.strip()[:80]!r}",
-        hint="write the macro directly in template text (an in-chat injection cannot hold "
-        "one), and \\<<agent. for the literal text",
+        hint=hint,
         file=source,
     )
 
@@ -66,7 +73,7 @@ def check_markers(frame: ContextFrame) -> None:
     def flush() -> None:
         text = "".join(c.inline_content or "" for c in group)
         if openers(text) > sum(allowance(c) for c in group):
-            raise _fail(text, group[0].source)
+            raise unmaterialized(text, group[0].source)
         group.clear()
 
     for comp in frame.components:
@@ -76,7 +83,9 @@ def check_markers(frame: ContextFrame) -> None:
             marked = "origin" in set().union(*messages)  # keys first: one C pass, no calls
             if marked and "unmaterialized" in map(_ORIGIN, messages):  # an injection's mark
                 message = next(m for m in messages if m.get("origin") == "unmaterialized")
-                raise _fail(str(message.get("content") or ""), message.get("at", comp.source))
+                raise unmaterialized(
+                    str(message.get("content") or ""), message.get("at", comp.source)
+                )
         elif comp.inline_content:
             if group and (group[-1].group, group[-1].role) != (comp.group, comp.role):
                 flush()

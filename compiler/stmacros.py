@@ -38,6 +38,7 @@ import random
 import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Protocol
 
 from compiler.errors import Diagnostic, TemplateError
@@ -404,7 +405,7 @@ class _State:
             verb = m.group(1).lower()
             if verb == "get":
                 return variables.get(name, "")
-            variables[name] = _number(
+            variables[name] = js_number(
                 _as_number(variables.get(name, "")) + (1 if verb == "inc" else -1)
             )
             return variables[name]
@@ -432,7 +433,7 @@ class _State:
         else:  # addvar: numbers add, anything else appends (SillyTavern's addLocalVariable)
             old = variables.get(name, "")
             try:
-                variables[name] = _number(
+                variables[name] = js_number(
                     _as_number(old, strict=True) + _as_number(value, strict=True)
                 )
             except ValueError:
@@ -451,11 +452,21 @@ def _as_number(text: str, *, strict: bool = False) -> float:
         return 0.0
 
 
-def _number(value: float) -> str:
-    """A number as JavaScript prints it (``3``, not ``3.0``; ``1e+21``, ``Infinity``)."""
+def js_number(value: float) -> str:
+    """A number as JavaScript's ``String()`` prints it (``3``, not ``3.0``; ``1e+21``,
+    ``1e-7``, ``0.00001``, ``Infinity``); an integer is a double first, as in JavaScript."""
+    value = float(value)
     if not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    return str(int(value)) if value.is_integer() and abs(value) < 1e21 else repr(value)
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    mantissa, _, exponent = repr(value).partition("e")
+    if not exponent:
+        return mantissa
+    power = int(exponent)
+    if -7 < power < 0:  # JavaScript writes these in full
+        return format(Decimal(repr(value)), "f")
+    return f"{mantissa}e{'+' if power > 0 else '-'}{abs(power)}"
 
 
 def _options(raw: str) -> list[str]:

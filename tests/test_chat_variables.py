@@ -152,3 +152,13 @@ def test_input_from_a_chat_file_and_from_check(
     path = write_preset(tmp_path, "You said: {{input}}")
     assert main(["check", str(path)]) == 0  # filled: no template.unknown_st_macro
     assert capsys.readouterr().out == "ok: 1 file, 0 errors, 0 warnings\n"
+
+
+def test_a_number_variable_prints_as_javascript_prints_it(tmp_path: Path) -> None:
+    numbers = {"a": 1e21, "b": 1e-7, "c": 0.00001, "d": 123456789012345678901234567890, "e": 3.0}
+    write_chat(tmp_path, {"chat_metadata": {"variables": numbers}})
+    result = compile_run(tmp_path, "|".join(f"{{{{getvar::{k}}}}}" for k in numbers))
+    # SillyTavern reads the header with JSON.parse and prints each with String()
+    assert first(result) == "1e+21|1e-7|0.00001|1.2345678901234568e+29|3"
+    added = compile_run(tmp_path, "{{addvar::b::0}}{{getvar::b}}")  # addvar prints the same
+    assert first(added) == "1e-7"

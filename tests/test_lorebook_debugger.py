@@ -204,3 +204,40 @@ def test_the_corpus_eldoria_with_seraphina(capsys: pytest.CaptureFixture[str]) -
     assert again.request == result.request
     assert again.world_info_report is not None
     assert again.world_info_report.as_json() == report.as_json()
+
+
+def test_the_table_writes_no_control_characters_of_a_lorebook() -> None:
+    hostile = "\x1b[2J\x1b]0;owned\x07red\rline\x00"
+    book = {
+        "name": "Evil\x1b[31m",
+        "entries": {
+            "0": {"uid": 0, "key": ["dragon\x1b[0m", "dragon"], "content": "x", "comment": hostile}
+        },
+    }
+    result = compiler.compile_string(
+        TEMPLATE, context={"chat": CHAT, "lorebooks": {"global": book}}
+    )
+    assert result.world_info_report is not None
+    table = result.world_info_report.table()
+    assert not [c for c in table if not c.isprintable() and c != "\n"], repr(table)
+    assert "[2J ]0;owned red line" in table
+
+
+def test_the_journal_counts_a_summarized_entry_as_not_kept() -> None:
+    text = "Dragons of kind {} breathe fire and sleep in caves by the sea. "
+    book = {
+        "name": "T",
+        "entries": {
+            str(i): {"uid": i, "key": ["dragon"], "content": text.format(i) * 12, "order": i}
+            for i in range(3)
+        },
+    }
+    template = (
+        "S <<agent.world.activated position=before budget=120 strategy=summarize>>\n"
+        "<<agent.chat.history>>"
+    )
+    ctx = {"chat": CHAT, "lorebooks": {"global": book}}
+    result = compiler.compile_string(template, context=ctx, budget=3000)
+    assert {d.placement.fit for d in by_uid(result).values() if d.placement} == {"summarized"}
+    events = [e for e in result.events if e.type == "world_info_scanned"]
+    assert events[0].payload["notKept"] == ["T.0", "T.1", "T.2"]

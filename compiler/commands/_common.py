@@ -85,6 +85,8 @@ def number_problem(args: argparse.Namespace) -> str | None:
         return "--max-output-tokens must be at least 1"
     if args.reserve is not None and args.reserve < 0:
         return "--reserve must be at least 0"
+    if getattr(args, "top_k", None) is not None and args.top_k < 0:
+        return "--top-k must be at least 0"
     if getattr(args, "cache_stable", None) is not None and args.cache_stable < 1:
         return "--cache-stable STEP must be at least 1"
     return None

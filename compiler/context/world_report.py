@@ -160,7 +160,7 @@ class WorldInfoReport:
         cut = sorted(
             f"{world}.{uid}"
             for (world, uid), p in self._placements.items()
-            if p.fit in ("dropped", "truncated", "not_placed")
+            if p.fit is not None and p.fit != "kept"  # summarized too: not whole
         )
         return {
             "considered": self.considered,
@@ -208,7 +208,9 @@ class WorldInfoReport:
 
 
 def _short(text: str, size: int) -> str:
-    text = " ".join(text.split())
+    """One terminal cell of at most ``size`` characters: a lorebook's text on one line, its
+    control characters (a newline, an escape sequence's ESC) as spaces."""
+    text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
     return text if len(text) <= size else text[: size - 1] + "\u2026"
 
 

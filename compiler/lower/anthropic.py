@@ -12,8 +12,9 @@ message ``name`` is written as a ``name: `` prefix of its text. A final assistan
 prefill) loses its trailing whitespace; where a prefill is refused (Claude 4.6 and later, an
 unknown model, a request with tools) it becomes user text tagged
 ``[Begin your reply with this text]`` (``lower.prefill_unsupported``). A conversation that
-opens with the assistant (a card's greeting, or a cut) gets a user turn first: the preset's
-``human_sysprompt_message``, else ``[Start a new chat]``, as SillyTavern sends Claude. A tool
+opens with the assistant (a card's greeting, or a cut) gets the user turn
+``[Start a new chat]`` first, as SillyTavern sends Claude (a preset's frame: its
+``human_sysprompt_message``, :mod:`compiler.lower.anthropic_tavern`). A tool
 result flagged ``isError`` is sent with ``is_error: true``; a call's ``thinking`` block
 (``{thinking, signature}``, as the model returned it) goes back first in its assistant turn.
 ``max_tokens`` is always sent, clamped to the model's maximum (:data:`CLAUDE_OUTPUT_LIMITS`);
@@ -47,6 +48,7 @@ from typing import Any, ClassVar
 
 from compiler.dialect import (
     NO_OPTIONS,
+    TOP_K_RANGE,
     Dialect,
     LoweringOptions,
     ModelRequest,
@@ -66,7 +68,7 @@ from compiler.lower.anthropic_tavern import (
     tavern_samplers,
 )
 from compiler.lower.anthropic_tavern import create_arguments as create_arguments
-from compiler.lower.conversation import PREFILL_NOTE, START_CHAT, first_user, prepared
+from compiler.lower.conversation import PREFILL_NOTE, START_CHAT, prepared
 from compiler.lower.tool_params import ANTHROPIC_KEYS, sent_tool
 from compiler.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 
@@ -211,6 +213,7 @@ class Anthropic(Dialect):
     sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {
         "temperature": SamplerRange(0, 1),
         "top_p": SamplerRange(0, 1),
+        "top_k": TOP_K_RANGE,
     }
 
     def default_output_tokens(self, model: str) -> int:
@@ -237,9 +240,7 @@ class Anthropic(Dialect):
             self.final_turn(turns, model, bool(tools), options, report)
             turns = [as_string(t) for t in turns]
         else:
-            system, turns = self.layout(
-                messages, model, bool(tools), options, report, opening=first_user(frame)
-            )
+            system, turns = self.layout(messages, model, bool(tools), options, report)
         body: ModelRequest = {
             "model": model,
             "max_tokens": options.max_output_tokens or self.default_output_tokens(model),
@@ -261,9 +262,8 @@ class Anthropic(Dialect):
         has_tools: bool,
         options: LoweringOptions,
         report: list[Diagnostic] | None,
-        opening: str = START_CHAT,
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The system blocks and the user/assistant turns, a user turn ``opening`` first
+        """The system blocks and the user/assistant turns, the user turn :data:`START_CHAT` first
         where the conversation opens with the assistant (as SillyTavern sends it); what had
         to be rewritten is reported."""
         system: list[dict[str, Any]] = []
@@ -291,7 +291,7 @@ class Anthropic(Dialect):
                 blocks.append(self.tool_use(call, out.call_id(call["id"])))
             out.add("user" if role == "user" else "assistant", *blocks)
         if out.turns and out.turns[0]["role"] != "user":
-            out.turns.insert(0, {"role": "user", "content": [_text(opening)]})
+            out.turns.insert(0, {"role": "user", "content": [_text(START_CHAT)]})
         if names:
             how = f"{names} name(s) written as a 'name: ' prefix of the message text"
             self.unsupported(report, options, "message names", how)
@@ -387,7 +387,8 @@ class Anthropic(Dialect):
         out: dict[str, Any] = {}
         stops = [s for s in options.stop if s.strip()]
         if len(stops) < len(options.stop):
-            self.unsupported(report, options, "a whitespace-only stop sequence", "not sent")
+            # "stop ...": quiet for a preset's (SillyTavern users often stop on "\n")
+            self.unsupported(report, options, "stop sequences of whitespace only", "not sent")
         if stops:
             out["stop_sequences"] = stops
         if samplers:

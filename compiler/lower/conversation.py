@@ -12,7 +12,7 @@ alias tool definitions take (:meth:`Dialect.tool_name`), to the dialect's naming
 (:attr:`Dialect.tool_name_rule`, ``lower.invalid_tool_name``).
 
 The turn rules several dialects share live here too: :func:`unique_call_ids` (a call id a
-later turn uses again gets a suffix, in the call and its result alike), :func:`first_user`
+later turn uses again gets a suffix, in the call and its result alike), :data:`START_CHAT`
 (the placeholder user turn SillyTavern puts first for Claude and Gemini), :func:`prefill`
 (a final assistant message) and :func:`result_text` (a tool result as text, its error flag
 written out for a provider that has none).
@@ -28,7 +28,7 @@ from operator import itemgetter
 
 from compiler.dialect import Dialect, LoweringOptions
 from compiler.errors import Diagnostic, LoweringError
-from compiler.frame import FIRST_USER, ContextFrame, Message, ToolSpec
+from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.lower.base import layout
 from compiler.lower.schema import object_parameters
 from compiler.lower.tool_params import (
@@ -117,14 +117,6 @@ START_CHAT = "[Start a new chat]"
 ERROR_TEXT = "[error] "
 #: The tag of a prefill moved into the last user turn (a model that refuses one).
 PREFILL_NOTE = "[Begin your reply with this text]\n"
-
-
-def first_user(frame: ContextFrame) -> str:
-    """The text of the user turn put first where the conversation does not open with one
-    (Anthropic, Gemini): the preset's ``human_sysprompt_message``, else
-    :data:`START_CHAT`, as SillyTavern sends it."""
-    text = frame.metadata.get(FIRST_USER)
-    return text if isinstance(text, str) and text.strip() else START_CHAT
 
 
 def prefill(messages: Sequence[Message]) -> Message | None:

@@ -23,8 +23,8 @@ with :meth:`~compiler.dialect.Dialect.unsupported`, an error with ``strict``):
   are sent as ``id`` in calls and responses, and a call's ``thoughtSignature`` beside it, as
   received (Gemini 3: :mod:`compiler.lower.gemini_turns`).
 - a conversation that opens with the model (a card's greeting, a cut, a function call)
-  gets a user turn first, as SillyTavern sends Gemini: the preset's
-  ``human_sysprompt_message``, else ``[Start a new chat]``. A final model turn (a prefill)
+  gets the user turn ``[Start a new chat]`` first, as SillyTavern sends Gemini (never a
+  preset's ``human_sysprompt_message``: Claude's setting). A final model turn (a prefill)
   is sent as it is, but to the models that refuse one (Gemini 3.6 Flash, 3.5 Flash-Lite
   and later), where it moves into the last user turn (``lower.prefill_unsupported``).
 - function names are the provider alias every dialect uses (``.`` -> ``_``, see
@@ -67,10 +67,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest, SamplerRange
+from compiler.dialect import (
+    NO_OPTIONS,
+    TOP_K_RANGE,
+    Dialect,
+    LoweringOptions,
+    ModelRequest,
+    SamplerRange,
+)
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.conversation import PREFILL_NOTE, START_CHAT, first_user, prepared
+from compiler.lower.conversation import PREFILL_NOTE, START_CHAT, prepared
 from compiler.lower.gemini_schema import (
     check_json_parameters,
     check_parameters,
@@ -198,6 +205,7 @@ class Gemini(Dialect):
     sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {
         "temperature": SamplerRange(0, 2),
         "top_p": SamplerRange(0, 1),
+        "top_k": TOP_K_RANGE,
         "frequency_penalty": SamplerRange(-2, 2, open_high=True),
         "presence_penalty": SamplerRange(-2, 2, open_high=True),
     }
@@ -244,8 +252,7 @@ class Gemini(Dialect):
             notes.other.append(
                 ("a request of system text only", "the system text was sent as the user turn")
             )
-        opening = START_CHAT if tavern is not None else first_user(frame)  # not Claude's
-        self.turn_rules(contents, model, opening, options, report)
+        self.turn_rules(contents, model, START_CHAT, options, report)
         body: ModelRequest = {"contents": contents}
         if system:
             body["systemInstruction"] = {"parts": system}

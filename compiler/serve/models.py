@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from compiler.dialect import MAX_TOP_K
 from compiler.fit.ledger import BudgetLedger
 from compiler.journal import Event
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
@@ -55,7 +56,7 @@ class OptionsIn(_In):
     reserve: int | None = Field(default=None, ge=0, le=2**53)
     temperature: float | None = None
     top_p: float | None = None
-    top_k: int | None = Field(default=None, ge=0, le=2**31)
+    top_k: int | None = Field(default=None, ge=0, le=MAX_TOP_K)
     frequency_penalty: float | None = None
     presence_penalty: float | None = None
     seed: int | None = Field(default=None, ge=-(2**63), le=2**64 - 1)

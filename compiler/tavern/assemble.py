@@ -51,7 +51,6 @@ from compiler.frame import (
     AS_WRITTEN,
     CLAUDE,
     COUNT_UNSQUASHED,
-    FIRST_USER,
     ROLEPLAY,
     SQUASH_SYSTEM,
     TAVERN_GEMINI,
@@ -140,14 +139,11 @@ def assemble_preset(assembler: Assembler, preset: TavernPreset, *, mode: PresetM
     if mode == "legacy":  # entries keep their edges, as SillyTavern sends them
         assembler.frame_metadata[AS_WRITTEN] = True
     assembler.scan_prompts = scan_prompts(assembler)
-    if preset.extra.get("squash_system_messages") is True:
+    if preset.settings.squash_system_messages:
         assembler.frame_metadata[SQUASH_SYSTEM] = True
         # SillyTavern counts each prompt before it squashes them (OA populateChatCompletion)
         assembler.frame_metadata[COUNT_UNSQUASHED] = mode == "legacy"
-    opening = preset.extra.get("human_sysprompt_message")
-    if isinstance(opening, str) and opening.strip():  # the first user turn, where needed
-        assembler.frame_metadata[FIRST_USER] = assembler.fill(opening)
-    assembler.frame_metadata[CLAUDE] = claude_settings(assembler, preset.settings)
+    assembler.frame_metadata[CLAUDE] = claude_settings(assembler, preset)
     prompts = ordered_prompts(preset)
     if mode == "legacy":
         assembler.warnings.extend(macros_in_legacy(preset, prompts))

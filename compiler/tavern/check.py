@@ -80,6 +80,7 @@ def check_preset(preset: TavernPreset, mode: PresetMode | None = None) -> list[D
         out.extend(_assembled_markers(bound))
         if prompt.in_chat:
             out.extend(_injection_macros(bound, mode, prompt.identifier in sent))
+    out.extend(_setting_markers(preset))
     out.extend(_order_problems(preset))
     out.extend(_unknown_markers(preset))
     if mode == "agent":
@@ -156,6 +157,33 @@ def _assembled_markers(bound: BoundTemplate) -> list[Diagnostic]:
         if isinstance(item, Text)
         and OPEN in (filled := substitute(item.value, values, env))
         and openers(filled) > item.literal_opens
+    ]
+
+
+def _setting_markers(preset: TavernPreset) -> list[Diagnostic]:
+    """``agent.prompt_marker_unmaterialized`` for each of the preset's setting texts (its
+    ``new_chat_prompt``, Claude's texts, its stop strings) that holds an ``<<agent.`` opener,
+    written or assembled by its macros: every compile refuses it
+    (:func:`compiler.tavern.framing.setting_text`)."""
+    values = dict.fromkeys((*STANDARD_MACROS, *ENVIRONMENT_MACROS), "")
+    env = MacroEnv(now=datetime(2000, 1, 1, tzinfo=UTC))
+    settings = preset.settings
+    texts = [
+        ("new_chat_prompt", preset.extra.get("new_chat_prompt")),
+        ("human_sysprompt_message", settings.human_sysprompt_message),
+        ("assistant_prefill", settings.assistant_prefill),
+        *(("custom_stopping_strings", stop) for stop in settings.stop),
+    ]
+    return [
+        Diagnostic(
+            code="agent.prompt_marker_unmaterialized",
+            message=f"'{key}' holds an '<<agent.' opener: a setting's text is sent as it is, "
+            "never expanded, and the compile refuses it",
+            file=f"{preset.source}#{key}",
+            hint="write the macro in a prompt entry (a setting's text cannot hold '<<agent.')",
+        )
+        for key, text in texts
+        if isinstance(text, str) and OPEN in substitute(text, values, env)
     ]
 
 

@@ -27,8 +27,9 @@ from compiler.frame import (
     ComponentKind,
     Message,
 )
+from compiler.markers import openers, unmaterialized
 from compiler.tavern.chat_view import ChatView, FramedList
-from compiler.tavern.preset import PresetPrompt, PresetSettings, TavernPreset
+from compiler.tavern.preset import PresetPrompt, TavernPreset
 
 #: The resource a card's text belongs to.
 CARD_RESOURCE = "character.instructions"
@@ -40,25 +41,50 @@ def preset_text(preset: TavernPreset, key: str, default: str) -> str:
     return value if isinstance(value, str) else default
 
 
-def claude_settings(assembler: Assembler, settings: PresetSettings) -> dict[str, Any]:
+#: The hint of an ``<<agent.`` opener in a preset's setting text
+SETTING_HINT = "write the macro in a prompt entry (a setting's text cannot hold '<<agent.')"
+
+
+def setting_text(assembler: Assembler, text: str, where: str) -> str:
+    """A preset setting's text (``new_chat_prompt``, ``human_sysprompt_message``,
+    ``assistant_prefill``, a stop string) with its SillyTavern macros filled. It is sent as it
+    is, never expanded, so an ``<<agent.`` opener in it that no filled-in value brought (data:
+    a variable, a card field) is ``agent.prompt_marker_unmaterialized`` at ``where``."""
+    out, from_values = assembler.filled(text)
+    if openers(out) > from_values:
+        raise unmaterialized(out, where, SETTING_HINT)
+    return out
+
+
+def claude_settings(assembler: Assembler, preset: TavernPreset) -> dict[str, Any]:
     """The preset's Claude settings as SillyTavern sends them with the request
     (:data:`compiler.frame.CLAUDE`): ``human_sysprompt_message`` and ``assistant_prefill``
-    with their macros filled (openai.js ``sendOpenAIRequest``), and the persona's and the
-    card's names (its ``user_name`` and ``char_name``)."""
-    values = assembler.macro_values
+    with their macros filled (openai.js ``sendOpenAIRequest``; :func:`setting_text`), and the
+    persona's and the card's names (its ``user_name`` and ``char_name``)."""
+    values, settings = assembler.macro_values, preset.settings
+    where = f"{preset.source}#"
     return {
         "useSysPrompt": settings.claude_use_sysprompt,
-        "opening": assembler.fill(settings.human_sysprompt_message),
-        "prefill": assembler.fill(settings.assistant_prefill),
+        "opening": setting_text(
+            assembler, settings.human_sysprompt_message, where + "human_sysprompt_message"
+        ),
+        "prefill": setting_text(assembler, settings.assistant_prefill, where + "assistant_prefill"),
         "user": values.get("user", ""),
         "char": values.get("char", ""),
     }
 
 
+def new_chat_text(assembler: Assembler, preset: TavernPreset) -> str:
+    """The preset's ``new_chat_prompt`` (default ``[Start a new Chat]``), macros filled
+    (:func:`setting_text`)."""
+    text = preset_text(preset, "new_chat_prompt", "[Start a new Chat]")
+    return setting_text(assembler, text, f"{preset.source}#new_chat_prompt")
+
+
 def add_new_chat(assembler: Assembler, preset: TavernPreset, prompt: PresetPrompt) -> None:
     """``new_chat_prompt`` (``[Start a new Chat]``) as its own system message right before
     the chat history, as SillyTavern puts it (an empty one is left out)."""
-    text = assembler.fill(preset_text(preset, "new_chat_prompt", "[Start a new Chat]"))
+    text = new_chat_text(assembler, preset)
     if text.strip():
         assembler.add_text(
             text,
@@ -72,18 +98,19 @@ def add_new_chat(assembler: Assembler, preset: TavernPreset, prompt: PresetPromp
 def gemini_settings(assembler: Assembler, preset: TavernPreset) -> dict[str, Any]:
     """The preset's settings for Gemini (:data:`~compiler.frame.TAVERN_GEMINI`), as
     SillyTavern 1.12.6's ``sendOpenAIRequest`` gives them for Google: its
-    ``use_makersuite_sysprompt`` (a preset without it keeps SillyTavern's shipped ``true``;
-    a value as JavaScript's ``!!`` reads it), the persona's and the card's names, and the
+    ``use_makersuite_sysprompt`` (a preset without it keeps SillyTavern's shipped ``true``),
+    the persona's and the card's names, and the
     stop strings it sends first: ``\\n{user}:`` and the ``new_chat_prompt``, macros filled."""
     values = assembler.macro_values
     user, char = values.get("user", ""), values.get("char", "")
-    flag = preset.extra.get("use_makersuite_sysprompt", True)
     try:
-        new_chat = assembler.fill(preset_text(preset, "new_chat_prompt", "[Start a new Chat]"))
-    except PolicyError:  # it names a hidden resource: no stop string of it
+        new_chat = new_chat_text(assembler, preset)
+    except PolicyError as exc:  # it names a hidden resource: no stop string of it
+        if exc.code != "policy.resource_hidden":
+            raise
         new_chat = ""
     return {
-        "systemInstruction": isinstance(flag, list | dict) or bool(flag),
+        "systemInstruction": preset.settings.use_makersuite_sysprompt,
         "user": user,
         "char": char,
         "stop": [s for s in (f"\n{user}:" if user else "", new_chat) if s],
@@ -93,10 +120,12 @@ def gemini_settings(assembler: Assembler, preset: TavernPreset) -> dict[str, Any
 def preset_stops(assembler: Assembler, options: LoweringOptions) -> LoweringOptions:
     """``options`` with a preset's stop strings (its ``custom_stopping_strings``, named in
     ``quiet``) filled as SillyTavern fills them (its ``custom_stopping_strings_macro``, on by
-    default); one that fills to nothing is left out. The caller's are sent as given."""
+    default; :func:`setting_text`); one that fills to nothing is left out. The caller's are
+    sent as given."""
     if "stop" not in options.quiet:
         return options
-    return replace(options, stop=tuple(t for t in map(assembler.fill, options.stop) if t))
+    filled = (setting_text(assembler, t, "custom_stopping_strings") for t in options.stop)
+    return replace(options, stop=tuple(t for t in filled if t))
 
 
 def namer(
@@ -153,7 +182,7 @@ def framed_chat(
         values.get("user", ""),
         values.get("char", ""),
         persona=assembler.context.persona is not None,
-        quotes=preset.extra.get("wrap_in_quotes") is True,
+        quotes=preset.settings.wrap_in_quotes,
     )
     if len(chat) > FRAMED_WHOLE:
         return ChatView(chat, make, free=name_free(behavior))

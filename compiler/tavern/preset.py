@@ -173,7 +173,10 @@ class PresetSettings(BaseModel):
     ``stop`` is ``custom_stopping_strings`` (SillyTavern stores a JSON-encoded array of
     strings; an array is taken too); ``models`` maps a provider to the preset's model for it.
     ``names_behavior``: -1 no names, 0 SillyTavern's default (a one-to-one chat: no names),
-    1 a ``name`` on each chat message, 2 ``Name: `` in the content. Claude's:
+    1 a ``name`` on each chat message, 2 ``Name: `` in the content. The checkboxes
+    (``true`` or ``false``; absent or ``null``: SillyTavern's shipped value): Gemini's
+    ``use_makersuite_sysprompt`` (on), ``squash_system_messages`` and ``wrap_in_quotes``
+    (off). Claude's:
     ``claude_use_sysprompt`` (absent: off, as SillyTavern ships it), ``human_sysprompt_message``
     (absent: :data:`DEFAULT_HUMAN_SYSPROMPT`), ``assistant_prefill`` (absent: none).
     """
@@ -192,6 +195,9 @@ class PresetSettings(BaseModel):
     models: dict[str, str] = Field(default_factory=dict)
     names_behavior: int = 0
     claude_use_sysprompt: bool = False
+    use_makersuite_sysprompt: bool = True
+    squash_system_messages: bool = False
+    wrap_in_quotes: bool = False
     human_sysprompt_message: str = DEFAULT_HUMAN_SYSPROMPT
     assistant_prefill: str = ""
 
@@ -262,21 +268,44 @@ def _settings(obj: Mapping[str, Any], file: str, path: str) -> PresetSettings:
     if names is not None and names > 2:
         raise bad("names_behavior", "-1, 0, 1 or 2")
     found["names_behavior"] = 0 if names is None else names
-    found.update(_claude(obj, bad))
+    found.update(_switches(obj, bad))
+    found.update(_texts(obj, bad))
     return PresetSettings(**found)
 
 
-def _claude(obj: Mapping[str, Any], bad: Callable[[str, str], ContextError]) -> dict[str, Any]:
-    """The preset's Claude settings that it gives (SillyTavern reads the checkbox with
-    ``!!``: any value counts by its truth)."""
+#: The preset's checkboxes (SillyTavern stores each as ``true`` / ``false``)
+SWITCHES = ("claude_use_sysprompt", "use_makersuite_sysprompt", "squash_system_messages",
+            "wrap_in_quotes")  # fmt: skip
+
+
+def _switches(obj: Mapping[str, Any], bad: Callable[[str, str], ContextError]) -> dict[str, Any]:
+    """The preset's checkboxes (:data:`SWITCHES`) that it gives: ``null`` keeps the
+    default, any other value but ``true`` or ``false`` is refused (``"false"`` would read
+    as on)."""
     found: dict[str, Any] = {}
-    if obj.get("claude_use_sysprompt") is not None:
-        found["claude_use_sysprompt"] = bool(obj["claude_use_sysprompt"])
-    for key in ("human_sysprompt_message", "assistant_prefill"):
+    for key in SWITCHES:
+        value = obj.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise bad(key, "true or false")
+        if value is not None:
+            found[key] = value
+    return found
+
+
+#: The preset's texts read where they are used (``null``: SillyTavern's shipped text)
+TEXTS = ("new_chat_prompt", "new_example_chat_prompt", "send_if_empty", "wi_format",
+         "personality_format", "scenario_format")  # fmt: skip
+
+
+def _texts(obj: Mapping[str, Any], bad: Callable[[str, str], ContextError]) -> dict[str, Any]:
+    """The preset's ``human_sysprompt_message`` and ``assistant_prefill`` that it gives; each
+    of them and of :data:`TEXTS` is a string or ``null``."""
+    found: dict[str, Any] = {}
+    for key in ("human_sysprompt_message", "assistant_prefill", *TEXTS):
         value = obj.get(key)
         if value is not None and not isinstance(value, str):
             raise bad(key, "a string")
-        if value is not None:
+        if value is not None and key not in TEXTS:
             found[key] = value
     return found
 

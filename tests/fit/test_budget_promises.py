@@ -91,9 +91,11 @@ def runs(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-def compiled(provider: str, mode: str, run: dict[str, Any], budget: int) -> Any:
+def compiled(provider: str, mode: str, run: dict[str, Any], budget: int, held: Any = None) -> Any:
+    """The compile of ``run`` by ``held`` (default: the corpus preset's session), or None
+    when the budget cannot hold what cannot be cut."""
     try:
-        return session(provider, mode).compile(run, budget=budget)
+        return (held or session(provider, mode)).compile(run, budget=budget)
     except BudgetError as exc:
         assert exc.code == "context.budget_exceeded"
         assert exc.details["ledger"]["budget"] is not None

@@ -371,3 +371,43 @@ def test_the_sdk_sends_the_body_unchanged(model: str) -> None:
         assert version == "2023-06-01" and body["top_k"] == 0
     else:
         TypeAdapter(MessageCreateParamsNonStreaming).validate_python(request, strict=True)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "agent"])
+@pytest.mark.parametrize(
+    ("key", "text", "provider"),
+    [
+        ("assistant_prefill", "<<agent.plan>>", "anthropic"),
+        ("assistant_prefill", "<{{noop}}<agent.plan>>", "anthropic"),
+        ("human_sysprompt_message", "<{{trim}}<agent.system_prompt>>", "anthropic"),
+        ("custom_stopping_strings", json.dumps(["<{{noop}}<agent.plan>>"]), "anthropic"),
+        ("new_chat_prompt", "<{{noop}}<agent.plan>>", "gemini"),
+    ],
+)
+def test_a_setting_text_never_sends_an_agent_macro(
+    tmp_path: Path, mode: str, key: str, text: str, provider: str
+) -> None:
+    path = write_preset(tmp_path, claude_use_sysprompt=True, **{key: text})
+    run = {"persona": {"name": "Lin"}, "chat": [{"role": "assistant", "content": "Welcome."}]}
+    with pytest.raises(compiler.PolicyError) as info:
+        compiler.compile(path, context=run, mode=mode, provider=provider)
+    assert info.value.code == "agent.prompt_marker_unmaterialized"
+    assert key in str(info.value)
+
+
+def test_a_setting_text_may_carry_a_variables_agent_text(tmp_path: Path) -> None:
+    path = write_preset(tmp_path, claude_use_sysprompt=True, assistant_prefill="{{getvar::x}}")
+    run = {"variables": {"x": "<<agent.plan>>"}, "chat": [{"role": "user", "content": "Hi."}]}
+    req = compiler.compile(path, context=run, mode="legacy", provider="anthropic", model=OLD)
+    assert req.request["messages"][-1] == {"role": "assistant", "content": "<<agent.plan>>"}
+
+
+def test_a_presets_whitespace_stop_is_left_out_quietly_even_when_strict(tmp_path: Path) -> None:
+    path = write_preset(tmp_path, custom_stopping_strings=json.dumps(["\n", "END"]))
+    run = {"chat": [{"role": "user", "content": "Hi."}]}
+    result = compiler.compile(path, context=run, provider="anthropic", model=OLD, strict=True)
+    assert result.request["stop_sequences"] == ["END"]
+    assert not result.warnings
+    caller = compiler.compile(path, context=run, provider="anthropic", model=OLD, stop=["\n"])
+    assert "stop_sequences" not in caller.request
+    assert [w.code for w in caller.warnings] == ["lower.unsupported"]

@@ -7,6 +7,7 @@ a tool result's error flag."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -307,19 +308,29 @@ def test_gemini_puts_a_user_turn_before_a_greeting() -> None:
     gemini_sdk(result.request, "gemini-2.5-flash")
 
 
-def test_the_presets_human_sysprompt_message_is_the_first_turn() -> None:
-    from compiler.dialect import LoweringOptions
-    from compiler.frame import FIRST_USER
-
-    frame = compiled("anthropic", GREETING_FIRST, "claude-sonnet-4-5").frame
-    frame = frame.model_copy(update={"metadata": {**frame.metadata, FIRST_USER: "Let's begin."}})
-    for provider, first in (
-        ("anthropic", lambda r: r["messages"][0]["content"][0]["text"]),
-        ("gemini", lambda r: r["contents"][0]["parts"][0]["text"]),
-    ):
-        dialect = get_dialect(provider)
-        request = dialect.lower(frame, dialect.default_model, LoweringOptions(), [])
-        assert first(request) == "Let's begin."
+def test_the_presets_human_sysprompt_message_is_claudes_first_turn_not_geminis(
+    tmp_path: Path,
+) -> None:
+    preset = tmp_path / "preset.json"
+    preset.write_text(
+        json.dumps(
+            {
+                "prompts": [{"identifier": "chatHistory", "marker": True}],
+                "claude_use_sysprompt": True,
+                "human_sysprompt_message": "Let's begin, {{user}}.",
+            }
+        )
+    )
+    run = {"persona": {"name": "Lin"}, "chat": [assistant("Welcome.")]}
+    claude = compiler.compile(
+        preset, context=run, provider="anthropic", model="claude-3-opus-20240229"
+    )
+    assert claude.request["messages"][0] == {"role": "user", "content": "Let's begin, Lin."}
+    gemini = compiler.compile(preset, context=run, provider="gemini", model="gemini-2.5-flash")
+    assert gemini.request["contents"][0] == {
+        "role": "user",
+        "parts": [{"text": "[Start a new chat]"}],
+    }
 
 
 def test_a_greeting_and_a_prefill_alone_go_to_anthropic_after_the_placeholder() -> None:

@@ -216,3 +216,26 @@ def test_compile_locates_a_literal_macro_in_an_in_chat_injection(tmp_path: Path)
     result = compiler.compile(path, context=ctx, mode="legacy")
     (found,) = [w for w in result.warnings if w.code == "template.unknown_st_macro"]
     assert found.file == f"{path}#prompts[2].content" and "{{lastMessageId}}" in found.message
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("assistant_prefill", "<<agent.plan>>"),
+        ("human_sysprompt_message", "<{{noop}}<agent.plan>>"),
+        ("new_chat_prompt", "[Start] <<agent.task>>"),
+        ("custom_stopping_strings", json.dumps(["END", "<{{trim}}<agent.x"])),
+    ],
+)
+def test_check_refuses_an_opener_in_a_setting_text_as_the_compile_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, value: str
+) -> None:
+    preset = {"prompts": [{"identifier": "chatHistory", "marker": True}], key: value}
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(preset))
+    code, _, err = run_check([str(path), "--mode", "legacy"], capsys)
+    assert code == 1
+    assert f"{path}#{key}: error[agent.prompt_marker_unmaterialized]" in err
+    with pytest.raises(compiler.PolicyError) as info:
+        compiler.compile(path, context={"chat": CHAT}, mode="legacy", provider="anthropic")
+    assert info.value.code == "agent.prompt_marker_unmaterialized"

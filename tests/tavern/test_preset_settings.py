@@ -225,3 +225,67 @@ def test_a_preset_without_samplers_sends_sillytaverns_defaults(tmp_path: Path) -
     asked = compiler.compile(path, context={"chat": SHORT_CHAT}, mode="legacy", temperature=0.2)
     assert asked.request["temperature"] == 0.2
     assert asked.ledger.budget == 128000 - 300
+
+
+SWITCHES = [
+    "claude_use_sysprompt",
+    "use_makersuite_sysprompt",
+    "squash_system_messages",
+    "wrap_in_quotes",
+]
+
+
+@pytest.mark.parametrize("key", SWITCHES)
+@pytest.mark.parametrize("value", ["yes", "false", 0, 1, [], {}])
+def test_a_checkbox_that_is_not_true_or_false_is_refused(
+    tmp_path: Path, key: str, value: Any
+) -> None:
+    path = write_preset(tmp_path, **{key: value})
+    with pytest.raises(ContextError) as err:
+        compiler.compile(path, context={"chat": CHAT}, provider="gemini")
+    assert err.value.code == "context.invalid_preset"
+    assert err.value.path == key and "true or false" in err.value.message
+
+
+@pytest.mark.parametrize("key", SWITCHES)
+def test_a_null_checkbox_keeps_sillytaverns_default(tmp_path: Path, key: str) -> None:
+    run = {"chat": [{"role": "user", "content": "Hi."}]}
+    for provider, model in (
+        ("gemini", "gemini-2.5-flash"),
+        ("anthropic", "claude-3-opus-20240229"),
+    ):
+        absent = compiler.compile(
+            write_preset(tmp_path), context=run, provider=provider, model=model
+        )
+        null = compiler.compile(
+            write_preset(tmp_path, **{key: None}), context=run, provider=provider, model=model
+        )
+        assert null.request == absent.request
+    gemini = compiler.compile(
+        write_preset(tmp_path, use_makersuite_sysprompt=None), context=run, provider="gemini"
+    )
+    assert "systemInstruction" in gemini.request  # on, as SillyTavern ships it
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "new_chat_prompt",
+        "new_example_chat_prompt",
+        "send_if_empty",
+        "wi_format",
+        "personality_format",
+        "scenario_format",
+        "human_sysprompt_message",
+        "assistant_prefill",
+    ],
+)
+@pytest.mark.parametrize("value", [5, ["a"], {"a": 1}, False])
+def test_a_text_setting_that_is_not_a_string_is_refused(
+    tmp_path: Path, key: str, value: Any
+) -> None:
+    path = write_preset(tmp_path, **{key: value})
+    with pytest.raises(ContextError) as err:
+        compiler.compile(path, context={"chat": CHAT}, mode="legacy")
+    assert err.value.code == "context.invalid_preset"
+    assert err.value.path == key

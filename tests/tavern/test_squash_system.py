@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import compiler
 
 IDS = ["main", "charDescription", "dialogueExamples", "chatHistory", "jailbreak"]
@@ -50,8 +52,11 @@ def test_runs_of_unnamed_system_messages_merge(tmp_path: Path) -> None:
     ]
 
 
-def test_off_by_default_and_for_anything_but_true(tmp_path: Path) -> None:
-    for value in (False, "true", None):
+def test_off_by_default_and_a_value_but_true_or_false_refused(tmp_path: Path) -> None:
+    for value in (False, None):
         got = messages(tmp_path, value)
         assert [c for _, c, _ in got][:3] == ["Main", "Desc", "[Example Chat]"]
         assert len(got) == 9
+    with pytest.raises(compiler.ContextError) as err:
+        messages(tmp_path, "true")
+    assert err.value.code == "context.invalid_preset"
