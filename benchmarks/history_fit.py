@@ -21,7 +21,7 @@ from compiler.fit import fit
 from compiler.fit.summarize import SummaryCache
 from compiler.frame import Component, ComponentKind, ContextFrame, Message
 from compiler.journal import Journal
-from compiler.lower.openai_chat import DIALECT
+from compiler.providers.openai_chat import DIALECT
 from compiler.tokens import TokenCounter, get_encoding
 
 TEXT = (

@@ -34,7 +34,6 @@ from compiler.context.run_warnings import run_warnings
 from compiler.context.tool_schemas import SchemaMemo
 from compiler.context.world_books import BookMemo
 from compiler.context.world_report import WorldInfoReport, world_report
-from compiler.dialect import Dialect
 from compiler.errors import (
     APCError,
     BudgetError,
@@ -60,8 +59,6 @@ from compiler.fit.budgets import TotalBudget, budget_warnings
 from compiler.frame import ComponentKind, ContextFrame, ToolSpec
 from compiler.journal import Event, Journal
 from compiler.losses import LOSS_CODES, checked_losses
-from compiler.lower.base import ModelRequest, get_dialect
-from compiler.lower.tool_params import ToolArguments, sent_tool
 from compiler.macros import BoundTemplate
 from compiler.markers import check_markers
 from compiler.options import CompileOptions
@@ -71,6 +68,9 @@ from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, system_prompt
 from compiler.profile.models import PlanNode, PlanPolicy, ProfileValidationError
 from compiler.profile.plan import check_plan, load_plan, node_tools
 from compiler.profile.resolve import copy_profile
+from compiler.providers.base import ModelRequest, get_dialect
+from compiler.providers.dialect import Dialect
+from compiler.providers.tool_params import ToolArguments, sent_tool
 from compiler.tavern.agent_entries import default_mode
 from compiler.tavern.assemble import assemble_preset
 from compiler.tavern.framing import preset_stops
@@ -97,7 +97,7 @@ class CompileResult:
     tools: list[ToolSpec] = field(default_factory=list)
     #: how each offered tool's call arguments map back, by the name the model calls (its
     #: provider alias): only tools whose parameters were sent rewritten (wrapped, keys
-    #: renamed; :mod:`compiler.lower.tool_params`). ``table.restore(arguments)`` gives the
+    #: renamed; :mod:`compiler.providers.tool_params`). ``table.restore(arguments)`` gives the
     #: tool's own arguments; ``table.as_json()`` is ``argumentNames``.
     tool_arguments: dict[str, ToolArguments] = field(default_factory=dict)
     #: SillyTavern's ``chat_metadata.timedWorldInfo`` after this compile's world info scan
@@ -507,7 +507,7 @@ def _total_budget(
     ``openai_max_context`` less the reserve (``openai_max_tokens`` unless the caller gives
     another), when that is smaller than the profile's and the window's. The reserve is the
     response length the request carries: within the model's maximum output
-    (:meth:`~compiler.dialect.Dialect.reserved_output`)."""
+    (:meth:`~compiler.providers.dialect.Dialect.reserved_output`)."""
     total = total_budget(
         budget=opts.budget,
         profile_total=profile_total,
@@ -526,7 +526,7 @@ def _total_budget(
 def _offered(frame: ContextFrame, dialect: Dialect) -> list[ToolSpec]:
     """The tools the request offered, under the names the model saw (the dialect's): the
     definitions of the frame's tool components, in order (as
-    :func:`compiler.lower.base.layout` lists them)."""
+    :func:`compiler.providers.base.layout` lists them)."""
     return [
         ToolSpec(**{**t, "alias": dialect.tool_name(t["name"])})
         for c in frame.components

@@ -140,7 +140,7 @@ def over_window(
     """``context.budget_over_window`` when ``budget`` (plus the reserve) exceeds the model's
     window (``apc check --budget``, ``/v1/check``); loads the dialects when it runs."""
     from compiler.fit.budgets import budget_warnings, total_budget
-    from compiler.lower import get_dialect
+    from compiler.providers import get_dialect
 
     dialect = get_dialect(provider)
     model = model or dialect.default_model

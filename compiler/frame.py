@@ -68,7 +68,7 @@ AS_WRITTEN = "asWritten"
 #: names, written before dialogue examples)
 CLAUDE = "claude"
 #: ContextFrame metadata: a SillyTavern preset's settings for Gemini, to lower the frame as
-#: SillyTavern 1.12.6 sends Google (:mod:`compiler.lower.gemini_tavern`):
+#: SillyTavern 1.12.6 sends Google (:mod:`compiler.providers.gemini_tavern`):
 #: ``{"systemInstruction": use_makersuite_sysprompt, "user": the persona's name, "char": the
 #: card's name, "stop": SillyTavern's own stop strings for Google}``
 TAVERN_GEMINI = "tavernGemini"

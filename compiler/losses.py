@@ -7,9 +7,9 @@ Internal: the compile's.
 
 from __future__ import annotations
 
-from compiler.dialect import Dialect, ModelRequest
 from compiler.errors import Diagnostic, LoweringError, StrictError
 from compiler.fit import FitResult
+from compiler.providers.dialect import Dialect, ModelRequest
 
 #: the warnings of what a budget left out that a reader would miss (a compile's and
 #: ``apc check --budget``'s)

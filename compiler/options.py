@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TypedDict
 
 from compiler.assemble import PresetMode
-from compiler.dialect import LoweringOptions
 from compiler.fit import Summarizer, SummaryCache
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
 from compiler.profile.models import PlanPolicy
+from compiler.providers.dialect import LoweringOptions
 from compiler.tokens import TokenCounter
 
 __all__ = ["CACHE_STABLE_STEP", "CompileOptions", "OptionFields", "PresetMode"]

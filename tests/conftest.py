@@ -50,7 +50,7 @@ def corpus() -> Path:
 def priced(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
     """The messages the OpenAI dialect prices one by one (``message_tokens``) from here on:
     what a history walk reads and prices afresh, not from a session's kept prices."""
-    from compiler.lower.openai_chat import OpenAIChat
+    from compiler.providers.openai_chat import OpenAIChat
 
     seen: list[dict[str, object]] = []
     original = OpenAIChat.message_tokens

@@ -11,7 +11,7 @@ import pytest
 import compiler
 from compiler.cli import main
 from compiler.errors import BudgetError, LoweringError, PolicyError
-from compiler.lower.openai_chat import DIALECT, cookbook_function_tokens
+from compiler.providers.openai_chat import DIALECT, cookbook_function_tokens
 from compiler.tokens import counter_for
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

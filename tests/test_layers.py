@@ -42,7 +42,8 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     # syntax: text -> AST; knows nothing but text
     ("syntax", frozenset({"syntax"}), frozenset({"leaf"})),
     # the data the stages pass (ContextFrame), and the dialect interface fit counts with
-    ("frame", frozenset({"frame", "kinds", "dialect"}), frozenset({"leaf"})),
+    # (the dialect interface is the module compiler.providers.dialect: see SUBUNITS)
+    ("frame", frozenset({"frame", "kinds", "providers.dialect"}), frozenset({"leaf"})),
     # libraries: readers of run inputs (in the frame's vocabulary: roles); policies; profiles
     # (which read inputs and apply policies)
     ("context", frozenset({"context"}), frozenset({"frame"})),
@@ -59,8 +60,8 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     ("tavern", frozenset({"tavern"}), frozenset({"assemble"})),
     # fit: counts and cuts a frame with a dialect's cost model; never reads inputs
     ("fit", frozenset({"fit"}), frozenset({"frame"})),
-    # lower: one module per provider dialect
-    ("lower", frozenset({"lower"}), frozenset({"frame"})),
+    # lower: one module per provider dialect, their shared helpers and the provider registry
+    ("lower", frozenset({"providers"}), frozenset({"frame"})),
     # api: the public entry points chain the stages (compiler/__init__.py is unit "compiler")
     (
         "api",
@@ -78,6 +79,10 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
         frozenset({"api", "serve"}),
     ),
 )
+
+#: modules that are a unit of their own, not their package's: the dialect interface lives with
+#: the providers but sits in the frame stage, below fit, which counts with it.
+SUBUNITS = {"compiler.providers.dialect": "providers.dialect"}
 
 STAGE_OF = {unit: stage for stage, units, _ in LAYERS for unit in units}
 
@@ -123,7 +128,10 @@ MODULES = _modules()
 
 
 def unit(module: str) -> str:
-    """``compiler.fit.allocator`` -> ``fit``; ``compiler.api`` -> ``api``; ``compiler``."""
+    """``compiler.fit.allocator`` -> ``fit``; ``compiler.api`` -> ``api``; ``compiler``;
+    a module of :data:`SUBUNITS` -> its own unit."""
+    if module in SUBUNITS:
+        return SUBUNITS[module]
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else parts[0]
 

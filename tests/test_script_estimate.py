@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.lower.anthropic import DIALECT as ANTHROPIC
-from compiler.lower.gemini import DIALECT as GEMINI
+from compiler.providers.anthropic import DIALECT as ANTHROPIC
+from compiler.providers.gemini import DIALECT as GEMINI
 from compiler.tokens import SCRIPT_CLASSES, SCRIPT_SCALE, counter_for, script_chars
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from compiler.lower.anthropic_tavern import API_VERSION
+from compiler.providers.anthropic_tavern import API_VERSION
 from tests.test_st_oracle import FIXTURES, ST_COMMIT, ST_VERSION, _compile, _load
 
 CLAUDE = FIXTURES / "claude"

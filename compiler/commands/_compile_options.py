@@ -8,12 +8,12 @@ from pathlib import Path
 from compiler.api import CompileResult
 from compiler.commands._common import add_output_tokens, add_strict, number_problem
 from compiler.context.inputs import is_file, lexists
-from compiler.dialect import SAMPLER_FLAGS
 from compiler.errors import LoweringError
-from compiler.lower import get_dialect
 from compiler.options import CACHE_STABLE_STEP, CompileOptions
 from compiler.profile import add_profile_arguments, layers_from_args
 from compiler.profile.registry import write_resolved_profile
+from compiler.providers import get_dialect
+from compiler.providers.dialect import SAMPLER_FLAGS
 from compiler.session import compile as compile_source
 
 
@@ -88,7 +88,7 @@ def usage_problem(args: argparse.Namespace) -> str | None:
 
 def sampler_problem(args: argparse.Namespace) -> str | None:
     """A generation option outside the provider's documented range (a usage error, exit 2;
-    :meth:`compiler.dialect.Dialect.sampler_problem`, the rule the lowering enforces), or
+    :meth:`compiler.providers.dialect.Dialect.sampler_problem`, the rule the lowering enforces), or
     None. An unknown provider is left to the compile to report."""
     try:
         dialect = get_dialect(args.provider)

@@ -65,7 +65,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import NoReturn
 
-from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
 from compiler.errors import Diagnostic, InternalError
 from compiler.fit.budgets import CategoryBudgets, TotalBudget, category_of
 from compiler.fit.costs import Costs, Neighbours
@@ -91,6 +90,7 @@ from compiler.fit.windows import SUMMARY_MODE_TOKENS as SUMMARY_MODE_TOKENS
 from compiler.fit.windows import WindowFitter
 from compiler.frame import AS_WRITTEN, FILL_BLOCK, ROLEPLAY, Component, ComponentKind, ContextFrame
 from compiler.journal import Journal
+from compiler.providers.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
 from compiler.tokens import TokenCounter
 
 #: Over the budget by a seam, the grant loop runs again with a total this many times one

@@ -10,7 +10,7 @@ messages and ``worldInfoBudgetTokens`` world info in chat and in blocks alike.
 ``totalContextBudget`` is ``--budget`` when given, else the smaller of the profile's
 ``totalContextBudget`` and the model's window minus the tokens reserved for the response
 (``--reserve``, else ``--max-output-tokens``). The windows are the provider dialects'
-(:meth:`compiler.lower.Dialect.window`).
+(:meth:`compiler.providers.Dialect.window`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.dialect import Dialect
 from compiler.errors import Diagnostic
 from compiler.frame import CATEGORY, Component, ComponentKind, Message
+from compiler.providers.dialect import Dialect
 from compiler.tokens import TokenCounter
 
 #: component kind -> budget category (the profile's ``<category>BudgetTokens``).

@@ -11,9 +11,9 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
-from compiler.dialect import Dialect
 from compiler.fit.items import Item
 from compiler.frame import MESSAGE_KINDS, Component, ComponentKind, Message, Role
+from compiler.providers.dialect import Dialect
 from compiler.tokens import TokenCounter
 
 #: Characters each side of a seam between two texts that the grant loop tokenizes together.

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compiler.dialect import Dialect
 from compiler.fit.items import Item
 from compiler.frame import FILL_BLOCK, FILL_HEAD, MESSAGE_NAME, Message
+from compiler.providers.dialect import Dialect
 from compiler.tokens import TokenCounter
 
 

@@ -6,7 +6,6 @@ Internal: ``compiler.fit`` exports what is public.
 
 from __future__ import annotations
 
-from compiler.dialect import NO_OPTIONS, Dialect, LoweringOptions
 from compiler.fit.history import newest_turn
 from compiler.frame import (
     COUNT_UNSQUASHED,
@@ -17,6 +16,7 @@ from compiler.frame import (
     ContextFrame,
     Strategy,
 )
+from compiler.providers.dialect import NO_OPTIONS, Dialect, LoweringOptions
 from compiler.tokens import TokenCounter
 
 #: Kinds kept whole unless the author gives them a strategy.

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.dialect import Dialect
 from compiler.fit.budgets import IN_CHAT
 from compiler.fit.history import fit_history, min_present
 from compiler.fit.items import Item, Outcome
@@ -23,6 +22,7 @@ from compiler.fit.ledger import Action
 from compiler.fit.prices import PriceBook
 from compiler.fit.text import MIN_KEEP, TextFitter
 from compiler.frame import Component, Message
+from compiler.providers.dialect import Dialect
 
 #: ``<<agent.tool_results mode="summary">>``: each result is at most this many tokens.
 SUMMARY_MODE_TOKENS = 200

@@ -10,9 +10,9 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-from compiler.dialect import MAX_TOP_K
 from compiler.fit.ledger import BudgetLedger
 from compiler.journal import Event
+from compiler.providers.dialect import MAX_TOP_K
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 
 MAX_NAME_CHARS = 200

@@ -17,7 +17,6 @@ from compiler.context.chat_append import with_user_message
 from compiler.context.regex_scripts import AI_OUTPUT, USER_INPUT
 from compiler.context.run import ChatMessageIn
 from compiler.context.world_place import with_example_entries
-from compiler.dialect import LoweringOptions
 from compiler.errors import ContextError, PolicyError
 from compiler.frame import (
     FILL_BLOCK,
@@ -28,6 +27,7 @@ from compiler.frame import (
     Message,
 )
 from compiler.markers import openers, unmaterialized
+from compiler.providers.dialect import LoweringOptions
 from compiler.tavern.chat_view import ChatView, FramedList
 from compiler.tavern.preset import PresetPrompt, TavernPreset
 

@@ -16,8 +16,8 @@ from compiler.fit import CategoryBudgets, SummaryRequest, fit, truncate_text
 from compiler.fit.summarize import SummaryCache
 from compiler.frame import Component, ComponentKind, ContextFrame, Message
 from compiler.journal import Journal
-from compiler.lower import get_dialect
-from compiler.lower.openai_chat import DIALECT
+from compiler.providers import get_dialect
+from compiler.providers.openai_chat import DIALECT
 from compiler.tokens import TokenCounter, counter_for
 
 COUNTER = counter_for("o200k_base")

@@ -28,7 +28,7 @@ import compiler
 from compiler.fit import fit, floor_tokens
 from compiler.frame import Component, ComponentKind, ContextFrame
 from compiler.journal import Journal
-from compiler.lower.openai_chat import DIALECT
+from compiler.providers.openai_chat import DIALECT
 from compiler.tokens import counter_for
 
 out = []

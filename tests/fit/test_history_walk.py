@@ -12,7 +12,7 @@ from compiler.context.lazy_chat import LazyChat, made_as_read
 from compiler.errors import APCError
 from compiler.fit.history import _Walk
 from compiler.fit.prices import PriceMemo
-from compiler.lower import get_dialect
+from compiler.providers import get_dialect
 from compiler.tokens import TokenCounter, get_encoding
 
 WORDS = st.sampled_from(["the", "ferry", "river.", "Mira!", "灯", "\n", "  ", "42"])

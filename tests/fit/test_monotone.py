@@ -10,7 +10,7 @@ from compiler.fit import FitResult, fit, floor_tokens
 from compiler.fit.allocator import _Allocator
 from compiler.frame import Component, ComponentKind, ContextFrame, Message, Strategy
 from compiler.journal import Journal
-from compiler.lower.openai_chat import DIALECT
+from compiler.providers.openai_chat import DIALECT
 from compiler.tokens import counter_for
 
 COUNTER = counter_for("o200k_base")
@@ -131,7 +131,7 @@ def test_a_required_part_fits_at_exactly_its_need_when_seams_overestimate() -> N
     from compiler.fit import fit, floor_tokens
     from compiler.frame import Component, ComponentKind, ContextFrame
     from compiler.journal import Journal
-    from compiler.lower.openai_chat import DIALECT
+    from compiler.providers.openai_chat import DIALECT
     from compiler.tokens import counter_for
 
     counter = counter_for("o200k_base")

@@ -14,7 +14,6 @@ import pytest
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
-from compiler.dialect import Dialect
 from compiler.errors import BudgetError
 from compiler.fit import BudgetLedger, CategoryBudgets, FitResult, fit, floor_tokens
 from compiler.fit.budgets import CATEGORY_OF
@@ -22,8 +21,9 @@ from compiler.fit.strategy import required_turn
 from compiler.fit.summarize import MIN_SUMMARY_TOKENS
 from compiler.frame import Component, ComponentKind, ContextFrame, Message
 from compiler.journal import Journal
-from compiler.lower import get_dialect
-from compiler.lower.openai_chat import DIALECT
+from compiler.providers import get_dialect
+from compiler.providers.dialect import Dialect
+from compiler.providers.openai_chat import DIALECT
 from compiler.tokens import counter_for
 
 COUNTER = counter_for("o200k_base")

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import compiler
-from compiler.lower import get_dialect
+from compiler.providers import get_dialect
 from compiler.tokens import counter_for
 from tests.fit.test_budget_promises import PRESET, check_one, compiled, runs
 

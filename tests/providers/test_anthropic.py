@@ -15,17 +15,17 @@ from typing import Any
 import pytest
 
 import compiler
-from compiler.dialect import LoweringOptions
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import Component, ComponentKind, ContextFrame, Message, ToolSpec
-from compiler.lower import get_dialect
-from compiler.lower.anthropic import (
+from compiler.providers import get_dialect
+from compiler.providers.anthropic import (
     DIALECT,
     PER_REQUEST,
     claude_version,
     supports_prefill,
     tool_use_id,
 )
+from compiler.providers.dialect import LoweringOptions
 from compiler.tokens import counter_for
 from tests.providers.frames import CASES, TOOLS, preset_case
 

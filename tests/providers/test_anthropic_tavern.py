@@ -16,13 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import compiler
-from compiler.dialect import LoweringOptions
 from compiler.errors import Diagnostic
 from compiler.fit import fit, floor_tokens
 from compiler.frame import CLAUDE, Component, ComponentKind, ContextFrame, Message
 from compiler.journal import Journal
-from compiler.lower.anthropic import DIALECT, create_arguments
-from compiler.lower.anthropic_tavern import takes_samplers
+from compiler.providers.anthropic import DIALECT, create_arguments
+from compiler.providers.anthropic_tavern import takes_samplers
+from compiler.providers.dialect import LoweringOptions
 from compiler.tavern.preset import DEFAULT_HUMAN_SYSPROMPT
 from compiler.tokens import counter_for
 from tests.fit.test_properties import frames

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 import compiler
-from compiler.lower import get_dialect
-from compiler.lower.base import PROVIDERS
+from compiler.providers import get_dialect
+from compiler.providers.base import PROVIDERS
 from compiler.tokens import counter_for
 from tests.providers.frames import CASES, dumps, preset_case
 

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 import compiler
-from compiler.dialect import LoweringOptions
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import Component, ComponentKind, ContextFrame, Message, ToolSpec
-from compiler.lower import get_dialect
-from compiler.lower.gemini import DIALECT, generate_content_arguments
-from compiler.lower.gemini_schema import check_parameters, gemini_parameters
+from compiler.providers import get_dialect
+from compiler.providers.dialect import LoweringOptions
+from compiler.providers.gemini import DIALECT, generate_content_arguments
+from compiler.providers.gemini_schema import check_parameters, gemini_parameters
 from compiler.tokens import counter_for
 from tests.providers.frames import CASES, preset_case
 

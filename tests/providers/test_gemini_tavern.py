@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 import compiler
-from compiler.dialect import LoweringOptions
 from compiler.frame import TAVERN_GEMINI, Component, ComponentKind, ContextFrame
-from compiler.lower.gemini import DIALECT, generate_content_arguments
-from compiler.lower.gemini_tavern import JS_WHITESPACE, takes_system_instruction
+from compiler.providers.dialect import LoweringOptions
+from compiler.providers.gemini import DIALECT, generate_content_arguments
+from compiler.providers.gemini_tavern import JS_WHITESPACE, takes_system_instruction
 from tests.providers.frames import CASES
 from tests.providers.test_gemini import needs_sdk, strict, types
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import compiler
-from compiler.lower import get_dialect
+from compiler.providers import get_dialect
 from tests.providers.frames import TOOLS
 
 PROVIDERS = ["openai", "openai-responses", "anthropic", "gemini"]
@@ -160,6 +160,6 @@ def test_an_injection_never_lands_between_a_call_and_its_results(tmp_path: Path)
 def test_tool_turns_are_calls_made_or_results(messages: list[Any], expected: bool) -> None:
     """An empty ``toolCalls`` list is no tool turn (no rewrite, no warning), as before the
     check took its C-speed path."""
-    from compiler.lower.conversation import has_tool_turns
+    from compiler.providers.conversation import has_tool_turns
 
     assert has_tool_turns(messages) is expected

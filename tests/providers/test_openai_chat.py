@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import compiler
-from compiler.lower import get_dialect
-from compiler.lower.openai_chat import REPLY_PRIMING, system_role
+from compiler.providers import get_dialect
+from compiler.providers.openai_chat import REPLY_PRIMING, system_role
 from compiler.tokens import counter_for
 from tests.providers.frames import CASES, preset_case
 from tests.providers.sdk import needs_openai, validate_strictly, wire_body

@@ -14,7 +14,7 @@ import pytest
 
 import compiler
 from compiler.cli import main
-from compiler.lower import get_dialect
+from compiler.providers import get_dialect
 from tests.providers.frames import CASES
 from tests.providers.sdk import needs_openai, validate_strictly, wire_body
 from tests.providers.test_openai_chat import OPTIONS

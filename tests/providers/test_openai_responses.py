@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import compiler
-from compiler.lower import get_dialect
+from compiler.providers import get_dialect
 from compiler.tokens import counter_for
 from tests.providers.frames import CASES, CHAT, TOOLS, preset_case
 from tests.providers.sdk import needs_openai, validate_strictly, wire_body

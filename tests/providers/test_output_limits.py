@@ -13,12 +13,12 @@ import pytest
 
 import compiler
 from compiler.cli import main
-from compiler.dialect import LoweringOptions
 from compiler.errors import CODES, Diagnostic, LoweringError
-from compiler.lower import get_dialect
-from compiler.lower.anthropic import CLAUDE_OUTPUT_LIMITS, DEFAULT_MAX_TOKENS
-from compiler.lower.anthropic import DIALECT as ANTHROPIC
-from compiler.lower.base import PROVIDERS
+from compiler.providers import get_dialect
+from compiler.providers.anthropic import CLAUDE_OUTPUT_LIMITS, DEFAULT_MAX_TOKENS
+from compiler.providers.anthropic import DIALECT as ANTHROPIC
+from compiler.providers.base import PROVIDERS
+from compiler.providers.dialect import LoweringOptions
 from tests.providers.frames import CASES
 from tests.tavern.test_preset_settings import write_preset
 

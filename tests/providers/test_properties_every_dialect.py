@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compiler.dialect import Dialect
 from compiler.fit import FitResult, fit, floor_tokens
 from compiler.frame import ContextFrame
 from compiler.journal import Journal
-from compiler.lower import get_dialect
-from compiler.lower.base import PROVIDERS
+from compiler.providers import get_dialect
+from compiler.providers.base import PROVIDERS
+from compiler.providers.dialect import Dialect
 from compiler.tokens import counter_for
 from tests.fit.test_properties import frames
 

@@ -10,7 +10,7 @@ import pytest
 
 import compiler
 from compiler.errors import LoweringError
-from compiler.lower import get_dialect
+from compiler.providers import get_dialect
 from tests.providers.frames import TOOLS
 
 TEMPLATE = "S <<agent.tools.available>><<agent.chat.history>>"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from compiler.lower.tool_params import (
+from compiler.providers.tool_params import (
     ANTHROPIC_KEYS,
     GEMINI_KEYS,
     restore_arguments,

@@ -13,9 +13,9 @@ import pytest
 
 import compiler
 from compiler.cli import main
-from compiler.dialect import LoweringOptions
 from compiler.errors import CODES, Diagnostic, LoweringError
-from compiler.lower import get_dialect
+from compiler.providers import get_dialect
+from compiler.providers.dialect import LoweringOptions
 from tests.providers.frames import CASES
 from tests.tavern.test_preset_settings import write_preset
 

@@ -11,8 +11,8 @@ import pytest
 
 import compiler
 from compiler.errors import CODES, LoweringError
-from compiler.lower import get_dialect
-from compiler.lower.conversation import check_pairing
+from compiler.providers import get_dialect
+from compiler.providers.conversation import check_pairing
 from tests.providers.frames import TOOLS
 
 PROVIDERS = ["openai", "openai-responses", "anthropic", "gemini"]

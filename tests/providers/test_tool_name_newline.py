@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from compiler.errors import LoweringError
-from compiler.lower import get_dialect
+from compiler.providers import get_dialect
 
 USER = {"role": "user", "content": "hi"}
 OBJECT = {"type": "object"}

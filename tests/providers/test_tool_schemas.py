@@ -1,4 +1,4 @@
-"""Tool parameter schemas a provider refuses as written (compiler/lower/tool_params.py): a
+"""Tool parameter schemas a provider refuses as written (compiler/providers/tool_params.py): a
 non-object top is wrapped, property keys outside Anthropic's or Gemini's rule are renamed
 (nested ones too, collision-free), each change is the warning lower.tool_schema_rewritten
 (an error when strict), the table maps the model's arguments back, and each lowered body
@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from compiler.dialect import LoweringOptions
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import Component, ComponentKind, ContextFrame, ToolSpec
-from compiler.lower import get_dialect
-from compiler.lower.gemini_schema import check_json_parameters, json_schema_model
-from compiler.lower.openai_chat import cookbook_function_tokens, function_tokens
-from compiler.lower.tool_params import (
+from compiler.providers import get_dialect
+from compiler.providers.dialect import LoweringOptions
+from compiler.providers.gemini_schema import check_json_parameters, json_schema_model
+from compiler.providers.openai_chat import cookbook_function_tokens, function_tokens
+from compiler.providers.tool_params import (
     ANTHROPIC_KEYS,
     GEMINI_KEYS,
     restore_arguments,

@@ -14,9 +14,9 @@ import pytest
 
 import compiler
 from compiler.errors import APCError, LoweringError
-from compiler.lower import get_dialect
-from compiler.lower.gemini import generate_content_arguments
-from compiler.lower.gemini_turns import SKIP_SIGNATURE, needs_signatures, refuses_prefill
+from compiler.providers import get_dialect
+from compiler.providers.gemini import generate_content_arguments
+from compiler.providers.gemini_turns import SKIP_SIGNATURE, needs_signatures, refuses_prefill
 from tests.providers.frames import TOOLS
 from tests.providers.sdk import needs_openai, validate_strictly, wire_body
 from tests.providers.test_openai_responses import REPLY as RESPONSES_REPLY
@@ -362,7 +362,7 @@ def with_prefill(provider: str, text: str) -> Any:
 @needs_openai
 @pytest.mark.parametrize("provider", ["openai", "openai-responses"])
 def test_openai_warns_of_a_prefill_it_cannot_continue(provider: str) -> None:
-    from compiler.dialect import LoweringOptions
+    from compiler.providers.dialect import LoweringOptions
 
     dialect, frame = get_dialect(provider), with_prefill(provider, "Once upon a time")
     report: list[Any] = []

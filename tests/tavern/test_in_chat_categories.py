@@ -17,7 +17,7 @@ from compiler.cli import main
 from compiler.fit import CategoryBudgets, fit
 from compiler.frame import Component, ComponentKind, ContextFrame, Message
 from compiler.journal import Journal
-from compiler.lower.openai_chat import DIALECT
+from compiler.providers.openai_chat import DIALECT
 from compiler.tokens import counter_for
 
 COUNTER = counter_for("o200k_base")

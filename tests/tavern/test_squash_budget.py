@@ -15,8 +15,8 @@ import pytest
 import compiler
 from compiler.commands.explain import render_ledger
 from compiler.errors import BudgetError
-from compiler.lower import get_dialect
-from compiler.lower.base import squash_system
+from compiler.providers import get_dialect
+from compiler.providers.base import squash_system
 from compiler.tokens import TokenCounter
 
 IDS = [

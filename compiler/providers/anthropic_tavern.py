@@ -1,6 +1,6 @@
 """Anthropic Messages requests for a SillyTavern preset, as SillyTavern 1.12.6 sends Claude.
 
-Internal: part of :mod:`compiler.lower.anthropic`.
+Internal: part of :mod:`compiler.providers.anthropic`.
 
 A frame compiled from a SillyTavern preset carries the preset's Claude settings
 (:data:`compiler.frame.CLAUDE`); :func:`tavern_layout` converts its messages as
@@ -35,15 +35,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from compiler.dialect import LoweringOptions, ModelRequest
 from compiler.frame import Message
-from compiler.lower.anthropic_limits import claude_version
-from compiler.lower.conversation import START_CHAT
-from compiler.lower.openai_chat import distinct_names
-from compiler.lower.openai_compatible import st_name
+from compiler.providers.anthropic_limits import claude_version
+from compiler.providers.conversation import START_CHAT
+from compiler.providers.dialect import LoweringOptions, ModelRequest
+from compiler.providers.openai_chat import distinct_names
+from compiler.providers.openai_compatible import st_name
 
 if TYPE_CHECKING:
-    from compiler.lower.anthropic import Anthropic, _Turns
+    from compiler.providers.anthropic import Anthropic, _Turns
 
 #: How SillyTavern joins the system prompt's parts and the texts of one turn.
 JOIN = "\n\n"

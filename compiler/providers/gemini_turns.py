@@ -1,7 +1,7 @@
 """Gemini's rules for the turns of a request that depend on the model: thought signatures
 (Gemini 3) and a final model turn (refused from Gemini 3.6 Flash and 3.5 Flash-Lite on).
 
-Internal: used by :mod:`compiler.lower.gemini`.
+Internal: used by :mod:`compiler.providers.gemini`.
 
 - Thought signatures (ai.google.dev/gemini-api/docs/thought-signatures): Gemini 3 models
   answer 400 when a function call of the current turn (the model turns after the last user
@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from compiler.lower.conversation import PREFILL_NOTE
+from compiler.providers.conversation import PREFILL_NOTE
 
 #: The dummy signature Google documents for a function call whose signature is unknown (a
 #: history written by another model, or by hand): the validator skips it.
@@ -84,7 +84,7 @@ def sign_current_turn(contents: list[Content]) -> list[str]:
 
 def move_prefill(contents: list[Content]) -> bool:
     """Move a final model turn's text into the user turn before it, tagged
-    :data:`~compiler.lower.conversation.PREFILL_NOTE`; True when one was moved."""
+    :data:`~compiler.providers.conversation.PREFILL_NOTE`; True when one was moved."""
     if len(contents) < 2 or contents[-1]["role"] != "model":
         return False
     prefill = contents.pop()

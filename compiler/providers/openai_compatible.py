@@ -2,9 +2,9 @@
 KoboldCpp, text-generation-webui, ... as SillyTavern 1.12.6's "Custom (OpenAI-compatible)"
 source sends to them.
 
-Internal: the API is :mod:`compiler.lower`.
+Internal: the API is :mod:`compiler.providers`.
 
-The Chat Completions body of :mod:`compiler.lower.openai_chat`, with what such servers take:
+The Chat Completions body of :mod:`compiler.providers.openai_chat`, with what such servers take:
 
 - ``max_tokens`` (not ``max_completion_tokens``, which many of them do not read), sent as
   asked: no model table, so no maximum output to clamp to and no
@@ -39,11 +39,11 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from compiler.dialect import NO_OPTIONS, LoweringOptions, ModelRequest
 from compiler.errors import Diagnostic, LoweringError, TokenizerError
 from compiler.frame import ContextFrame, Message
-from compiler.lower.conversation import prepared
-from compiler.lower.openai_chat import (
+from compiler.providers.conversation import prepared
+from compiler.providers.dialect import NO_OPTIONS, LoweringOptions, ModelRequest
+from compiler.providers.openai_chat import (
     MAX_CALL_ID,
     MAX_STOP,
     OpenAIChat,

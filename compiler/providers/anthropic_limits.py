@@ -1,7 +1,7 @@
 """The output limits of Claude models (the Anthropic dialect's table), and a model name's
 version.
 
-Internal: part of :mod:`compiler.lower.anthropic`.
+Internal: part of :mod:`compiler.providers.anthropic`.
 """
 
 from __future__ import annotations

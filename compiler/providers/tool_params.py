@@ -1,7 +1,7 @@
 """Tool parameter schemas a provider refuses as written, rewritten reversibly, and the table
 that maps the model's call arguments back.
 
-Internal: the dialects in :mod:`compiler.lower` call it; the table is public as
+Internal: the dialects in :mod:`compiler.providers` call it; the table is public as
 :attr:`compiler.api.CompileResult.tool_arguments` (and ``argumentNames`` in ``apc compile
 --emit tools`` and ``apc serve``'s answer).
 
@@ -40,11 +40,11 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.dialect import LoweringOptions
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ToolSpec
-from compiler.lower.gemini_schema import PARAMETER_NAME
-from compiler.lower.schema import object_parameters
+from compiler.providers.dialect import LoweringOptions
+from compiler.providers.gemini_schema import PARAMETER_NAME
+from compiler.providers.schema import object_parameters
 
 #: Anthropic's rule for input_schema property keys (its 400 quotes it)
 ANTHROPIC_KEYS = re.compile(r"[a-zA-Z0-9_.-]{1,64}")
@@ -338,7 +338,7 @@ def sent_parameters(
 
 def sent_tool(tool: ToolSpec, rule: re.Pattern[str] | None) -> tuple[ToolSpec, ToolArguments]:
     """``tool`` as the dialect sends it (see :func:`sent_parameters`; a combinator at the
-    top merged first, :func:`compiler.lower.schema.object_parameters`) and its table."""
+    top merged first, :func:`compiler.providers.schema.object_parameters`) and its table."""
     given = tool["parameters"] if isinstance(tool["parameters"], dict) else {}
     params, _ = object_parameters(given)
     params, table = sent_parameters(params, rule)

@@ -1,6 +1,6 @@
 """Tool parameters for Gemini: JSON Schema lowered to the API's Schema subset, and checked.
 
-Internal: the API is :mod:`compiler.lower` (the ``gemini`` dialect).
+Internal: the API is :mod:`compiler.providers` (the ``gemini`` dialect).
 
 Gemini's function declarations take an OpenAPI-3.0-like ``Schema`` (the ``Schema`` of the
 Gemini API reference and ``google.genai.types.Schema``), not JSON Schema. What is kept:

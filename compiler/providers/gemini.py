@@ -1,6 +1,6 @@
 """Google Gemini generateContent (POST models/{model}:generateContent).
 
-Internal: the API is :mod:`compiler.lower`.
+Internal: the API is :mod:`compiler.providers`.
 
 The request is the REST body in camelCase: ``{contents, systemInstruction?, tools?,
 generationConfig?}``. It has no ``model`` key: the model is part of the URL, and a body
@@ -8,7 +8,7 @@ posted as it is must not carry it. With the official SDK,
 :func:`generate_content_arguments` gives ``client.models.generate_content(**arguments)``.
 
 How the provider-neutral conversation is lowered (what Gemini cannot express is reported
-with :meth:`~compiler.dialect.Dialect.unsupported`, an error with ``strict``):
+with :meth:`~compiler.providers.dialect.Dialect.unsupported`, an error with ``strict``):
 
 - leading system/developer messages become ``systemInstruction`` parts; system text after
   the conversation has begun becomes a user text part tagged ``[System note]``, merged with
@@ -21,22 +21,22 @@ with :meth:`~compiler.dialect.Dialect.unsupported`, an error with ``strict``):
   left with no part vanishes, so what is counted is what is sent.
 - tool calls are ``functionCall`` parts ``{name, args, id}`` in the model turn; the call ids
   are sent as ``id`` in calls and responses, and a call's ``thoughtSignature`` beside it, as
-  received (Gemini 3: :mod:`compiler.lower.gemini_turns`).
+  received (Gemini 3: :mod:`compiler.providers.gemini_turns`).
 - a conversation that opens with the model (a card's greeting, a cut, a function call)
   gets the user turn ``[Start a new chat]`` first, as SillyTavern sends Gemini (never a
   preset's ``human_sysprompt_message``: Claude's setting). A final model turn (a prefill)
   is sent as it is, but to the models that refuse one (Gemini 3.6 Flash, 3.5 Flash-Lite
   and later), where it moves into the last user turn (``lower.prefill_unsupported``).
 - function names are the provider alias every dialect uses (``.`` -> ``_``, see
-  :meth:`~compiler.dialect.Dialect.tool_name`): Gemini would take dots, but one name per
+  :meth:`~compiler.providers.dialect.Dialect.tool_name`): Gemini would take dots, but one name per
   tool on every provider keeps the runtime's tool gate the same.
 - a message ``name`` cannot be expressed: it is written before the text, ``Ann: Hello``
   (SillyTavern's "names in content"; reported).
 - tool parameters: ``parametersJsonSchema`` (the JSON Schema as written) for Gemini 2.5
   and later, which take it; the Schema subset (``parameters``,
-  :mod:`compiler.lower.gemini_schema`) for older models. Either way a non-object schema is
+  :mod:`compiler.providers.gemini_schema`) for older models. Either way a non-object schema is
   wrapped and parameter names Gemini refuses are renamed
-  (:mod:`compiler.lower.tool_params`).
+  (:mod:`compiler.providers.tool_params`).
 - generation options go to ``generationConfig`` (at most 5 ``stopSequences``: the rest are
   reported and left out; ``maxOutputTokens`` never over the model's maximum output,
   :data:`GEMINI_OUTPUT_LIMITS`: a larger one is clamped, ``lower.output_clamped``).
@@ -44,7 +44,7 @@ with :meth:`~compiler.dialect.Dialect.unsupported`, an error with ``strict``):
   Gemini caches stable prefixes implicitly, and explicit caches are separate
   ``cachedContents`` resources.
 - a frame compiled from a SillyTavern preset is lowered as SillyTavern 1.12.6 sends Google
-  (:mod:`compiler.lower.gemini_tavern`): its system instruction, system text and names, turns
+  (:mod:`compiler.providers.gemini_tavern`): its system instruction, system text and names, turns
   joined with a blank line, its stop strings, none of the preset's penalties and seed.
 
 Counting: Gemini's tokenizer has no public offline counterpart (exact counts come from
@@ -67,7 +67,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from compiler.dialect import (
+from compiler.errors import Diagnostic, LoweringError
+from compiler.frame import ContextFrame, Message, ToolSpec
+from compiler.providers.conversation import PREFILL_NOTE, START_CHAT, prepared
+from compiler.providers.dialect import (
     NO_OPTIONS,
     TOP_K_RANGE,
     Dialect,
@@ -75,16 +78,13 @@ from compiler.dialect import (
     ModelRequest,
     SamplerRange,
 )
-from compiler.errors import Diagnostic, LoweringError
-from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.conversation import PREFILL_NOTE, START_CHAT, prepared
-from compiler.lower.gemini_schema import (
+from compiler.providers.gemini_schema import (
     check_json_parameters,
     check_parameters,
     gemini_parameters,
     json_schema_model,
 )
-from compiler.lower.gemini_tavern import (
+from compiler.providers.gemini_tavern import (
     TavernGemini,
     as_turn,
     join_turn,
@@ -92,14 +92,14 @@ from compiler.lower.gemini_tavern import (
     tavern_settings,
     without_unsent,
 )
-from compiler.lower.gemini_turns import (
+from compiler.providers.gemini_turns import (
     SKIP_SIGNATURE,
     move_prefill,
     needs_signatures,
     refuses_prefill,
     sign_current_turn,
 )
-from compiler.lower.tool_params import GEMINI_KEYS, sent_tool
+from compiler.providers.tool_params import GEMINI_KEYS, sent_tool
 from compiler.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 
 #: Context windows (input + output tokens) of Gemini models, longest prefix wins.
@@ -277,7 +277,7 @@ class Gemini(Dialect):
         """The rules for the turns as a whole: a user turn ``opening`` first where the
         conversation opens with the model (as SillyTavern sends Gemini), a prefill the
         model refuses moved into the last user turn, and the placeholder signature where a
-        Gemini 3 model needs one (:mod:`compiler.lower.gemini_turns`)."""
+        Gemini 3 model needs one (:mod:`compiler.providers.gemini_turns`)."""
         if contents and contents[0]["role"] == "model":
             contents.insert(0, {"role": "user", "parts": [{"text": opening}]})
         if refuses_prefill(model) and move_prefill(contents):
@@ -356,7 +356,7 @@ class Gemini(Dialect):
     ) -> dict[str, Any]:
         """The generation options under Gemini's names (``topK`` above 0 only: 0 is the
         field's unset value); for a SillyTavern preset's frame, SillyTavern's stop strings
-        for Google first (:mod:`compiler.lower.gemini_tavern`)."""
+        for Google first (:mod:`compiler.providers.gemini_tavern`)."""
         out: dict[str, Any] = {}
         stop = [*tavern.stop, *options.stop] if tavern is not None else list(options.stop)
         stop = list(dict.fromkeys(stop))  # each once: a repeat would take one of the 5 places
@@ -405,7 +405,7 @@ class Gemini(Dialect):
                 report,
                 options,
                 f"JSON-Schema keywords outside its Schema subset in tool parameters ({lost})",
-                "removed or rewritten (the rules: compiler/lower/gemini_schema.py)",
+                "removed or rewritten (the rules: compiler/providers/gemini_schema.py)",
             )
         for what, how in notes.other:
             self.unsupported(report, options, what, how)

@@ -1,6 +1,6 @@
 """OpenAI Chat Completions (POST /v1/chat/completions).
 
-Internal: the API is :mod:`compiler.lower`.
+Internal: the API is :mod:`compiler.providers`.
 
 Token counts follow OpenAI's cookbook: 3 per message, the tokens of every string value
 (role, content, name, tool_call_id), 1 more for a name, 3 for the reply priming; tool
@@ -30,7 +30,15 @@ from collections.abc import Callable, Mapping, Sequence
 from operator import add, itemgetter
 from typing import Any, ClassVar
 
-from compiler.dialect import (
+from compiler.errors import Diagnostic, LoweringError
+from compiler.frame import ContextFrame, Message, ToolSpec
+from compiler.providers.conversation import (
+    OPENAI_PREFILL_HINT,
+    prepared,
+    result_text,
+    written_prefill,
+)
+from compiler.providers.dialect import (
     NO_OPTIONS,
     OPENAI_SAMPLER_RANGES,
     Dialect,
@@ -38,15 +46,7 @@ from compiler.dialect import (
     ModelRequest,
     SamplerRange,
 )
-from compiler.errors import Diagnostic, LoweringError
-from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.conversation import (
-    OPENAI_PREFILL_HINT,
-    prepared,
-    result_text,
-    written_prefill,
-)
-from compiler.lower.tool_params import sent_tool
+from compiler.providers.tool_params import sent_tool
 from compiler.tokens import TokenCounter
 
 #: Context windows (input + output tokens) of OpenAI models, longest prefix wins.
@@ -124,8 +124,8 @@ def openai_options(
     """The generation options under OpenAI's names (``max_name``: Chat Completions'
     ``max_completion_tokens``, Responses' ``max_output_tokens``); with a ``dialect``, the
     response length within the model's maximum output
-    (:meth:`~compiler.dialect.Dialect.within_output_limit`) and the samplers within OpenAI's
-    ranges (:meth:`~compiler.dialect.Dialect.within_sampler_ranges`)."""
+    (:meth:`~compiler.providers.dialect.Dialect.within_output_limit`) and the samplers within
+    OpenAI's ranges (:meth:`~compiler.providers.dialect.Dialect.within_sampler_ranges`)."""
     if dialect is not None:
         options = dialect.within_output_limit(model, options, report)
         options = dialect.within_sampler_ranges(options, report)
@@ -233,7 +233,7 @@ def warn_prefill(
     report: list[Diagnostic] | None,
 ) -> None:
     """``lower.prefill_unsupported`` when the template or preset ends the conversation with
-    assistant text (a prefill, :func:`~compiler.lower.conversation.written_prefill`): OpenAI
+    assistant text (a prefill, :func:`~compiler.providers.conversation.written_prefill`): OpenAI
     sends it as an ordinary earlier message, and the model writes a new reply after it
     instead of continuing it. A chat that ends with the assistant's message is no prefill."""
     if written_prefill(frame, messages) is not None:

@@ -1,11 +1,11 @@
 """OpenAI Responses (POST /v1/responses).
 
-Internal: the API is :mod:`compiler.lower`.
+Internal: the API is :mod:`compiler.providers`.
 
 The body is ``{model, input: items[], tools?, max_output_tokens?, temperature?, top_p?}``:
 
 - System text stays in ``input`` as message items (role ``system``, or ``developer`` for the
-  models :func:`~compiler.lower.openai_chat.system_role` names), where it stands; the
+  models :func:`~compiler.providers.openai_chat.system_role` names), where it stands; the
   ``instructions`` field is not used. The API inserts ``instructions`` as a first
   system/developer message anyway, so nothing is lost, and every message keeps one cost
   wherever it stands (the fit stage prices messages one at a time) and mid-conversation
@@ -23,11 +23,11 @@ The body is ``{model, input: items[], tools?, max_output_tokens?, temperature?, 
   repeated ``call_id``: "Duplicate function_call_output"). A tool result that reports a
   failure is sent as ``[error] `` and its text (no error flag). A final assistant message
   is sent as an ordinary message, ``lower.prefill_unsupported`` (OpenAI has no prefill).
-- Not expressible, reported by :meth:`~compiler.dialect.Dialect.unsupported` and left out:
+- Not expressible, reported by :meth:`~compiler.providers.dialect.Dialect.unsupported` and left out:
   ``frequency_penalty``, ``presence_penalty``, ``seed`` and ``stop`` (the
   Responses API has no such fields). A ``max_output_tokens`` below 16 (the API's minimum)
   is sent as 16; one over the model's maximum output is clamped to it, as for Chat
-  (:data:`~compiler.lower.openai_chat.OPENAI_OUTPUT_LIMITS`).
+  (:data:`~compiler.providers.openai_chat.OPENAI_OUTPUT_LIMITS`).
 
 Token counts follow OpenAI's Chat cookbook, item by item, as the models see the same
 conversation: 3 per item, plus for a message item the tokens of its role and content, for a
@@ -35,7 +35,7 @@ conversation: 3 per item, plus for a message item the tokens of its role and con
 its output (call ids are not counted: the model does not see them); 3 for the reply
 priming; ``instructions``, when a request has them, count as a leading system message; tool
 definitions are the upper bound Chat counts them with
-(:func:`~compiler.lower.openai_chat.function_tokens`). The count depends on ``instructions``,
+(:func:`~compiler.providers.openai_chat.function_tokens`). The count depends on ``instructions``,
 ``input`` and ``tools`` only, never on the generation options.
 """
 
@@ -46,7 +46,10 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from compiler.dialect import (
+from compiler.errors import Diagnostic, LoweringError
+from compiler.frame import ContextFrame, Message, ToolSpec
+from compiler.providers.conversation import prepared, result_text
+from compiler.providers.dialect import (
     NO_OPTIONS,
     OPENAI_SAMPLER_RANGES,
     Dialect,
@@ -54,10 +57,7 @@ from compiler.dialect import (
     ModelRequest,
     SamplerRange,
 )
-from compiler.errors import Diagnostic, LoweringError
-from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.conversation import prepared, result_text
-from compiler.lower.openai_chat import (
+from compiler.providers.openai_chat import (
     MAX_TOOLS,
     OPENAI_OUTPUT_LIMITS,
     OPENAI_WINDOWS,
@@ -69,7 +69,7 @@ from compiler.lower.openai_chat import (
     system_role,
     warn_prefill,
 )
-from compiler.lower.tool_params import sent_tool
+from compiler.providers.tool_params import sent_tool
 from compiler.tokens import TokenCounter
 
 #: The roles a message item may take (Responses has no "tool" role).

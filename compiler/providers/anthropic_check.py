@@ -1,6 +1,6 @@
 """The Anthropic request's turn and cache checks (its dialect's shape check).
 
-Internal: used by :mod:`compiler.lower.anthropic`.
+Internal: used by :mod:`compiler.providers.anthropic`.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from compiler.dialect import ModelRequest
 from compiler.errors import LoweringError
+from compiler.providers.dialect import ModelRequest
 
 #: Anthropic's rule for tool_use ids (use ``fullmatch``: ``$`` would let a final newline by)
 TOOL_ID_RE = re.compile(r"[a-zA-Z0-9_-]+")

@@ -1,6 +1,6 @@
 """Anthropic Messages (POST /v1/messages).
 
-Internal: the API is :mod:`compiler.lower`.
+Internal: the API is :mod:`compiler.providers`.
 
 Where things go: the leading system/developer messages become the top-level ``system`` text
 blocks; the rest is ``user``/``assistant`` turns, consecutive same-role messages merged into
@@ -14,7 +14,7 @@ unknown model, a request with tools) it becomes user text tagged
 ``[Begin your reply with this text]`` (``lower.prefill_unsupported``). A conversation that
 opens with the assistant (a card's greeting, or a cut) gets the user turn
 ``[Start a new chat]`` first, as SillyTavern sends Claude (a preset's frame: its
-``human_sysprompt_message``, :mod:`compiler.lower.anthropic_tavern`). A tool
+``human_sysprompt_message``, :mod:`compiler.providers.anthropic_tavern`). A tool
 result flagged ``isError`` is sent with ``is_error: true``; a call's ``thinking`` block
 (``{thinking, signature}``, as the model returned it) goes back first in its assistant turn.
 ``max_tokens`` is always sent, clamped to the model's maximum (:data:`CLAUDE_OUTPUT_LIMITS`);
@@ -24,7 +24,7 @@ opening user turn: SillyTavern sends it to every chat that opens with a greeting
 
 A frame compiled from a SillyTavern preset (:data:`compiler.frame.CLAUDE`) is laid out as
 SillyTavern sends Claude instead, its samplers sent to the models that take them:
-:mod:`compiler.lower.anthropic_tavern`.
+:mod:`compiler.providers.anthropic_tavern`.
 
 Counting: no offline tokenizer matches Claude's, so counts are an estimate
 (``exact_counts`` is False): every text, tool input and tool definition counted by
@@ -46,7 +46,21 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from compiler.dialect import (
+from compiler.errors import Diagnostic, LoweringError
+from compiler.frame import CLAUDE, ContextFrame, Message, ToolSpec
+from compiler.providers.anthropic_check import TOOL_ID_RE, cache_controls, check_turns
+from compiler.providers.anthropic_check import blocks_of as _blocks
+from compiler.providers.anthropic_limits import CLAUDE_OUTPUT_LIMITS as CLAUDE_OUTPUT_LIMITS
+from compiler.providers.anthropic_limits import claude_version as claude_version
+from compiler.providers.anthropic_tavern import (
+    as_string,
+    takes_samplers,
+    tavern_layout,
+    tavern_samplers,
+)
+from compiler.providers.anthropic_tavern import create_arguments as create_arguments
+from compiler.providers.conversation import PREFILL_NOTE, START_CHAT, prepared
+from compiler.providers.dialect import (
     NO_OPTIONS,
     TOP_K_RANGE,
     Dialect,
@@ -55,21 +69,7 @@ from compiler.dialect import (
     SamplerRange,
     by_prefix,
 )
-from compiler.errors import Diagnostic, LoweringError
-from compiler.frame import CLAUDE, ContextFrame, Message, ToolSpec
-from compiler.lower.anthropic_check import TOOL_ID_RE, cache_controls, check_turns
-from compiler.lower.anthropic_check import blocks_of as _blocks
-from compiler.lower.anthropic_limits import CLAUDE_OUTPUT_LIMITS as CLAUDE_OUTPUT_LIMITS
-from compiler.lower.anthropic_limits import claude_version as claude_version
-from compiler.lower.anthropic_tavern import (
-    as_string,
-    takes_samplers,
-    tavern_layout,
-    tavern_samplers,
-)
-from compiler.lower.anthropic_tavern import create_arguments as create_arguments
-from compiler.lower.conversation import PREFILL_NOTE, START_CHAT, prepared
-from compiler.lower.tool_params import ANTHROPIC_KEYS, sent_tool
+from compiler.providers.tool_params import ANTHROPIC_KEYS, sent_tool
 from compiler.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 
 #: Context windows, longest prefix wins: every Claude model (3, 3.5, 3.7, 4, 4.1, 4.5, 4.6:

@@ -1,6 +1,6 @@
 """A SillyTavern preset's frame lowered for Gemini as SillyTavern 1.12.6 sends Google.
 
-Internal: used by :mod:`compiler.lower.gemini`.
+Internal: used by :mod:`compiler.providers.gemini`.
 
 A frame compiled from a SillyTavern preset carries the preset's Gemini settings
 (:data:`~compiler.frame.TAVERN_GEMINI`, set by :mod:`compiler.tavern.assemble`). Such a frame
@@ -27,8 +27,8 @@ the request options ``sendOpenAIRequest`` (public/scripts/openai.js) gives them:
   caller's) own, at most 5 in all; ``topK`` when above 0; the preset's penalties and seed
   are not sent (SillyTavern sends Google none), the caller's are.
 
-The API's turn rules stay those of :mod:`compiler.lower.gemini` and
-:mod:`compiler.lower.gemini_turns`; contents that would open with the model get
+The API's turn rules stay those of :mod:`compiler.providers.gemini` and
+:mod:`compiler.providers.gemini_turns`; contents that would open with the model get
 ``[Start a new chat]`` first (SillyTavern 1.12.6 sends them as they are; the preset's
 ``human_sysprompt_message`` is Claude's setting, which SillyTavern never sends Google).
 """
@@ -39,8 +39,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from compiler.dialect import LoweringOptions
 from compiler.frame import TAVERN_GEMINI, ContextFrame, Message
+from compiler.providers.dialect import LoweringOptions
 
 #: JavaScript's ``String.prototype.trim`` whitespace (Python's ``str.strip()`` differs:
 #: it strips ``\x1c``-``\x1f`` and ``\x85`` and keeps ``\ufeff``)

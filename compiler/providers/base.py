@@ -1,22 +1,22 @@
 """Finding a provider's dialect, and the provider-neutral message layout every dialect lowers.
 
-Internal: the API is :mod:`compiler.lower`.
+Internal: the API is :mod:`compiler.providers`.
 
-The :class:`~compiler.dialect.Dialect` interface itself (lowering, an exact cost model, a
-shape check) is :mod:`compiler.dialect`.
+The :class:`~compiler.providers.dialect.Dialect` interface itself (lowering, an exact cost model, a
+shape check) is :mod:`compiler.providers.dialect`.
 """
 
 from __future__ import annotations
 
 import importlib
 
-from compiler.dialect import Dialect, ModelRequest
 from compiler.errors import LoweringError, did_you_mean
 from compiler.frame import ContextFrame, Message, ToolSpec
+from compiler.providers.dialect import Dialect, ModelRequest
 
 __all__ = ["PROVIDERS", "Dialect", "ModelRequest", "get_dialect", "layout"]
 
-#: provider name -> module under compiler.lower that defines ``DIALECT``.
+#: provider name -> module under compiler.providers that defines ``DIALECT``.
 PROVIDERS: dict[str, str] = {
     "openai": "openai_chat",
     "openai-chat": "openai_chat",
@@ -36,7 +36,7 @@ def get_dialect(provider: str) -> Dialect:
             message=f"unknown provider '{provider}'",
             hint=did_you_mean(provider, PROVIDERS.keys()) or f"known: {', '.join(PROVIDERS)}",
         )
-    dialect: Dialect = importlib.import_module(f"compiler.lower.{module}").DIALECT
+    dialect: Dialect = importlib.import_module(f"compiler.providers.{module}").DIALECT
     return dialect
 
 

@@ -1,6 +1,6 @@
 """Tool parameter schemas every provider takes: an object at the top.
 
-Internal: used by the dialects in :mod:`compiler.lower`.
+Internal: used by the dialects in :mod:`compiler.providers`.
 
 OpenAI wants ``"type": "object"`` at the top of a function's parameters, and Anthropic
 refuses ``oneOf``/``anyOf``/``allOf`` there; Gemini's subset has no top-level combinators

@@ -1,12 +1,12 @@
 """The provider dialect interface: what the fit stage counts with and each
-``compiler.lower.<provider>`` module implements.
+``compiler.providers.<provider>`` module implements.
 
-Internal: the public names are :class:`compiler.lower.Dialect` and
-:class:`compiler.lower.LoweringOptions`.
+Internal: the public names are :class:`compiler.providers.Dialect` and
+:class:`compiler.providers.LoweringOptions`.
 
 It sits below both stages, so that fit (which must count the request the provider will see)
 never imports the lower stage, and the lower stage never imports fit; the public API hands
-fit the dialect :func:`compiler.lower.get_dialect` found.
+fit the dialect :func:`compiler.providers.get_dialect` found.
 
 A dialect owns everything provider-specific (sqlglot's dialects are the model): its request
 shape (:meth:`Dialect.lower`), its cost model and whether it is exact (``exact_counts``; an
@@ -150,7 +150,7 @@ class Dialect(ABC):
     #: the tool names the provider takes (definitions and calls, after :meth:`tool_name`)
     tool_name_rule: ClassVar[re.Pattern[str]] = re.compile(r"[a-zA-Z0-9_-]{1,64}")
     #: the property keys the provider takes in tool parameters (None: any key); others are
-    #: renamed (:mod:`compiler.lower.tool_params`)
+    #: renamed (:mod:`compiler.providers.tool_params`)
     property_key_rule: ClassVar[re.Pattern[str] | None] = None
     #: each sampler's documented range, by :class:`LoweringOptions` name (absent: unchecked)
     sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {}

@@ -1,8 +1,8 @@
 """The provider-neutral conversation every dialect lowers, and the one tool-call pairing check.
 
-Internal: the API is :mod:`compiler.lower`.
+Internal: the API is :mod:`compiler.providers`.
 
-:func:`conversation` lays a fitted frame out as messages (:func:`compiler.lower.base.layout`)
+:func:`conversation` lays a fitted frame out as messages (:func:`compiler.providers.base.layout`)
 and checks, once for every provider, that each tool call is answered by tool results before
 the next other message and that each result answers an earlier call
 (``lower.unanswered_tool_call``, ``lower.orphan_tool_result``), and that no message makes
@@ -26,12 +26,12 @@ import re
 from collections.abc import Sequence
 from operator import itemgetter
 
-from compiler.dialect import Dialect, LoweringOptions
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.lower.base import layout
-from compiler.lower.schema import object_parameters
-from compiler.lower.tool_params import (
+from compiler.providers.base import layout
+from compiler.providers.dialect import Dialect, LoweringOptions
+from compiler.providers.schema import object_parameters
+from compiler.providers.tool_params import (
     ToolArguments,
     report_rewrites,
     rewrites,
@@ -265,8 +265,8 @@ def prepared(
     unique_ids: bool = False,
 ) -> tuple[list[Message], list[ToolSpec]]:
     """:func:`conversation`, made ready for ``dialect``: tool parameters with an object at
-    the top (:func:`compiler.lower.schema.object_parameters`), those the provider refuses
-    rewritten (:func:`compiler.lower.tool_params.sent_parameters`), tool-call ids of at most
+    the top (:func:`compiler.providers.schema.object_parameters`), those the provider refuses
+    rewritten (:func:`compiler.providers.tool_params.sent_parameters`), tool-call ids of at most
     ``id_limit`` characters (``unique_ids``: each unique in the request, :func:`unique_call_ids`),
     and, where the provider refuses tool blocks in a request that
     defines no tools (``calls_need_tools``), the calls and results written as text. Each
