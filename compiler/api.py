@@ -68,8 +68,8 @@ from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, system_prompt
 from compiler.profile.models import PlanNode, PlanPolicy, ProfileValidationError
 from compiler.profile.plan import check_plan, load_plan, node_tools
 from compiler.profile.resolve import copy_profile
-from compiler.providers.base import ModelRequest, get_dialect
-from compiler.providers.dialect import Dialect
+from compiler.providers import get_dialect
+from compiler.providers.dialect import Dialect, ModelRequest
 from compiler.providers.tool_params import ToolArguments, sent_tool
 from compiler.tavern.agent_entries import default_mode
 from compiler.tavern.assemble import assemble_preset
@@ -526,7 +526,7 @@ def _total_budget(
 def _offered(frame: ContextFrame, dialect: Dialect) -> list[ToolSpec]:
     """The tools the request offered, under the names the model saw (the dialect's): the
     definitions of the frame's tool components, in order (as
-    :func:`compiler.providers.base.layout` lists them)."""
+    :func:`compiler.providers.layout.layout` lists them)."""
     return [
         ToolSpec(**{**t, "alias": dialect.tool_name(t["name"])})
         for c in frame.components

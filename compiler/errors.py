@@ -274,7 +274,8 @@ def _registry() -> dict[str, type[APCError] | None]:
         BudgetError: "context.budget_exceeded context.budget_infeasible",
         TokenizerError: """tokenizer.unknown_model tokenizer.unknown_encoding
             tokenizer.rank_file_missing tokenizer.rank_file_hash tokenizer.bad_count""",
-        LoweringError: """lower.unknown_provider lower.too_many_tools lower.invalid_tool_name
+        LoweringError: """lower.unknown_provider lower.invalid_provider lower.too_many_tools
+            lower.invalid_tool_name
             lower.duplicate_tool_name lower.orphan_tool_result lower.unanswered_tool_call
             lower.empty_request lower.empty_content lower.invalid_tool_call lower.invalid_role
             lower.invalid_tool_schema lower.tool_schema_rewritten lower.unsupported

@@ -1,6 +1,24 @@
-"""The lower stage: fitted ContextFrame -> provider request body. One module per provider."""
+"""The lower stage: fitted ContextFrame -> provider request body. One module per provider,
+found by name in the registry, which installed packages extend through the entry-point group
+``agent_prompt_compiler.providers`` (:data:`ENTRY_POINT_GROUP`).
 
-from compiler.providers.base import get_dialect
-from compiler.providers.dialect import Dialect
+Importing this package imports no provider's dialect: :func:`get_dialect` imports the one it
+names.
+"""
 
-__all__ = ["Dialect", "get_dialect"]
+from compiler.providers.dialect import Dialect, LoweringOptions
+from compiler.providers.registry import (
+    DEFAULT_PROVIDER,
+    ENTRY_POINT_GROUP,
+    get_dialect,
+    provider_names,
+)
+
+__all__ = [
+    "DEFAULT_PROVIDER",
+    "ENTRY_POINT_GROUP",
+    "Dialect",
+    "LoweringOptions",
+    "get_dialect",
+    "provider_names",
+]

@@ -2,7 +2,7 @@
 
 Internal: the API is :mod:`compiler.providers`.
 
-:func:`conversation` lays a fitted frame out as messages (:func:`compiler.providers.base.layout`)
+:func:`conversation` lays a fitted frame out as messages (:func:`compiler.providers.layout.layout`)
 and checks, once for every provider, that each tool call is answered by tool results before
 the next other message and that each result answers an earlier call
 (``lower.unanswered_tool_call``, ``lower.orphan_tool_result``), and that no message makes
@@ -28,8 +28,8 @@ from operator import itemgetter
 
 from compiler.errors import Diagnostic, LoweringError
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.providers.base import layout
 from compiler.providers.dialect import Dialect, LoweringOptions
+from compiler.providers.layout import layout
 from compiler.providers.schema import object_parameters
 from compiler.providers.tool_params import (
     ToolArguments,

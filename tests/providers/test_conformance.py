@@ -10,7 +10,7 @@ import pytest
 
 import compiler
 from compiler.providers import get_dialect
-from compiler.providers.base import PROVIDERS
+from compiler.providers.registry import PROVIDERS
 from compiler.tokens import counter_for
 from tests.providers.frames import CASES, dumps, preset_case
 

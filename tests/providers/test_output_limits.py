@@ -17,8 +17,8 @@ from compiler.errors import CODES, Diagnostic, LoweringError
 from compiler.providers import get_dialect
 from compiler.providers.anthropic import CLAUDE_OUTPUT_LIMITS, DEFAULT_MAX_TOKENS
 from compiler.providers.anthropic import DIALECT as ANTHROPIC
-from compiler.providers.base import PROVIDERS
 from compiler.providers.dialect import LoweringOptions
+from compiler.providers.registry import PROVIDERS
 from tests.providers.frames import CASES
 from tests.tavern.test_preset_settings import write_preset
 

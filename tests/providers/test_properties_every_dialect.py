@@ -13,8 +13,8 @@ from compiler.fit import FitResult, fit, floor_tokens
 from compiler.frame import ContextFrame
 from compiler.journal import Journal
 from compiler.providers import get_dialect
-from compiler.providers.base import PROVIDERS
 from compiler.providers.dialect import Dialect
+from compiler.providers.registry import PROVIDERS
 from compiler.tokens import counter_for
 from tests.fit.test_properties import frames
 

@@ -16,7 +16,7 @@ import compiler
 from compiler.commands.explain import render_ledger
 from compiler.errors import BudgetError
 from compiler.providers import get_dialect
-from compiler.providers.base import squash_system
+from compiler.providers.layout import squash_system
 from compiler.tokens import TokenCounter
 
 IDS = [

@@ -1,43 +1,13 @@
-"""Finding a provider's dialect, and the provider-neutral message layout every dialect lowers.
+"""The provider-neutral message layout every dialect lowers.
 
 Internal: the API is :mod:`compiler.providers`.
-
-The :class:`~compiler.providers.dialect.Dialect` interface itself (lowering, an exact cost model, a
-shape check) is :mod:`compiler.providers.dialect`.
 """
 
 from __future__ import annotations
 
-import importlib
-
-from compiler.errors import LoweringError, did_you_mean
 from compiler.frame import ContextFrame, Message, ToolSpec
-from compiler.providers.dialect import Dialect, ModelRequest
 
-__all__ = ["PROVIDERS", "Dialect", "ModelRequest", "get_dialect", "layout"]
-
-#: provider name -> module under compiler.providers that defines ``DIALECT``.
-PROVIDERS: dict[str, str] = {
-    "openai": "openai_chat",
-    "openai-chat": "openai_chat",
-    "openai-responses": "openai_responses",
-    "openai-compatible": "openai_compatible",
-    "gemini": "gemini",
-    "anthropic": "anthropic",
-}
-
-
-def get_dialect(provider: str) -> Dialect:
-    """The dialect of a provider name, or ``lower.unknown_provider`` with a did-you-mean."""
-    module = PROVIDERS.get(provider)
-    if module is None:
-        raise LoweringError(
-            code="lower.unknown_provider",
-            message=f"unknown provider '{provider}'",
-            hint=did_you_mean(provider, PROVIDERS.keys()) or f"known: {', '.join(PROVIDERS)}",
-        )
-    dialect: Dialect = importlib.import_module(f"compiler.providers.{module}").DIALECT
-    return dialect
+__all__ = ["layout", "squash_system"]
 
 
 def layout(frame: ContextFrame) -> tuple[list[Message], list[ToolSpec]]:
