@@ -68,7 +68,7 @@ from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, system_prompt
 from compiler.profile.models import PlanNode, PlanPolicy, ProfileValidationError
 from compiler.profile.plan import check_plan, load_plan, node_tools
 from compiler.profile.resolve import copy_profile
-from compiler.providers import get_dialect
+from compiler.providers import get_dialect, preset_model_key
 from compiler.providers.dialect import Dialect, ModelRequest
 from compiler.providers.tool_params import ToolArguments, sent_tool
 from compiler.tavern.agent_entries import default_mode
@@ -467,7 +467,7 @@ def _preset_options(
     if settings is None:
         return opts, frozenset()
     fill: dict[str, object] = {}
-    if opts.model is None and (model := settings.model_for(opts.provider)):
+    if opts.model is None and (model := settings.model_for(preset_model_key(opts.provider))):
         fill["model"] = model
     if opts.output_tokens is None and settings.max_tokens is not None:
         fill["max_output_tokens"] = settings.max_tokens

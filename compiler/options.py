@@ -18,6 +18,7 @@ from compiler.assemble import PresetMode
 from compiler.fit import Summarizer, SummaryCache
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
 from compiler.profile.models import PlanPolicy
+from compiler.providers import DEFAULT_PROVIDER
 from compiler.providers.dialect import LoweringOptions
 from compiler.tokens import TokenCounter
 
@@ -57,7 +58,7 @@ class CompileOptions:
       of tiktoken's count (cached per content).
     """
 
-    provider: str = "openai"
+    provider: str = DEFAULT_PROVIDER
     model: str | None = None
     budget: int | None = None
     encoding: str | None = None

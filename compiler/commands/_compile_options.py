@@ -12,8 +12,9 @@ from compiler.errors import LoweringError
 from compiler.options import CACHE_STABLE_STEP, CompileOptions
 from compiler.profile import add_profile_arguments, layers_from_args
 from compiler.profile.registry import write_resolved_profile
-from compiler.providers import get_dialect
+from compiler.providers import DEFAULT_PROVIDER, get_dialect
 from compiler.providers.dialect import SAMPLER_FLAGS
+from compiler.providers.registry import provider_help
 from compiler.session import compile as compile_source
 
 
@@ -29,9 +30,8 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--provider",
-        default="openai",
-        help="openai (Chat Completions; also openai-chat), openai-responses, openai-compatible "
-        "(OpenRouter, vLLM, llama.cpp, ...: --model free-form), anthropic, gemini",
+        default=DEFAULT_PROVIDER,
+        help=f"{provider_help()} (default: {DEFAULT_PROVIDER})",
     )
     p.add_argument(
         "--model", help="the model (default: the provider's: gpt-4o, claude-sonnet-4-5, ...)"

@@ -41,7 +41,9 @@ def register(sub: Any) -> None:
         "agent for an enabled agent schema or <<agent.*>> macros in its entries)",
     )
     g.add_argument("--context", metavar="RUN.json", help="the run context")
-    g.add_argument("--provider", default="openai", help="the provider (its windows apply)")
+    g.add_argument(
+        "--provider", help="the provider (its windows apply; default: apc compile's default)"
+    )
     g.add_argument("--model", help="model (default: the provider's); its window is checked")
     g.add_argument("--encoding", help="tokenizer encoding (default: the model's)")
     g.add_argument("--budget", type=int, metavar="N", help="total token budget of the request")
@@ -70,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     if args.budget is not None:
         diagnostics.extend(
             over_window(
-                args.provider, args.model, args.budget, args.reserve, args.max_output_tokens
+                _provider(args), args.model, args.budget, args.reserve, args.max_output_tokens
             )
         )
     if not failed and _budget_requested(args):
@@ -107,6 +109,16 @@ def _budget_requested(args: argparse.Namespace) -> bool:
     return any(getattr(args, name, None) is not None for name in _BUDGET_OPTIONS)
 
 
+def _provider(args: argparse.Namespace) -> str:
+    """The provider named, else the default one (the registry is imported only here: a
+    template's check loads no provider)."""
+    if args.provider is not None:
+        return str(args.provider)
+    from compiler.providers import DEFAULT_PROVIDER
+
+    return DEFAULT_PROVIDER
+
+
 def _check_budget(name: str, args: argparse.Namespace) -> list[Diagnostic]:
     """``context.budget_infeasible`` when what cannot be cut (plus the reserve) does not fit."""
     from compiler.options import CompileOptions
@@ -120,7 +132,7 @@ def _check_budget(name: str, args: argparse.Namespace) -> list[Diagnostic]:
                 model=args.model,
                 budget=args.budget,
                 encoding=args.encoding,
-                provider=args.provider,
+                provider=_provider(args),
                 mode=args.mode,
                 max_output_tokens=args.max_output_tokens,
                 reserve=args.reserve,

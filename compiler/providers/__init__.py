@@ -11,6 +11,7 @@ from compiler.providers.registry import (
     DEFAULT_PROVIDER,
     ENTRY_POINT_GROUP,
     get_dialect,
+    preset_model_key,
     provider_names,
 )
 
@@ -20,5 +21,6 @@ __all__ = [
     "Dialect",
     "LoweringOptions",
     "get_dialect",
+    "preset_model_key",
     "provider_names",
 ]

@@ -199,6 +199,7 @@ class Anthropic(Dialect):
     """The Messages API request body."""
 
     name: ClassVar[str] = "anthropic"
+    preset_model_key: ClassVar[str | None] = "claude_model"
     default_model: ClassVar[str] = "claude-sonnet-4-5"
     exact_counts: ClassVar[bool] = False
     safety_margin: ClassVar[float] = 0.05

@@ -154,6 +154,8 @@ class Dialect(ABC):
     property_key_rule: ClassVar[re.Pattern[str] | None] = None
     #: each sampler's documented range, by :class:`LoweringOptions` name (absent: unchecked)
     sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {}
+    #: the SillyTavern preset key holding this provider's model (None: SillyTavern has none)
+    preset_model_key: ClassVar[str | None] = None
 
     @abstractmethod
     def lower(

@@ -191,6 +191,7 @@ class Gemini(Dialect):
     """The generateContent request body."""
 
     name: ClassVar[str] = "gemini"
+    preset_model_key: ClassVar[str | None] = "google_model"
     default_model: ClassVar[str] = "gemini-2.5-flash"
     exact_counts: ClassVar[bool] = False
     safety_margin: ClassVar[float] = 0.05

@@ -319,6 +319,7 @@ class OpenAIChat(Dialect):
     """The Chat Completions request body."""
 
     name: ClassVar[str] = "openai"
+    preset_model_key: ClassVar[str | None] = "openai_model"
     windows: ClassVar[Mapping[str, int]] = OPENAI_WINDOWS
     output_limits: ClassVar[Mapping[str, int]] = OPENAI_OUTPUT_LIMITS
     output_field: ClassVar[str] = "max_completion_tokens"

@@ -69,6 +69,7 @@ class OpenAICompatible(OpenAIChat):
     """The Chat Completions body an OpenAI-compatible server takes."""
 
     name: ClassVar[str] = "openai-compatible"
+    preset_model_key: ClassVar[str | None] = "custom_model"
     windows: ClassVar[Mapping[str, int]] = {}
     output_limits: ClassVar[Mapping[str, int]] = {}
     output_field: ClassVar[str] = "max_tokens"

@@ -94,6 +94,7 @@ class OpenAIResponses(Dialect):
     """The Responses request body."""
 
     name: ClassVar[str] = "openai-responses"
+    preset_model_key: ClassVar[str | None] = "openai_model"
     windows: ClassVar[Mapping[str, int]] = OPENAI_WINDOWS
     output_limits: ClassVar[Mapping[str, int]] = OPENAI_OUTPUT_LIMITS
     output_field: ClassVar[str] = "max_output_tokens"

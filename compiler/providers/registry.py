@@ -34,6 +34,8 @@ __all__ = [
     "PROVIDERS",
     "get_dialect",
     "plugins",
+    "preset_model_key",
+    "provider_help",
     "provider_names",
 ]
 
@@ -53,6 +55,12 @@ PROVIDERS: dict[str, str] = {
     "anthropic": "anthropic",
 }
 
+#: what a built-in provider's name in ``apc compile --help`` is followed by
+NOTES: dict[str, str] = {
+    "openai": "Chat Completions; also openai-chat",
+    "openai-compatible": "OpenRouter, vLLM, llama.cpp, ...: --model free-form",
+}
+
 _LOADED: dict[tuple[str, str], Dialect] = {}  # (name, entry point value) -> its dialect
 _LOCK = threading.Lock()
 
@@ -70,6 +78,14 @@ def plugins() -> dict[str, importlib.metadata.EntryPoint]:
 def provider_names() -> tuple[str, ...]:
     """Every provider name: the built-in ones in table order, then the plugins' sorted."""
     return (*PROVIDERS, *sorted(plugins()))
+
+
+def provider_help() -> str:
+    """The providers as ``--provider``'s help lists them: the built-in ones with what they
+    are (a second name of one dialect only in the first's note), then the installed ones."""
+    first = {module: name for name, module in reversed(PROVIDERS.items())}
+    shown = [n for n in provider_names() if n not in PROVIDERS or first[PROVIDERS[n]] == n]
+    return ", ".join(f"{n} ({NOTES[n]})" if n in NOTES else n for n in shown)
 
 
 def get_dialect(provider: str) -> Dialect:
@@ -116,3 +132,13 @@ def _load(entry: importlib.metadata.EntryPoint) -> Dialect:
             )
         _LOADED[key] = dialect
         return dialect
+
+
+def preset_model_key(provider: str) -> str | None:
+    """The SillyTavern preset key holding ``provider``'s model (its dialect's
+    ``preset_model_key``); None for a provider without one, or an unknown provider (the
+    compile reports that itself)."""
+    try:
+        return get_dialect(provider).preset_model_key
+    except LoweringError:
+        return None

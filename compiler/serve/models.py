@@ -12,6 +12,7 @@ from pydantic.alias_generators import to_camel
 
 from compiler.fit.ledger import BudgetLedger
 from compiler.journal import Event
+from compiler.providers import DEFAULT_PROVIDER
 from compiler.providers.dialect import MAX_TOP_K
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 
@@ -48,7 +49,7 @@ class ProfileIn(_In):
 class OptionsIn(_In):
     """The options ``apc compile`` takes (``--provider``, ``--model``, ``--budget``, ...)."""
 
-    provider: str = Field(default="openai", max_length=MAX_NAME_CHARS)
+    provider: str = Field(default=DEFAULT_PROVIDER, max_length=MAX_NAME_CHARS)
     model: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
     encoding: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
     budget: int | None = Field(default=None, ge=0, le=2**53)

@@ -127,15 +127,15 @@ class PromptOrder(BaseModel):
     order: list[PromptOrderEntry] = Field(default_factory=list)
 
 
-PRESET_MODEL_KEYS: dict[str, str] = {
-    "openai": "openai_model",
-    "openai-chat": "openai_model",
-    "openai-responses": "openai_model",
-    "openai-compatible": "custom_model",
-    "anthropic": "claude_model",
-    "gemini": "google_model",
-}
-"""The preset key naming each provider's model (SillyTavern keeps one per source)."""
+PRESET_MODEL_KEYS: tuple[str, ...] = (
+    "claude_model",
+    "custom_model",
+    "google_model",
+    "openai_model",
+)
+"""The preset keys naming a source's model that the built-in dialects read (SillyTavern keeps
+one per source; a dialect names its own as ``preset_model_key``). Each must be a string;
+any other ``*_model`` string is kept too, for a third-party dialect's key."""
 
 
 #: What SillyTavern 1.12.6 sends for a sampler a preset does not set: selecting a preset
@@ -201,9 +201,9 @@ class PresetSettings(BaseModel):
     human_sysprompt_message: str = DEFAULT_HUMAN_SYSPROMPT
     assistant_prefill: str = ""
 
-    def model_for(self, provider: str) -> str | None:
-        """The preset's model for ``provider`` (``openai_model``, ``claude_model``, ...)."""
-        key = PRESET_MODEL_KEYS.get(provider)
+    def model_for(self, key: str | None) -> str | None:
+        """The preset's model under a dialect's ``preset_model_key`` (``openai_model``,
+        ``claude_model``, ...); None for no key."""
         return self.models.get(key) if key is not None else None
 
 
@@ -257,11 +257,14 @@ def _settings(obj: Mapping[str, Any], file: str, path: str) -> PresetSettings:
         raise bad("custom_stopping_strings", "an array of strings")
     found["stop"] = tuple(x for x in raw or () if x)
     models: dict[str, str] = {}
-    for key in sorted(set(PRESET_MODEL_KEYS.values())):
+    for key in PRESET_MODEL_KEYS:
         value = obj.get(key)
         if value is not None and not isinstance(value, str):
             raise bad(key, "a string")
         if value:
+            models[key] = value
+    for key, value in obj.items():  # a third-party dialect's key: kept when it is a string
+        if key.endswith("_model") and key not in models and isinstance(value, str) and value:
             models[key] = value
     found["models"] = models
     names = integer("names_behavior", -1)

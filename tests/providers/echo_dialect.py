@@ -25,7 +25,8 @@ class EchoDialect(Dialect):
 
     name: ClassVar[str] = "echo"
     default_model: ClassVar[str] = "echo-1"
-    windows: ClassVar[Mapping[str, int]] = {"echo-1": 4096}
+    windows: ClassVar[Mapping[str, int]] = {"echo-1": 4096, "echo-2": 8192}
+    preset_model_key: ClassVar[str | None] = "echo_model"
     estimate_encoding: ClassVar[str | None] = "o200k_base"
 
     def lower(

@@ -83,6 +83,20 @@ def test_a_plugin_dialect_compiles_from_the_command_line(
     assert request["turns"][0] == ["system", "Be brief."] and request["max_tokens"] == 100
 
 
+def test_a_presets_model_for_a_plugin_is_under_its_dialects_key(
+    installed: dict[str, str], tmp_path: Path
+) -> None:
+    installed["echo"] = f"{ECHO}:ECHO"
+    preset = {
+        "prompts": [{"identifier": "main", "content": "Be brief."}],
+        "openai_model": "gpt-4o-mini",
+        "echo_model": "echo-2",
+    }
+    (tmp_path / "p.json").write_text(json.dumps(preset))
+    assert compiler.compile(tmp_path / "p.json", provider="echo").request["model"] == "echo-2"
+    assert compiler.compile(tmp_path / "p.json").request["model"] == "gpt-4o-mini"
+
+
 def test_an_installed_distribution_registers_a_provider(tmp_path: Path) -> None:
     """A real dist-info on sys.path, read by importlib.metadata in a fresh ``apc``."""
     info = tmp_path / "apc_echo-1.0.dist-info"
