@@ -17,10 +17,10 @@ import random
 import time
 from collections.abc import Callable
 
+from compiler._base.frame import Component, ComponentKind, ContextFrame, Message
+from compiler._base.journal import Journal
 from compiler.fit import fit
 from compiler.fit.summarize import SummaryCache
-from compiler.frame import Component, ComponentKind, ContextFrame, Message
-from compiler.journal import Journal
 from compiler.providers.openai_chat import DIALECT
 from compiler.tokens import TokenCounter, get_encoding
 

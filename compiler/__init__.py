@@ -19,6 +19,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads the pipeline
+    from compiler._base.frame import Component, ComponentKind, ContextFrame
+    from compiler._base.journal import Event
     from compiler.api import CompileResult
     from compiler.checking import PresetCheck, check, check_string
     from compiler.context.chat_log import ChatLog
@@ -41,8 +43,6 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     )
     from compiler.feasibility import Feasibility
     from compiler.fit import BudgetLedger, LedgerEntry, Summarizer, SummaryCache, SummaryRequest
-    from compiler.frame import Component, ComponentKind, ContextFrame
-    from compiler.journal import Event
     from compiler.macros import BoundTemplate
     from compiler.options import CompileOptions
     from compiler.policy.creator import PlatformPolicy
@@ -64,8 +64,8 @@ _HOMES = {
     "compiler.errors": "APCError BudgetError ContextError Diagnostic InternalError LoweringError "
     "PolicyError ProfileError Span StrictError TemplateError TokenizerError",
     "compiler.fit": "BudgetLedger LedgerEntry Summarizer SummaryCache SummaryRequest",
-    "compiler.frame": "Component ComponentKind ContextFrame",
-    "compiler.journal": "Event",
+    "compiler._base.frame": "Component ComponentKind ContextFrame",
+    "compiler._base.journal": "Event",
     "compiler.macros": "BoundTemplate",
     "compiler.options": "CompileOptions",
     "compiler.policy.creator": "PlatformPolicy",

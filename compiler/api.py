@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compiler._base.frame import ComponentKind, ContextFrame, ToolSpec
+from compiler._base.journal import Event, Journal
 from compiler.assemble import Assembler
 from compiler.checking import (
     MAX_TEMPLATE_FILE_BYTES,
@@ -56,8 +58,6 @@ from compiler.fit import (
     total_budget,
 )
 from compiler.fit.budgets import TotalBudget, budget_warnings
-from compiler.frame import ComponentKind, ContextFrame, ToolSpec
-from compiler.journal import Event, Journal
 from compiler.losses import LOSS_CODES, checked_losses
 from compiler.macros import BoundTemplate
 from compiler.markers import check_markers

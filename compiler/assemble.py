@@ -16,6 +16,8 @@ from datetime import datetime
 from typing import Any, Literal
 
 from compiler import visibility
+from compiler._base.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolSpec
+from compiler._base.journal import Journal
 from compiler.context.chat_frame import frame_chat, frame_message
 from compiler.context.chat_macros import chat_values
 from compiler.context.lazy_chat import LazyChat
@@ -26,8 +28,6 @@ from compiler.context.workspace import Workspace
 from compiler.context.world_place import unplaced, with_example_entries
 from compiler.context.world_run import WorldRun, scan_chat, world_pieces
 from compiler.errors import ContextError, Diagnostic, PolicyError
-from compiler.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolSpec
-from compiler.journal import Journal
 from compiler.macros import BoundTemplate, MacroCall
 from compiler.markers import ALLOWANCE, OPEN, openers
 from compiler.policy.resources import VisibleResourcePolicy

@@ -13,7 +13,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from compiler.atomic import Terminated
+from compiler._base.atomic import Terminated
 from compiler.errors import APCError, is_too_deep, too_deep
 from compiler.render import print_diagnostics
 

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, get_args
 
+from compiler._base.kinds import ComponentKind, Strategy
 from compiler.errors import Diagnostic, Span, TemplateError, did_you_mean
-from compiler.kinds import ComponentKind, Strategy
 from compiler.syntax.ast import Arg, ArgValue, Macro, Template, Text
 
 ParamType = Literal["string", "int", "bool", "choice"]

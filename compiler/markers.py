@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import operator
 
+from compiler._base.frame import MESSAGE_KINDS, Component, ComponentKind, ContextFrame
 from compiler.errors import PolicyError
-from compiler.frame import MESSAGE_KINDS, Component, ComponentKind, ContextFrame
 
 OPEN = "<<agent."
 ALLOWANCE = "literalOpeners"

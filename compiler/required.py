@@ -1,6 +1,6 @@
 """What the budget may never cut, and what it may cut a part of: the profile's
 ``context.required``, applied to the components a compile assembles, and the entries of a
-world-info block (:data:`~compiler.frame.PIECES`).
+world-info block (:data:`~compiler._base.frame.PIECES`).
 
 By default (:data:`~compiler.profile.models.DEFAULT_REQUIRED`) a reader would miss all of
 them: in agent mode the card's text (not its dialogue examples), the persona and the run's
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from compiler.frame import NEWEST_TURN, PIECES, Component, ComponentKind
+from compiler._base.frame import NEWEST_TURN, PIECES, Component, ComponentKind
 from compiler.profile import ResolvedAgentProfile
 from compiler.profile.models import RequiredPart
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from compiler._base.frame import ComponentKind
 from compiler.context.run import ChatMessageIn
 from compiler.context.workspace import safe_relpath
-from compiler.frame import ComponentKind
 from compiler.macros import MacroCall
 from compiler.policy.resources import VisibleResourcePolicy
 

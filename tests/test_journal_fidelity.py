@@ -178,7 +178,7 @@ def test_event_ids_are_distinct_uuid4_hex() -> None:
     ``uuid.uuid4().hex`` gives, and no two events share one."""
     import uuid
 
-    from compiler.journal import Journal
+    from compiler._base.journal import Journal
 
     journal = Journal()
     events = [journal.emit("context_component_added", n=i) for i in range(200)]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from compiler._base.frame import ComponentKind
 from compiler.errors import TemplateError
-from compiler.frame import ComponentKind
 from compiler.macros import CATALOGUE, MacroCall, bind
 from compiler.syntax import parse
 

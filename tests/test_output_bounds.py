@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import compiler
-from compiler.atomic import atomic_write_text
+from compiler._base.atomic import atomic_write_text
 from compiler.checking import check, check_string
 from compiler.cli import main
 from compiler.errors import (
@@ -493,7 +493,7 @@ def test_a_journal_that_is_not_a_regular_file_is_refused_and_left_alone(
 
 
 def test_a_journal_fifo_that_appears_after_the_check_is_refused(tmp_path: Path) -> None:
-    from compiler.journal import Journal, append_jsonl
+    from compiler._base.journal import Journal, append_jsonl
 
     fifo = tmp_path / "journal.fifo"
     os.mkfifo(fifo)

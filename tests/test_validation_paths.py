@@ -1,4 +1,4 @@
-"""The one converter of validation errors (compiler/validation.py): a data key spelt like
+"""The one converter of validation errors (compiler/_base/validation.py): a data key spelt like
 one of pydantic's union tags (``str``, ``list[x]``) keeps its path, and the union's other
 members' errors name the field itself; merging a union's type errors never swallows another
 diagnostic."""
@@ -11,9 +11,9 @@ import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 import compiler
+from compiler._base.validation import Codes, diagnostics_from
 from compiler.context.run import RunContext
 from compiler.errors import APCError
-from compiler.validation import Codes, diagnostics_from
 
 CODES = Codes(unknown="t.unknown", missing="t.missing", invalid="t.invalid")
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from compiler.atomic import atomic_write_text, check_target
+from compiler._base.atomic import atomic_write_text, check_target
 
 
 def add_format(parser: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from compiler.atomic import check_target
+from compiler._base.atomic import check_target
 from compiler.commands._bench_text import render_report
 from compiler.commands._common import add_format, check_output, dumps, usage_error, write_output
 from compiler.commands._compile_options import (

@@ -9,6 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from compiler._base.journal import Event, Journal, append_jsonl
 from compiler.commands._common import (
     add_format,
     check_output,
@@ -23,7 +24,6 @@ from compiler.commands._compile_options import (
     usage_problem,
 )
 from compiler.errors import APCError
-from compiler.journal import Event, Journal, append_jsonl
 from compiler.render import print_diagnostics
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from compiler._base.frame import Message
 from compiler.context.lazy_chat import LazyChat, PlainChat, made_as_read
 from compiler.context.run import ChatMessageIn
 from compiler.context.tool_calls import tool_call
-from compiler.frame import Message
 
 
 def raw_message(raw: dict[str, Any]) -> Message:

@@ -429,10 +429,10 @@ def validate(
 ) -> M:
     """``model.model_validate(data)``; the first error becomes a ContextError with ``code``
     (``context.unknown_field`` for an unknown field, with a did-you-mean), converted by the
-    one converter, :func:`compiler.validation.diagnostics_from`."""
+    one converter, :func:`compiler._base.validation.diagnostics_from`."""
     from pydantic import ValidationError
 
-    from compiler.validation import Codes, diagnostics_from
+    from compiler._base.validation import Codes, diagnostics_from
 
     try:
         return model.model_validate(data)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from compiler._base.journal import Journal
 from compiler.context.run import RunContext
 from compiler.errors import Diagnostic
-from compiler.journal import Journal
 
 _CHAR_MACRO = re.compile(r"\{\{\s*char\s*\}\}", re.IGNORECASE)
 

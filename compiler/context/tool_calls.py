@@ -1,4 +1,4 @@
-"""A run's tool calls (in its chat) as the frame's :class:`~compiler.frame.ToolCall`.
+"""A run's tool calls (in its chat) as the frame's :class:`~compiler._base.frame.ToolCall`.
 
 Internal: used by the assemble stage.
 """
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from compiler._base.frame import ToolCall
 from compiler.context.inputs import parse_json
 from compiler.errors import ContextError
-from compiler.frame import ToolCall
 
 
 def tool_call(raw: dict[str, Any], file: str, where: str) -> ToolCall:

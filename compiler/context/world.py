@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from compiler._base.frame import PromptRole
 from compiler.context.inputs import (
     INLINE,
     PathLike,
@@ -47,7 +48,6 @@ from compiler.context.world_book import (
     looks_like_card,
 )
 from compiler.errors import ContextError
-from compiler.frame import PromptRole
 
 Position = Literal[
     "before", "after", "an_top", "an_bottom", "at_depth", "em_top", "em_bottom", "outlet", "other"

@@ -5,7 +5,7 @@ Internal: used by :mod:`compiler.context.world_report`; the compile calls
 :func:`world_report` once it is fitted.
 
 An entry at ``before`` / ``after`` (or any position, for ``<<agent.world.activated>>``
-without one) is a piece of a world info block (:data:`~compiler.frame.PIECES`): the block
+without one) is a piece of a world info block (:data:`~compiler._base.frame.PIECES`): the block
 kept whole keeps it, a block cut to its leading entries keeps it when it is among them,
 a dropped block drops it. An ``@D`` entry is injected in the chat history (a preset
 compile): ``kept`` while the fitted history still holds world info. Entries around the
@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from compiler._base.frame import PIECES, Component, ComponentKind
 from compiler.context.world import WorldEntry
 from compiler.context.world_place import PLACED_POSITIONS, world_position
-from compiler.frame import PIECES, Component, ComponentKind
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from compiler._base.frame import Component
+from compiler._base.journal import Journal
 from compiler.context.world import WorldEntry
 from compiler.context.world_placement import WorldPlacement, entry_ref, placements
 from compiler.context.world_reasons import describe
@@ -32,8 +34,6 @@ from compiler.context.world_trace import (
     NO_MATCH,
     ScanTrace,
 )
-from compiler.frame import Component
-from compiler.journal import Journal
 
 MAX_REPORTED = 1000
 """The most entries one report lists (the rest are counted by reason)."""

@@ -34,7 +34,7 @@ first), so a lower-ranked one is never kept while a higher-ranked one is dropped
 cut to fit the total passes the rounding of its cut on to the components after it that can
 shrink (and the fill), and counts as such a drop for the whole components after it.
 
-Fill components (:data:`~compiler.frame.FILL_BLOCK`: a legacy preset's dialogue examples)
+Fill components (:data:`~compiler._base.frame.FILL_BLOCK`: a legacy preset's dialogue examples)
 are the exception, as SillyTavern fills them (:mod:`compiler.fit.fill`): they take the room
 left after everything else, including what a history cut to fit the total leaves, block by
 block, and a block that stops never drops the blocks after it.
@@ -65,6 +65,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import NoReturn
 
+from compiler._base.frame import AS_WRITTEN, FILL_BLOCK, ROLEPLAY, Component, ContextFrame
+from compiler._base.journal import Journal
+from compiler._base.kinds import ComponentKind
 from compiler.errors import Diagnostic, InternalError
 from compiler.fit.budgets import CategoryBudgets, TotalBudget, category_of
 from compiler.fit.costs import Costs, Neighbours
@@ -88,8 +91,6 @@ from compiler.fit.turns import HINT as TURN_HINT
 from compiler.fit.turns import newest_turns
 from compiler.fit.windows import SUMMARY_MODE_TOKENS as SUMMARY_MODE_TOKENS
 from compiler.fit.windows import WindowFitter
-from compiler.frame import AS_WRITTEN, FILL_BLOCK, ROLEPLAY, Component, ComponentKind, ContextFrame
-from compiler.journal import Journal
 from compiler.providers.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
 from compiler.tokens import TokenCounter
 
@@ -399,7 +400,7 @@ class _Allocator:
 
     def keep_pieces(self, item: Item, framing: int) -> bool:
         """A text of whole pieces (a world-info block's entries, see
-        :data:`~compiler.frame.PIECES`) over its limit keeps its leading pieces that fit,
+        :data:`~compiler._base.frame.PIECES`) over its limit keeps its leading pieces that fit,
         when any does; that counts as a cut to fit, so the whole components after it that
         compete for the same budget are dropped (as after a drop)."""
         applied = item.turn.applied
@@ -419,7 +420,7 @@ class _Allocator:
         return True
 
     def grant_fill(self, item: Item, fill: Filler) -> None:
-        """A fill component (see :data:`~compiler.frame.FILL_BLOCK`): kept when it fits the
+        """A fill component (see :data:`~compiler._base.frame.FILL_BLOCK`): kept when it fits the
         room left, else its block stops; it never stops the components after its block."""
         left = self.left if fill.left is None else fill.left
         offered = self.costs.cost(item.comp)

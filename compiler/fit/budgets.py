@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from compiler._base.frame import CATEGORY, Component, ComponentKind, Message
 from compiler.errors import Diagnostic
-from compiler.frame import CATEGORY, Component, ComponentKind, Message
 from compiler.providers.dialect import Dialect
 from compiler.tokens import TokenCounter
 
@@ -57,7 +57,7 @@ CATEGORIES = (
 
 
 def category_of(comp: Component) -> str | None:
-    """A component's budget category: its metadata's :data:`~compiler.frame.CATEGORY` (the
+    """A component's budget category: its metadata's :data:`~compiler._base.frame.CATEGORY` (the
     Author's Note beside ``main``), else its kind's; None: in no category."""
     named = comp.metadata.get(CATEGORY)
     return named if isinstance(named, str) and named in CATEGORIES else CATEGORY_OF.get(comp.kind)

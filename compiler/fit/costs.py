@@ -11,8 +11,8 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
+from compiler._base.frame import MESSAGE_KINDS, Component, ComponentKind, Message, Role
 from compiler.fit.items import Item
-from compiler.frame import MESSAGE_KINDS, Component, ComponentKind, Message, Role
 from compiler.providers.dialect import Dialect
 from compiler.tokens import TokenCounter
 

@@ -4,7 +4,7 @@ SillyTavern (public/scripts/openai.js ``populateDialogueExamples``) adds the exa
 the history, from what the history left: each block's ``[Example Chat]`` header if it fits,
 then the block's messages until the first that does not fit; a block none of whose messages
 fit loses its header too; the next block is still tried. Components marked with
-:data:`~compiler.frame.FILL_BLOCK` are granted so, each at its exact cost as a message of
+:data:`~compiler._base.frame.FILL_BLOCK` are granted so, each at its exact cost as a message of
 its own (they are never merged: named, or the ``NO_SQUASH`` header).
 
 Internal: part of the allocator.
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from compiler._base.frame import FILL_BLOCK, FILL_HEAD, MESSAGE_NAME, Message
 from compiler.fit.items import Item
-from compiler.frame import FILL_BLOCK, FILL_HEAD, MESSAGE_NAME, Message
 from compiler.providers.dialect import Dialect
 from compiler.tokens import TokenCounter
 

@@ -37,12 +37,12 @@ from itertools import accumulate
 from operator import itemgetter
 from typing import NamedTuple
 
+from compiler._base.frame import Message, Role
 from compiler.errors import APCError
 from compiler.fit.budgets import message_shares
 from compiler.fit.prices import PriceBook, Sourced
 from compiler.fit.summarize import SummaryChain, SummaryRequest
 from compiler.fit.truncate import fit_sentences
-from compiler.frame import Message, Role
 from compiler.providers.dialect import Dialect
 from compiler.tokens import TokenCounter
 

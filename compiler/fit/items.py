@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from compiler._base.frame import Component, Strategy
 from compiler.fit.ledger import Action, AppliedBudget
-from compiler.frame import Component, Strategy
 
 
 @dataclass(frozen=True)

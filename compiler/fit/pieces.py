@@ -1,5 +1,5 @@
 """A text of whole pieces cut to a limit: its leading pieces (a world-info block's entries,
-:data:`~compiler.frame.PIECES`), never a piece cut short.
+:data:`~compiler._base.frame.PIECES`), never a piece cut short.
 
 Internal: part of the allocator.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from compiler._base.frame import PIECES, Component
 from compiler.fit.items import Outcome
-from compiler.frame import PIECES, Component
 
 
 def _text(pieces: dict[str, Any], k: int) -> str:

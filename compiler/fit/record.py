@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from compiler._base.frame import ComponentKind
+from compiler._base.journal import Journal
 from compiler.errors import BudgetError, Diagnostic
 from compiler.fit.budgets import CATEGORIES, TotalBudget, messages_shares
 from compiler.fit.items import Item, Outcome
 from compiler.fit.ledger import BudgetLedger, CategoryTotal, LedgerEntry
-from compiler.frame import ComponentKind
-from compiler.journal import Journal
 from compiler.providers.dialect import Dialect
 from compiler.tokens import TokenCounter
 

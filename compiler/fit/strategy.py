@@ -6,8 +6,7 @@ Internal: ``compiler.fit`` exports what is public.
 
 from __future__ import annotations
 
-from compiler.fit.history import newest_turn
-from compiler.frame import (
+from compiler._base.frame import (
     COUNT_UNSQUASHED,
     NEWEST_TURN,
     SQUASH_SYSTEM,
@@ -16,6 +15,7 @@ from compiler.frame import (
     ContextFrame,
     Strategy,
 )
+from compiler.fit.history import newest_turn
 from compiler.providers.dialect import NO_OPTIONS, Dialect, LoweringOptions
 from compiler.tokens import TokenCounter
 
@@ -43,7 +43,7 @@ def effective_strategy(comp: Component) -> Strategy:
 def required_turn(comp: Component) -> int:
     """How many of a chat history's newest messages are never cut: its newest turn (see
     :func:`compiler.fit.history.newest_turn`) unless the component lets it go
-    (:data:`~compiler.frame.NEWEST_TURN`); 0 for any other component, or one that is never
+    (:data:`~compiler._base.frame.NEWEST_TURN`); 0 for any other component, or one that is never
     cut anyway."""
     if (
         comp.kind != ComponentKind.CHAT_HISTORY
@@ -89,7 +89,7 @@ def floor_tokens(
 
 def as_counted(frame: ContextFrame) -> ContextFrame:
     """The frame as the budget counts it: one marked
-    :data:`~compiler.frame.COUNT_UNSQUASHED` (a legacy preset's with
+    :data:`~compiler._base.frame.COUNT_UNSQUASHED` (a legacy preset's with
     ``squash_system_messages``) with its system messages left apart, each with its own
     framing, as SillyTavern counts every prompt before ``squashSystemMessages`` merges them;
     any other frame as it is. The request sent is the frame itself (squashed)."""

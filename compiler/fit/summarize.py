@@ -41,8 +41,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from compiler._base.frame import Message
 from compiler.fit.truncate import fit_sentences, snap_back
-from compiler.frame import Message
 from compiler.tokens import TokenCounter
 
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compiler._base.frame import ContextFrame
 from compiler.fit.budgets import messages_shares
 from compiler.fit.costs import Costs
 from compiler.fit.strategy import required_turn, turn_part
-from compiler.frame import ContextFrame
 from compiler.providers.dialect import Dialect
 from compiler.tokens import TokenCounter
 

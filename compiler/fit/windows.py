@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compiler._base.frame import Component, Message
 from compiler.fit.budgets import IN_CHAT
 from compiler.fit.history import fit_history, min_present
 from compiler.fit.items import Item, Outcome
 from compiler.fit.ledger import Action
 from compiler.fit.prices import PriceBook
 from compiler.fit.text import MIN_KEEP, TextFitter
-from compiler.frame import Component, Message
 from compiler.providers.dialect import Dialect
 
 #: ``<<agent.tool_results mode="summary">>``: each result is at most this many tokens.

@@ -17,7 +17,7 @@ from compiler.errors import PolicyError, did_you_mean
 from compiler.tool_catalogue import ToolRules, to_provider_name, visible_tools
 
 if TYPE_CHECKING:
-    from compiler.frame import ToolSpec
+    from compiler._base.frame import ToolSpec
 
 __all__ = ["GatedProfile", "GatedTools", "ToolCallStatus", "ToolGate"]
 

@@ -30,9 +30,9 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from compiler._base.validation import Codes, diagnostics_from, format_path
 from compiler.context.workspace import WORKSPACE_ROOTS
 from compiler.errors import Diagnostic, ProfileError, did_you_mean
-from compiler.validation import Codes, diagnostics_from, format_path
 
 __all__ = [
     "DEFAULT_PROFILE_ID",

@@ -41,8 +41,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
 
+from compiler._base.journal import Journal, Level
 from compiler.errors import ContextError, PolicyError
-from compiler.journal import Journal, Level
 from compiler.policy.tools import ToolGate
 from compiler.profile.checks import normalize_workspace_path
 from compiler.profile.models import PlanNode, PlanPolicy, ProfileValidationError, validate_model

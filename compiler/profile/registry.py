@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from compiler.atomic import atomic_write_text
+from compiler._base.atomic import atomic_write_text
 from compiler.context.inputs import is_file, lexists, real_dir
 from compiler.errors import ProfileError
 from compiler.profile.embedded import load_json

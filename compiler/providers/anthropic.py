@@ -22,7 +22,7 @@ result flagged ``isError`` is sent with ``is_error: true``; a call's ``thinking`
 Each rewrite is reported (:meth:`Dialect.unsupported`), never made in silence, but the
 opening user turn: SillyTavern sends it to every chat that opens with a greeting.
 
-A frame compiled from a SillyTavern preset (:data:`compiler.frame.CLAUDE`) is laid out as
+A frame compiled from a SillyTavern preset (:data:`compiler._base.frame.CLAUDE`) is laid out as
 SillyTavern sends Claude instead, its samplers sent to the models that take them:
 :mod:`compiler.providers.anthropic_tavern`.
 
@@ -46,8 +46,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from compiler._base.frame import CLAUDE, ContextFrame, Message, ToolSpec
 from compiler.errors import Diagnostic, LoweringError
-from compiler.frame import CLAUDE, ContextFrame, Message, ToolSpec
 from compiler.providers.anthropic_check import TOOL_ID_RE, cache_controls, check_turns
 from compiler.providers.anthropic_check import blocks_of as _blocks
 from compiler.providers.anthropic_limits import CLAUDE_OUTPUT_LIMITS as CLAUDE_OUTPUT_LIMITS

@@ -3,7 +3,7 @@
 Internal: part of :mod:`compiler.providers.anthropic`.
 
 A frame compiled from a SillyTavern preset carries the preset's Claude settings
-(:data:`compiler.frame.CLAUDE`); :func:`tavern_layout` converts its messages as
+(:data:`compiler._base.frame.CLAUDE`); :func:`tavern_layout` converts its messages as
 SillyTavern's ``convertClaudeMessages`` (src/prompt-converters.js) does before
 ``sendClaudeRequest`` posts them:
 
@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from compiler.frame import Message
+from compiler._base.frame import Message
 from compiler.providers.anthropic_limits import claude_version
 from compiler.providers.conversation import START_CHAT
 from compiler.providers.dialect import LoweringOptions, ModelRequest

@@ -26,8 +26,8 @@ import re
 from collections.abc import Sequence
 from operator import itemgetter
 
+from compiler._base.frame import ContextFrame, Message, ToolSpec
 from compiler.errors import Diagnostic, LoweringError
-from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.providers.dialect import Dialect, LoweringOptions
 from compiler.providers.layout import layout
 from compiler.providers.schema import object_parameters
@@ -134,7 +134,7 @@ def written_prefill(frame: ContextFrame, messages: Sequence[Message]) -> Message
     """:func:`prefill` when the template or preset wrote it (an assistant-role text after
     the chat, SillyTavern's ``assistant_prefill``), not when the chat itself ends with the
     assistant: the model's next message then follows it, which is what it means."""
-    from compiler.frame import MESSAGE_KINDS
+    from compiler._base.frame import MESSAGE_KINDS
 
     found = prefill(messages)
     if found is None:

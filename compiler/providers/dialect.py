@@ -37,8 +37,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+from compiler._base.frame import ContextFrame, Message, ToolSpec
 from compiler.errors import Diagnostic, LoweringError
-from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.tokens import ScriptScale, TokenCounter, encoding_name_for_model
 
 ModelRequest = dict[str, Any]

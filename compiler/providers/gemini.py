@@ -67,8 +67,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from compiler._base.frame import ContextFrame, Message, ToolSpec
 from compiler.errors import Diagnostic, LoweringError
-from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.providers.conversation import PREFILL_NOTE, START_CHAT, prepared
 from compiler.providers.dialect import (
     NO_OPTIONS,

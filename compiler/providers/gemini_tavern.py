@@ -3,7 +3,7 @@
 Internal: used by :mod:`compiler.providers.gemini`.
 
 A frame compiled from a SillyTavern preset carries the preset's Gemini settings
-(:data:`~compiler.frame.TAVERN_GEMINI`, set by :mod:`compiler.tavern.assemble`). Such a frame
+(:data:`~compiler._base.frame.TAVERN_GEMINI`, set by :mod:`compiler.tavern.assemble`). Such a frame
 is lowered as SillyTavern's ``convertGooglePrompt`` (src/prompt-converters.js) and
 ``sendMakerSuiteRequest`` (src/endpoints/backends/chat-completions.js) build the body, with
 the request options ``sendOpenAIRequest`` (public/scripts/openai.js) gives them:
@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from compiler.frame import TAVERN_GEMINI, ContextFrame, Message
+from compiler._base.frame import TAVERN_GEMINI, ContextFrame, Message
 from compiler.providers.dialect import LoweringOptions
 
 #: JavaScript's ``String.prototype.trim`` whitespace (Python's ``str.strip()`` differs:
@@ -68,7 +68,7 @@ class TavernGemini:
 
 
 def tavern_settings(frame: ContextFrame) -> TavernGemini | None:
-    """The frame's :data:`~compiler.frame.TAVERN_GEMINI` entry, or None (not a preset's)."""
+    """The frame's :data:`~compiler._base.frame.TAVERN_GEMINI` entry, or None (not a preset's)."""
     raw = frame.metadata.get(TAVERN_GEMINI)
     if not isinstance(raw, dict):
         return None

@@ -5,7 +5,7 @@ Internal: the API is :mod:`compiler.providers`.
 
 from __future__ import annotations
 
-from compiler.frame import ContextFrame, Message, ToolSpec
+from compiler._base.frame import ContextFrame, Message, ToolSpec
 
 __all__ = ["layout", "squash_system"]
 
@@ -15,13 +15,13 @@ def layout(frame: ContextFrame) -> tuple[list[Message], list[ToolSpec]]:
 
     Inline components of the same group and role join into one message (their text kept as
     written, the message's outer whitespace trimmed but in a legacy SillyTavern preset's
-    frame, :data:`~compiler.frame.AS_WRITTEN`; whitespace-only messages vanish).
+    frame, :data:`~compiler._base.frame.AS_WRITTEN`; whitespace-only messages vanish).
     ChatHistory and ToolResults are message boundaries: their messages stand at their
     position, so text before and after them never merges. A frame marked
-    :data:`~compiler.frame.SQUASH_SYSTEM` then has its runs of unnamed system messages
+    :data:`~compiler._base.frame.SQUASH_SYSTEM` then has its runs of unnamed system messages
     merged (:func:`squash_system`).
     """
-    from compiler.frame import (
+    from compiler._base.frame import (
         AS_WRITTEN,
         MESSAGE_KINDS,
         MESSAGE_NAME,

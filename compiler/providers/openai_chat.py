@@ -30,8 +30,8 @@ from collections.abc import Callable, Mapping, Sequence
 from operator import add, itemgetter
 from typing import Any, ClassVar
 
+from compiler._base.frame import ContextFrame, Message, ToolSpec
 from compiler.errors import Diagnostic, LoweringError
-from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.providers.conversation import (
     OPENAI_PREFILL_HINT,
     prepared,

@@ -39,8 +39,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from compiler._base.frame import ContextFrame, Message
 from compiler.errors import Diagnostic, LoweringError, TokenizerError
-from compiler.frame import ContextFrame, Message
 from compiler.providers.conversation import prepared
 from compiler.providers.dialect import NO_OPTIONS, LoweringOptions, ModelRequest
 from compiler.providers.openai_chat import (

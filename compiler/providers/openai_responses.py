@@ -46,8 +46,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from compiler._base.frame import ContextFrame, Message, ToolSpec
 from compiler.errors import Diagnostic, LoweringError
-from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.providers.conversation import prepared, result_text
 from compiler.providers.dialect import (
     NO_OPTIONS,

@@ -40,8 +40,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from compiler._base.frame import ToolSpec
 from compiler.errors import Diagnostic, LoweringError
-from compiler.frame import ToolSpec
 from compiler.providers.dialect import LoweringOptions
 from compiler.providers.gemini_schema import PARAMETER_NAME
 from compiler.providers.schema import object_parameters

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from compiler.atomic import atomic_write_bytes
+from compiler._base.atomic import atomic_write_bytes
 from compiler.errors import APCError
 from compiler.fit.budgets import CATEGORIES
 from compiler.replay.report import OVERHEAD, BenchReport, RunReport

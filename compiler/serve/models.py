@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from compiler._base.journal import Event
 from compiler.fit.ledger import BudgetLedger
-from compiler.journal import Event
 from compiler.providers import DEFAULT_PROVIDER
 from compiler.providers.dialect import MAX_TOP_K
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS

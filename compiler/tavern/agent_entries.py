@@ -17,9 +17,9 @@ Internal: used by :mod:`compiler.tavern.assemble` and :mod:`compiler.tavern.chec
 
 from __future__ import annotations
 
+from compiler._base.frame import PromptRole
 from compiler.assemble import PresetMode
 from compiler.errors import APCError, Diagnostic, TemplateError
-from compiler.frame import PromptRole
 from compiler.macros import BoundTemplate, MacroCall, bind
 from compiler.profile import ResolvedAgentProfile, resolve_profile
 from compiler.stmacros import comment_spans

@@ -45,9 +45,7 @@ import dataclasses
 import re
 from typing import Any
 
-from compiler.assemble import Assembler, PresetMode
-from compiler.errors import Diagnostic, Span, TemplateError
-from compiler.frame import (
+from compiler._base.frame import (
     AS_WRITTEN,
     CLAUDE,
     COUNT_UNSQUASHED,
@@ -58,6 +56,8 @@ from compiler.frame import (
     ComponentKind,
     Message,
 )
+from compiler.assemble import Assembler, PresetMode
+from compiler.errors import Diagnostic, Span, TemplateError
 from compiler.macros import BoundTemplate, MacroCall
 from compiler.markers import ALLOWANCE, allowance, openers
 from compiler.required import framed_pieces, requires

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
 
-from compiler.frame import Message
+from compiler._base.frame import Message
 
 
 class ChatView(Sequence[Message]):

@@ -12,13 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from compiler.assemble import Assembler
-from compiler.context.chat_append import with_user_message
-from compiler.context.regex_scripts import AI_OUTPUT, USER_INPUT
-from compiler.context.run import ChatMessageIn
-from compiler.context.world_place import with_example_entries
-from compiler.errors import ContextError, PolicyError
-from compiler.frame import (
+from compiler._base.frame import (
     FILL_BLOCK,
     FILL_HEAD,
     MESSAGE_NAME,
@@ -26,6 +20,12 @@ from compiler.frame import (
     ComponentKind,
     Message,
 )
+from compiler.assemble import Assembler
+from compiler.context.chat_append import with_user_message
+from compiler.context.regex_scripts import AI_OUTPUT, USER_INPUT
+from compiler.context.run import ChatMessageIn
+from compiler.context.world_place import with_example_entries
+from compiler.errors import ContextError, PolicyError
 from compiler.markers import openers, unmaterialized
 from compiler.providers.dialect import LoweringOptions
 from compiler.tavern.chat_view import ChatView, FramedList
@@ -58,7 +58,7 @@ def setting_text(assembler: Assembler, text: str, where: str) -> str:
 
 def claude_settings(assembler: Assembler, preset: TavernPreset) -> dict[str, Any]:
     """The preset's Claude settings as SillyTavern sends them with the request
-    (:data:`compiler.frame.CLAUDE`): ``human_sysprompt_message`` and ``assistant_prefill``
+    (:data:`compiler._base.frame.CLAUDE`): ``human_sysprompt_message`` and ``assistant_prefill``
     with their macros filled (openai.js ``sendOpenAIRequest``; :func:`setting_text`), and the
     persona's and the card's names (its ``user_name`` and ``char_name``)."""
     values, settings = assembler.macro_values, preset.settings
@@ -96,7 +96,7 @@ def add_new_chat(assembler: Assembler, preset: TavernPreset, prompt: PresetPromp
 
 
 def gemini_settings(assembler: Assembler, preset: TavernPreset) -> dict[str, Any]:
-    """The preset's settings for Gemini (:data:`~compiler.frame.TAVERN_GEMINI`), as
+    """The preset's settings for Gemini (:data:`~compiler._base.frame.TAVERN_GEMINI`), as
     SillyTavern 1.12.6's ``sendOpenAIRequest`` gives them for Google: its
     ``use_makersuite_sysprompt`` (a preset without it keeps SillyTavern's shipped ``true``),
     the persona's and the card's names, and the

@@ -32,7 +32,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
-from compiler.frame import PromptRole
+from compiler._base.frame import PromptRole
 from compiler.tavern.preset import PresetPrompt
 
 T = TypeVar("T")

@@ -33,12 +33,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from compiler._base.frame import CATEGORY, PromptRole
 from compiler.assemble import Assembler
 from compiler.context.chat import ChatMetadata
 from compiler.context.run import RunContext
 from compiler.context.world_place import position_unsupported, texts_at, world_position
 from compiler.errors import Diagnostic
-from compiler.frame import CATEGORY, PromptRole
 from compiler.markers import ALLOWANCE, openers
 from compiler.stmacros import inert
 from compiler.tavern.framing import CARD_RESOURCE

@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from compiler._base.frame import PromptRole
 from compiler.context.inputs import (
     INLINE,
     Parsed,
@@ -40,7 +41,6 @@ from compiler.context.inputs import (
     validate,
 )
 from compiler.errors import ContextError, TemplateError
-from compiler.frame import PromptRole
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS, too_large
 
 _CODE = "context.invalid_preset"

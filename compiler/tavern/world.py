@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from compiler._base.frame import PromptRole
 from compiler.assemble import Assembler
 from compiler.context.world_place import world_position
 from compiler.errors import Diagnostic
-from compiler.frame import PromptRole
 from compiler.markers import openers
 from compiler.stmacros import inert
 from compiler.tavern.injections import MAX_INJECTION_DEPTH, ExtensionPrompt

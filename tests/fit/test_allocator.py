@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 import compiler
+from compiler._base.frame import Component, ComponentKind, ContextFrame, Message
+from compiler._base.journal import Journal
 from compiler.cli import main
 from compiler.errors import BudgetError
 from compiler.fit import CategoryBudgets, SummaryRequest, fit, truncate_text
 from compiler.fit.summarize import SummaryCache
-from compiler.frame import Component, ComponentKind, ContextFrame, Message
-from compiler.journal import Journal
 from compiler.providers import get_dialect
 from compiler.providers.openai_chat import DIALECT
 from compiler.tokens import TokenCounter, counter_for

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import compiler
 from compiler.fit import fit, floor_tokens
-from compiler.frame import Component, ComponentKind, ContextFrame
-from compiler.journal import Journal
+from compiler._base.frame import Component, ComponentKind, ContextFrame
+from compiler._base.journal import Journal
 from compiler.providers.openai_chat import DIALECT
 from compiler.tokens import counter_for
 

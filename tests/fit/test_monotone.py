@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
+from compiler._base.frame import Component, ComponentKind, ContextFrame, Message, Strategy
+from compiler._base.journal import Journal
 from compiler.fit import FitResult, fit, floor_tokens
 from compiler.fit.allocator import _Allocator
-from compiler.frame import Component, ComponentKind, ContextFrame, Message, Strategy
-from compiler.journal import Journal
 from compiler.providers.openai_chat import DIALECT
 from compiler.tokens import counter_for
 
@@ -128,9 +128,9 @@ def test_a_seam_the_estimate_missed_reruns_the_grant_with_a_smaller_total(
 def test_a_required_part_fits_at_exactly_its_need_when_seams_overestimate() -> None:
     """ "lantern" before "the" "the" costs 2 more tokens in one message, though the seam
     estimate says 3: the required file must still be kept whole at exactly its need."""
+    from compiler._base.frame import Component, ComponentKind, ContextFrame
+    from compiler._base.journal import Journal
     from compiler.fit import fit, floor_tokens
-    from compiler.frame import Component, ComponentKind, ContextFrame
-    from compiler.journal import Journal
     from compiler.providers.openai_chat import DIALECT
     from compiler.tokens import counter_for
 

@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import compiler
+from compiler._base.frame import MESSAGE_KINDS, Component, ComponentKind
 from compiler.fit.costs import Neighbours
 from compiler.fit.items import Item, Outcome
-from compiler.frame import MESSAGE_KINDS, Component, ComponentKind
 
 KINDS = (ComponentKind.PRESET_GUIDE, ComponentKind.CHAT_HISTORY, ComponentKind.TOOL_DEFINITIONS)
 

@@ -14,13 +14,13 @@ import pytest
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
+from compiler._base.frame import Component, ComponentKind, ContextFrame, Message
+from compiler._base.journal import Journal
 from compiler.errors import BudgetError
 from compiler.fit import BudgetLedger, CategoryBudgets, FitResult, fit, floor_tokens
 from compiler.fit.budgets import CATEGORY_OF
 from compiler.fit.strategy import required_turn
 from compiler.fit.summarize import MIN_SUMMARY_TOKENS
-from compiler.frame import Component, ComponentKind, ContextFrame, Message
-from compiler.journal import Journal
 from compiler.providers import get_dialect
 from compiler.providers.dialect import Dialect
 from compiler.providers.openai_chat import DIALECT

@@ -8,8 +8,8 @@ import json
 from collections.abc import Mapping
 from typing import ClassVar
 
+from compiler._base.frame import ContextFrame, Message, ToolSpec
 from compiler.errors import Diagnostic, LoweringError
-from compiler.frame import ContextFrame, Message, ToolSpec
 from compiler.providers import Dialect, LoweringOptions
 from compiler.providers.dialect import NO_OPTIONS, ModelRequest
 from compiler.providers.layout import layout

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 import compiler
+from compiler._base.frame import Component, ComponentKind, ContextFrame, Message, ToolSpec
 from compiler.errors import Diagnostic, LoweringError
-from compiler.frame import Component, ComponentKind, ContextFrame, Message, ToolSpec
 from compiler.providers import get_dialect
 from compiler.providers.anthropic import (
     DIALECT,

@@ -2,7 +2,7 @@
 (src/prompt-converters.js ``convertClaudeMessages``, ``sendClaudeRequest``): the system
 prompt as a string or none, example speakers named, system text as plain user text, turns
 joined into strings, the opening user turn, the prefill, and the samplers of the models that
-take them. The frames carry the preset's Claude settings (``compiler.frame.CLAUDE``)."""
+take them. The frames carry the preset's Claude settings (``compiler._base.frame.CLAUDE``)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import compiler
+from compiler._base.frame import CLAUDE, Component, ComponentKind, ContextFrame, Message
+from compiler._base.journal import Journal
 from compiler.errors import Diagnostic
 from compiler.fit import fit, floor_tokens
-from compiler.frame import CLAUDE, Component, ComponentKind, ContextFrame, Message
-from compiler.journal import Journal
 from compiler.providers.anthropic import DIALECT, create_arguments
 from compiler.providers.anthropic_tavern import takes_samplers
 from compiler.providers.dialect import LoweringOptions

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import compiler
-from compiler.frame import TAVERN_GEMINI, Component, ComponentKind, ContextFrame
+from compiler._base.frame import TAVERN_GEMINI, Component, ComponentKind, ContextFrame
 from compiler.providers.dialect import LoweringOptions
 from compiler.providers.gemini import DIALECT, generate_content_arguments
 from compiler.providers.gemini_tavern import JS_WHITESPACE, takes_system_instruction

@@ -227,7 +227,7 @@ def test_an_unknown_model_with_no_output_length_asked_is_not_reported() -> None:
 
 
 def test_the_dialect_clamps_when_lowered_directly() -> None:
-    from compiler.frame import Component, ComponentKind, ContextFrame
+    from compiler._base.frame import Component, ComponentKind, ContextFrame
 
     frame = ContextFrame(
         components=[

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from compiler._base.frame import ContextFrame
+from compiler._base.journal import Journal
 from compiler.fit import FitResult, fit, floor_tokens
-from compiler.frame import ContextFrame
-from compiler.journal import Journal
 from compiler.providers import get_dialect
 from compiler.providers.dialect import Dialect
 from compiler.providers.registry import PROVIDERS

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from compiler._base.frame import Component, ComponentKind, ContextFrame, ToolSpec
 from compiler.errors import Diagnostic, LoweringError
-from compiler.frame import Component, ComponentKind, ContextFrame, ToolSpec
 from compiler.providers import get_dialect
 from compiler.providers.dialect import LoweringOptions
 from compiler.providers.gemini_schema import check_json_parameters, json_schema_model

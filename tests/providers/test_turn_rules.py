@@ -345,7 +345,7 @@ def test_a_greeting_and_a_prefill_alone_go_to_anthropic_after_the_placeholder() 
 def with_prefill(provider: str, text: str) -> Any:
     """The compiled frame of a one-message chat with assistant text after the chat (a
     preset's ``assistant_prefill``), lowered for ``provider``."""
-    from compiler.frame import Component, ComponentKind
+    from compiler._base.frame import Component, ComponentKind
 
     frame = compiled(provider, PREFILLED[:1]).frame
     tail = Component(

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 import compiler
+from compiler._base.frame import Component, ComponentKind, ContextFrame, Message
+from compiler._base.journal import Journal
 from compiler.cli import main
 from compiler.fit import CategoryBudgets, fit
-from compiler.frame import Component, ComponentKind, ContextFrame, Message
-from compiler.journal import Journal
 from compiler.providers.openai_chat import DIALECT
 from compiler.tokens import counter_for
 

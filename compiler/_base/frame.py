@@ -16,10 +16,10 @@ from pydantic.alias_generators import to_camel
 from typing_extensions import TypedDict
 
 # re-exported: every stage has always imported these from here
-from compiler.kinds import ComponentKind as ComponentKind
-from compiler.kinds import PromptRole as PromptRole
-from compiler.kinds import Role as Role
-from compiler.kinds import Strategy as Strategy
+from compiler._base.kinds import ComponentKind as ComponentKind
+from compiler._base.kinds import PromptRole as PromptRole
+from compiler._base.kinds import Role as Role
+from compiler._base.kinds import Strategy as Strategy
 
 #: Kinds that expand to whole messages at their position instead of inline text.
 MESSAGE_KINDS = frozenset({ComponentKind.CHAT_HISTORY, ComponentKind.TOOL_RESULTS})

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from compiler.atomic import append_text
+from compiler._base.atomic import append_text
 
 Level = Literal["debug", "info", "warn", "error"]
 
@@ -76,7 +76,7 @@ class Journal:
 
 def append_jsonl(events: list[Event], path: Path) -> None:
     """Append events to a JSONL file, one object a line: only a regular file (or nothing),
-    the rule every file the CLI writes follows (:func:`compiler.atomic.append_text`)."""
+    the rule every file the CLI writes follows (:func:`compiler._base.atomic.append_text`)."""
     lines = "".join(
         json.dumps(e.model_dump(by_alias=True), ensure_ascii=False) + "\n" for e in events
     )
