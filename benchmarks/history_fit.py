@@ -19,10 +19,10 @@ from collections.abc import Callable
 
 from compiler._base.frame import Component, ComponentKind, ContextFrame, Message
 from compiler._base.journal import Journal
+from compiler._base.tokens import TokenCounter, get_encoding
 from compiler.fit import fit
 from compiler.fit.summarize import SummaryCache
 from compiler.providers.openai_chat import DIALECT
-from compiler.tokens import TokenCounter, get_encoding
 
 TEXT = (
     "the ferry creaked across the grey river while Mira counted lanterns on the far bank "

@@ -52,7 +52,7 @@ def child(mode: str, n: int, repeat: int) -> None:
     import gc
 
     import compiler
-    from compiler.tokens import get_encoding
+    from compiler._base.tokens import get_encoding
 
     offline_tiktoken_cache()
     chat = make_chat(n + repeat)

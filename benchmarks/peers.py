@@ -52,8 +52,8 @@ from workload import CARD, SYSTEM, card_text, make_chat, offline_tiktoken_cache
 from workload import floor as workload_floor
 
 import compiler
+from compiler._base.tokens import get_encoding
 from compiler.context.lazy_chat import plain_chat
-from compiler.tokens import get_encoding
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = f"{SYSTEM}\n<<agent.character>>\n<<agent.chat.history>>"

@@ -5,12 +5,12 @@ For every sample of benchmarks/script_samples.py, whole and sentence by sentence
 the text with o200k_base (what the estimate encodes with), with the Claude tokenizer the
 ``anthropic`` SDK shipped up to version 0.34 (``anthropic/tokenizer.json``, loaded with the
 ``tokenizers`` package) and with cl100k_base, and prints each sample's counts and ratios.
-It then fits the factors of the estimate (:class:`compiler.tokens.ScriptScale`): the share
+It then fits the factors of the estimate (:class:`compiler._base.tokens.ScriptScale`): the share
 ``ascii`` by which every o200k token is multiplied, and a surcharge per character of each
 non-ASCII class, so that the estimate of every measured text (whole samples, and their
 sentences of at least MIN_TOKENS o200k tokens) is at least MARGIN above the larger of the
-two other tokenizers' counts. It prints them as the Python literal compiler/tokens.py holds,
-and checks the factors compiler/tokens.py has against the same texts.
+two other tokenizers' counts. It prints them as the Python literal compiler/_base/tokens.py holds,
+and checks the factors compiler/_base/tokens.py has against the same texts.
 
 Usage (from the repository root)::
 
@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from script_samples import SAMPLES
 
-from compiler.tokens import (
+from compiler._base.tokens import (
     SCRIPT_CLASSES,
     SCRIPT_SCALE,
     ScriptScale,
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"factors fitted to {len(measured)} texts (margin {MARGIN:.0%}):")
     print(f"  ascii share of an o200k token: {derived.ascii / 1000:.2f}")
-    print("| class | code points | surcharge per char (derived) | in compiler/tokens.py |")
+    print("| class | code points | surcharge per char (derived) | in compiler/_base/tokens.py |")
     print("|---|---|---:|---:|")
     for (cls, span), new, now in zip(
         SCRIPT_CLASSES, derived.surcharges, SCRIPT_SCALE.surcharges, strict=True
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         for t, raw, worst, _ in [*measured, *short]
         if SCRIPT_SCALE.estimate(t, raw) < worst
     ]
-    print(f"texts fitted to that the factors in compiler/tokens.py fall short of: {len(bad)}")
+    print(f"texts fitted to that the factors in compiler/_base/tokens.py fall short of: {len(bad)}")
     for row in bad:
         print("  ", row)
     print(f"texts (short sentences too) they under-count: {len(under)}")

@@ -67,7 +67,7 @@ def floor(chat: list[dict[str, str]], budget: int, encode: Callable[[str], list[
 def offline_tiktoken_cache() -> str:
     """A TIKTOKEN_CACHE_DIR holding the official rank files this package ships, so that
     tiktoken.get_encoding() in a peer never downloads (the machine may be offline)."""
-    from compiler.tokens import _rank_file
+    from compiler._base.tokens import _rank_file
 
     directory = Path(tempfile.gettempdir()) / "apc-bench-tiktoken"
     directory.mkdir(exist_ok=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 from compiler._base.frame import ComponentKind, ContextFrame, ToolSpec
 from compiler._base.journal import Event, Journal
+from compiler._base.tokens import TokenCounter, counter_for
 from compiler.assemble import Assembler
 from compiler.checking import (
     MAX_TEMPLATE_FILE_BYTES,
@@ -62,6 +63,7 @@ from compiler.losses import LOSS_CODES, checked_losses
 from compiler.macros import BoundTemplate
 from compiler.markers import check_markers
 from compiler.options import CompileOptions
+from compiler.policy.tool_catalogue import KNOWN_TOOLS
 from compiler.policy.tools import ToolGate
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
 from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, system_prompt_for
@@ -75,8 +77,6 @@ from compiler.tavern.agent_entries import default_mode
 from compiler.tavern.assemble import assemble_preset
 from compiler.tavern.framing import preset_stops
 from compiler.tavern.preset import PresetSettings, TavernPreset, ordered_prompts, read_preset
-from compiler.tokens import TokenCounter, counter_for
-from compiler.tool_catalogue import KNOWN_TOOLS
 
 
 @dataclass

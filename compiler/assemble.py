@@ -31,16 +31,16 @@ from compiler.errors import ContextError, Diagnostic, PolicyError
 from compiler.macros import BoundTemplate, MacroCall
 from compiler.markers import ALLOWANCE, OPEN, openers
 from compiler.policy.resources import VisibleResourcePolicy
-from compiler.profile import ResolvedAgentProfile
-from compiler.profile.models import PlanNode, PlanPolicy
-from compiler.required import default_required, entry_pieces, mark_history
-from compiler.stmacros import MacroBudget, MacroEnv, card_values, inert, js_number, substitute
-from compiler.syntax.ast import Text
-from compiler.tool_catalogue import (
+from compiler.policy.tool_catalogue import (
     KNOWN_TOOLS,
     matches_any,
     to_provider_name,
 )
+from compiler.profile import ResolvedAgentProfile
+from compiler.profile.models import PlanNode, PlanPolicy
+from compiler.required import default_required, entry_pieces, mark_history
+from compiler.st.macros import MacroBudget, MacroEnv, card_values, inert, js_number, substitute
+from compiler.syntax.ast import Text
 from compiler.visibility import (
     MACRO_RESOURCES,
     file_resource,
@@ -468,7 +468,7 @@ def _tools(a: Assembler, call: MacroCall) -> dict[str, Any]:
     """Exactly the profile's visible tools: the run's definitions, else the built-in ones.
 
     Visibility is not decided here: it is the profile's ``tools.visible`` /
-    ``tools.approvalRequired``, which :func:`compiler.tool_catalogue.visible_tools` computed
+    ``tools.approvalRequired``, which :func:`compiler.policy.tool_catalogue.visible_tools` computed
     once over the known tools plus the run's own when the compile bound the profile to this
     run (:meth:`ResolvedAgentProfile.with_run_tools`). A run tool the profile was not bound
     to is not offered. The run's tools come first in its order, then the visible known tools

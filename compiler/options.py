@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
+from compiler._base.tokens import TokenCounter
 from compiler.assemble import PresetMode
 from compiler.fit import Summarizer, SummaryCache
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
 from compiler.profile.models import PlanPolicy
 from compiler.providers import DEFAULT_PROVIDER
 from compiler.providers.dialect import LoweringOptions
-from compiler.tokens import TokenCounter
 
 __all__ = ["CACHE_STABLE_STEP", "CompileOptions", "OptionFields", "PresetMode"]
 
@@ -53,7 +53,7 @@ class CompileOptions:
       ``PlanPolicy``): the node's ``allowedTools`` narrow the tools, its ``visibleFiles``
       the workspace, its ``contextBudget`` the budget, and ``<<agent.plan>>`` shows the
       plan with the node marked;
-    - ``token_counter``: a :class:`compiler.tokens.TokenCounter` the caller owns, or a
+    - ``token_counter``: a :class:`compiler._base.tokens.TokenCounter` the caller owns, or a
       callable ``text -> tokens`` (e.g. the provider's count-tokens endpoint), used instead
       of tiktoken's count (cached per content).
     """

@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 from typing import Unpack
 
+from compiler._base.tokens import TokenCounter
 from compiler.api import (
     CompileResult,
     Context,
@@ -33,7 +34,6 @@ from compiler.errors import ContextError, Diagnostic
 from compiler.feasibility import Feasibility
 from compiler.fit import SummaryCache
 from compiler.options import CompileOptions, OptionFields
-from compiler.tokens import TokenCounter
 
 __all__ = ["Session", "check_budget", "compile", "compile_string"]
 

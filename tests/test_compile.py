@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 import compiler
+from compiler._base.tokens import counter_for
 from compiler.cli import main
 from compiler.errors import BudgetError, LoweringError, PolicyError
 from compiler.providers.openai_chat import DIALECT, cookbook_function_tokens
-from compiler.tokens import counter_for
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

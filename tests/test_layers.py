@@ -33,21 +33,17 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     # errors: the one base error, codes, Diagnostic and Span
     ("errors", frozenset({"errors"}), frozenset()),
     # base: the ContextFrame the stages pass and its kinds, the journal, atomic writes, the one
-    # converter of validation errors (compiler/_base/)
+    # converter of validation errors, token counting (compiler/_base/)
     ("base", frozenset({"_base"}), frozenset({"errors"})),
-    # leaf utilities: no pipeline knowledge
-    (
-        "leaf",
-        frozenset({"tokens", "stmacros", "stclock", "tool_catalogue"}),
-        frozenset({"errors"}),
-    ),
     # syntax: text -> AST; knows nothing but text
     ("syntax", frozenset({"syntax"}), frozenset({"errors"})),
+    # SillyTavern's macro engine and its clock (compiler/st/), over plain text and values
+    ("st", frozenset({"st"}), frozenset({"errors"})),
     # the dialect interface fit counts with (the module compiler.providers.dialect: see SUBUNITS)
-    ("frame", frozenset({"providers.dialect"}), frozenset({"base", "leaf"})),
+    ("frame", frozenset({"providers.dialect"}), frozenset({"base"})),
     # libraries: readers of run inputs (in the frame's vocabulary: roles); policies; profiles
     # (which read inputs and apply policies)
-    ("context", frozenset({"context"}), frozenset({"frame"})),
+    ("context", frozenset({"context"}), frozenset({"frame", "st"})),
     ("policy", frozenset({"policy"}), frozenset({"frame"})),
     ("profile", frozenset({"profile"}), frozenset({"context", "policy"})),
     # assemble: AST + profile + run context -> ContextFrame (macro catalogue, marker check,
@@ -190,7 +186,7 @@ def test_the_table_says_what_the_pipeline_promises() -> None:
     assert {"context", "profile", "base", "frame"}.isdisjoint(MAY_IMPORT["syntax"]), (
         "syntax: text only"
     )
-    for low in ("errors", "base", "leaf", "syntax", "frame", "context", "policy", "profile"):
+    for low in ("errors", "base", "syntax", "st", "frame", "context", "policy", "profile"):
         assert not {"assemble", "tavern", "fit", "lower", "api"} & MAY_IMPORT[low], low
 
 

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compiler._base.tokens import SCRIPT_CLASSES, SCRIPT_SCALE, counter_for, script_chars
 from compiler.providers.anthropic import DIALECT as ANTHROPIC
 from compiler.providers.gemini import DIALECT as GEMINI
-from compiler.tokens import SCRIPT_CLASSES, SCRIPT_SCALE, counter_for, script_chars
 
 ROOT = Path(__file__).resolve().parent.parent
 O200K = counter_for("o200k_base")
@@ -94,7 +94,7 @@ def test_both_dialects_count_with_the_script_estimate() -> None:
 
 
 def test_a_callers_count_function_is_not_scaled() -> None:
-    from compiler.tokens import TokenCounter
+    from compiler._base.tokens import TokenCounter
 
     exact = TokenCounter("o200k_base", count_fn=len)
     assert ANTHROPIC.estimating(exact) is exact and exact.count("Привет") == 6

@@ -331,7 +331,7 @@ def test_a_turn_counted_by_the_caller_leaves_no_summary_for_a_tiktoken_turn() ->
     ``token_counter`` is the caller's (here: summary lines are dear) is not the summary a
     later tiktoken-counted turn of the session makes of the same cut, which gives what a
     one-shot compile gives."""
-    from compiler.tokens import get_encoding
+    from compiler._base.tokens import get_encoding
 
     encoding = get_encoding("o200k_base")
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.context.cards import read_card
-from compiler.stmacros import card_values, substitute
+from compiler.st.macros import card_values, substitute
 
 VALUES = {
     "char": "Seraphina",
@@ -102,7 +102,7 @@ def test_linear_trim_and_comments_match_the_regex_definition(text: str) -> None:
 
 
 def _work(text: str) -> tuple[str, int, int]:
-    """:func:`substitute` of ``text``, with the lines it runs in compiler/stmacros.py and the
+    """:func:`substitute` of ``text``, with the lines it runs in compiler/st/macros.py and the
     bytes it allocates there, step by step (the growth of the traced memory's peak over each
     line, summed): counts of work the machine's load does not change, unlike a time. A line
     that copies a whole string or list is one line but many bytes."""
@@ -168,7 +168,7 @@ def test_macros_never_fill_in_more_than_the_limit() -> None:
 
     import compiler
     from compiler.errors import TemplateError
-    from compiler.stmacros import MAX_FILLED_CHARS, substitute
+    from compiler.st.macros import MAX_FILLED_CHARS, substitute
 
     long = "x" * 100_000
     ok = substitute("{{description}}" * 100, {"description": long})

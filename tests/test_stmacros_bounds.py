@@ -12,7 +12,7 @@ import pytest
 import compiler
 import compiler.assemble
 from compiler.errors import APCError
-from compiler.stmacros import (
+from compiler.st.macros import (
     MAX_MACRO_CHARS,
     MAX_MACRO_DIGITS,
     MacroBudget,

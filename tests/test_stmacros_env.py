@@ -12,7 +12,7 @@ import pytest
 
 import compiler
 from compiler.cli import main
-from compiler.stmacros import MacroEnv, literal_macros, substitute
+from compiler.st.macros import MacroEnv, literal_macros, substitute
 
 NOW = datetime(2024, 3, 5, 14, 7, 9)
 ENV = MacroEnv(now=NOW, seed=7, variables={"x": "5", "s": "ab"}, global_variables={"g": "G"})

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiktoken.load import check_hash
 
-from compiler import tokens
+from compiler._base import tokens
+from compiler._base.tokens import TokenCounter, encoding_name_for_model, get_encoding
 from compiler.errors import TokenizerError
-from compiler.tokens import TokenCounter, encoding_name_for_model, get_encoding
 
 
 def test_sockets_are_blocked_in_tests() -> None:
@@ -36,7 +36,7 @@ def test_encodings_load_offline(name: str, text: str, tokens: list[int]) -> None
 
 
 def test_rank_files_are_checked_against_tiktokens_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
-    from compiler import tokens
+    from compiler._base import tokens
 
     seen: list[str] = []
 
@@ -79,7 +79,7 @@ def test_rank_files_parse_as_tiktoken_parses_them(name: str) -> None:
 
 
 def test_tampered_rank_file_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from compiler import tokens
+    from compiler._base import tokens
 
     monkeypatch.setattr(tokens, "_rank_file", lambda name: b"dGVzdA== 0\n")
     with pytest.raises(TokenizerError) as info:
@@ -130,7 +130,7 @@ def test_counter_caches_by_content() -> None:
 def test_offline_encodings_are_tiktokens_own(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The split pattern, special tokens, rank file and hash are those of tiktoken's own
     constructor (run here with its loader stubbed: it would download)."""
-    from compiler.tokens import OFFLINE_ENCODINGS
+    from compiler._base.tokens import OFFLINE_ENCODINGS
 
     asked: list[tuple[str, str | None]] = []
 
@@ -182,7 +182,7 @@ def test_a_counter_s_cache_is_bounded_in_characters_too() -> None:
         assert counter.count(f"{i} " + "word " * 500) == counter.count(f"{i} " + "word " * 500)
         assert counter.cached_chars <= 10_000
     assert counter.count("x " * 20_000) > 10_000 and counter.cached_chars <= 10_000
-    from compiler.tokens import MAX_CACHED_CHARS
+    from compiler._base.tokens import MAX_CACHED_CHARS
 
     assert TokenCounter("o200k_base")._max_chars == MAX_CACHED_CHARS  # a session's default
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from compiler.context.run import ChatMessageIn
-from compiler.stmacros import humanize, send_time
+from compiler.st.macros import humanize, send_time
 
 
 def _hidden(m: ChatMessageIn) -> bool:

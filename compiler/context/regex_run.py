@@ -75,7 +75,7 @@ from compiler.context.run import ChatMessageIn, RunContext
 from compiler.context.world_activation import REGEX_MAX_LENGTH, REGEX_MAX_SIZE, _pattern_size
 from compiler.context.world_place import world_position
 from compiler.errors import Diagnostic
-from compiler.stmacros import inert
+from compiler.st.macros import inert
 
 SCRIPT_TIMEOUT = 0.1
 """Seconds one script may take on one text (``regex.timeout`` past it)."""

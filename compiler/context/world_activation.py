@@ -5,7 +5,7 @@ Internal: the scan itself (which entries activate, in what order) is
 
 - The buffer an entry scans is :meth:`Scanner.haystack` (``WorldInfoBuffer.get``). Keys go
   through ``rewrite_key`` when given (a caller fills SillyTavern macros such as ``{{char}}``
-  with it: :func:`compiler.stmacros.substitute`), then are trimmed; an empty key never
+  with it: :func:`compiler.st.macros.substitute`), then are trimmed; an empty key never
   matches.
 - A plain key is a substring test, case-insensitive unless the entry (or the scan) says
   ``caseSensitive``; ``matchWholeWords`` makes a one-word key match only between non-word

@@ -17,7 +17,7 @@ from compiler.context.world_place import world_position
 from compiler.context.world_scan import Character, ScanSettings, scan, world_budget
 from compiler.context.world_trace import ScanTrace
 from compiler.errors import Diagnostic
-from compiler.stmacros import MacroEnv, substitute
+from compiler.st.macros import MacroEnv, substitute
 
 if TYPE_CHECKING:
     from compiler.context.run import ChatMessageIn, RunContext

@@ -68,6 +68,7 @@ from typing import NoReturn
 from compiler._base.frame import AS_WRITTEN, FILL_BLOCK, ROLEPLAY, Component, ContextFrame
 from compiler._base.journal import Journal
 from compiler._base.kinds import ComponentKind
+from compiler._base.tokens import TokenCounter
 from compiler.errors import Diagnostic, InternalError
 from compiler.fit.budgets import CategoryBudgets, TotalBudget, category_of
 from compiler.fit.costs import Costs, Neighbours
@@ -92,7 +93,6 @@ from compiler.fit.turns import newest_turns
 from compiler.fit.windows import SUMMARY_MODE_TOKENS as SUMMARY_MODE_TOKENS
 from compiler.fit.windows import WindowFitter
 from compiler.providers.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
-from compiler.tokens import TokenCounter
 
 #: Over the budget by a seam, the grant loop runs again with a total this many times one
 #: token smaller, then smaller by the excess (a bound on the work; seams rarely need a second run).

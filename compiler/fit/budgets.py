@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler._base.frame import CATEGORY, Component, ComponentKind, Message
+from compiler._base.tokens import TokenCounter
 from compiler.errors import Diagnostic
 from compiler.providers.dialect import Dialect
-from compiler.tokens import TokenCounter
 
 #: component kind -> budget category (the profile's ``<category>BudgetTokens``).
 CATEGORY_OF: dict[ComponentKind, str] = {

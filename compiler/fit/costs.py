@@ -12,9 +12,9 @@ import bisect
 from collections.abc import Sequence
 
 from compiler._base.frame import MESSAGE_KINDS, Component, ComponentKind, Message, Role
+from compiler._base.tokens import TokenCounter
 from compiler.fit.items import Item
 from compiler.providers.dialect import Dialect
-from compiler.tokens import TokenCounter
 
 #: Characters each side of a seam between two texts that the grant loop tokenizes together.
 SEAM_WINDOW = 32

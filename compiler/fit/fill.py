@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from compiler._base.frame import FILL_BLOCK, FILL_HEAD, MESSAGE_NAME, Message
+from compiler._base.tokens import TokenCounter
 from compiler.fit.items import Item
 from compiler.providers.dialect import Dialect
-from compiler.tokens import TokenCounter
 
 
 class Filler:

@@ -38,13 +38,13 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from compiler._base.frame import Message, Role
+from compiler._base.tokens import TokenCounter
 from compiler.errors import APCError
 from compiler.fit.budgets import message_shares
 from compiler.fit.prices import PriceBook, Sourced
 from compiler.fit.summarize import SummaryChain, SummaryRequest
 from compiler.fit.truncate import fit_sentences
 from compiler.providers.dialect import Dialect
-from compiler.tokens import TokenCounter
 
 SUMMARY_ROLE: Role = "system"
 FIRST_BLOCK = 16  # messages the history walk prices at once first (see _Walk.extend)

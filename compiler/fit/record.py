@@ -11,12 +11,12 @@ from typing import Any
 
 from compiler._base.frame import ComponentKind
 from compiler._base.journal import Journal
+from compiler._base.tokens import TokenCounter
 from compiler.errors import BudgetError, Diagnostic
 from compiler.fit.budgets import CATEGORIES, TotalBudget, messages_shares
 from compiler.fit.items import Item, Outcome
 from compiler.fit.ledger import BudgetLedger, CategoryTotal, LedgerEntry
 from compiler.providers.dialect import Dialect
-from compiler.tokens import TokenCounter
 
 #: kinds whose loss a reader would miss: dropping one whole is a warning
 MISSED = frozenset(

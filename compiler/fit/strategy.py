@@ -15,9 +15,9 @@ from compiler._base.frame import (
     ContextFrame,
     Strategy,
 )
+from compiler._base.tokens import TokenCounter
 from compiler.fit.history import newest_turn
 from compiler.providers.dialect import NO_OPTIONS, Dialect, LoweringOptions
-from compiler.tokens import TokenCounter
 
 #: Kinds kept whole unless the author gives them a strategy.
 ALWAYS_KEPT = frozenset(

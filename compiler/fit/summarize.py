@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from compiler._base.frame import Message
+from compiler._base.tokens import TokenCounter
 from compiler.fit.truncate import fit_sentences, snap_back
-from compiler.tokens import TokenCounter
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from compiler._base.frame import Component, ComponentKind
+from compiler._base.tokens import TokenCounter
 from compiler.fit.history import min_present
 from compiler.fit.items import Item, Outcome
 from compiler.fit.ledger import Action
 from compiler.fit.summarize import MIN_SUMMARY_TOKENS, SummaryChain, SummaryRequest
 from compiler.fit.truncate import Keep, truncate_text
-from compiler.tokens import TokenCounter
 
 #: Kinds whose truncation keeps head and tail (the rest keep the head).
 HEAD_TAIL = frozenset(

@@ -18,7 +18,7 @@ import re
 import unicodedata
 from typing import Literal
 
-from compiler.tokens import TokenCounter
+from compiler._base.tokens import TokenCounter
 
 #: How far back (in characters) a cut looks for a word boundary; a "word" longer than this
 #: (a hash, base64) is cut where it is.

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler._base.frame import ContextFrame
+from compiler._base.tokens import TokenCounter
 from compiler.fit.budgets import messages_shares
 from compiler.fit.costs import Costs
 from compiler.fit.strategy import required_turn, turn_part
 from compiler.providers.dialect import Dialect
-from compiler.tokens import TokenCounter
 
 #: The hint of a newest turn over a budget: no cutting strategy helps it.
 HINT = (

@@ -159,7 +159,7 @@ def reallow_warnings(
     file: str | None,
 ) -> list[Diagnostic]:
     """Warnings for a creator's exact ``allow`` entries that the user's deny overrides."""
-    from compiler.tool_catalogue import tool_matches_any
+    from compiler.policy.tool_catalogue import tool_matches_any
 
     return [
         Diagnostic(

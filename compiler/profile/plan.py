@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from compiler.errors import Diagnostic, ProfileError, did_you_mean
+from compiler.policy.tool_catalogue import tool_matches, tool_matches_any
 from compiler.profile.checks import normalize_workspace_path
 from compiler.profile.embedded import load_json
 from compiler.profile.models import AgentProfile, PlanNode, PlanPolicy, validate_model
 from compiler.profile.resolve import ResolvedAgentProfile
-from compiler.tool_catalogue import tool_matches, tool_matches_any
 
 __all__ = ["ProfileLookup", "check_plan", "load_plan", "node_tools", "strict_node"]
 

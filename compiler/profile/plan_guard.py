@@ -43,13 +43,13 @@ from typing import Any, Literal, cast, get_args
 
 from compiler._base.journal import Journal, Level
 from compiler.errors import ContextError, PolicyError
+from compiler.policy.tool_catalogue import tool_matches_any
 from compiler.policy.tools import ToolGate
 from compiler.profile.checks import normalize_workspace_path
 from compiler.profile.models import PlanNode, PlanPolicy, ProfileValidationError, validate_model
 from compiler.profile.plan import ProfileLookup, check_plan, strict_node
 from compiler.profile.resolve import ResolvedAgentProfile
 from compiler.profile.switch import SwitchOutcome, SwitchSource, check_switch
-from compiler.tool_catalogue import tool_matches_any
 
 __all__ = ["ActionKind", "Decision", "PlanAction", "PlanGuard"]
 

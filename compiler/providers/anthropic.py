@@ -28,7 +28,7 @@ SillyTavern sends Claude instead, its samplers sent to the models that take them
 
 Counting: no offline tokenizer matches Claude's, so counts are an estimate
 (``exact_counts`` is False): every text, tool input and tool definition counted by
-:data:`compiler.tokens.SCRIPT_SCALE` over tiktoken's ``o200k_base`` (an upper bound, per
+:data:`compiler._base.tokens.SCRIPT_SCALE` over tiktoken's ``o200k_base`` (an upper bound, per
 script, of the Claude tokenizer the ``anthropic`` SDK shipped up to 0.34: about 1.05 times
 ``o200k_base`` for English but 1.8 for Russian and 3 to 5 for Indic scripts; the factors and
 how they were measured: benchmarks/script_factors.py), plus fixed framing per request,
@@ -47,6 +47,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from compiler._base.frame import CLAUDE, ContextFrame, Message, ToolSpec
+from compiler._base.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 from compiler.errors import Diagnostic, LoweringError
 from compiler.providers.anthropic_check import TOOL_ID_RE, cache_controls, check_turns
 from compiler.providers.anthropic_check import blocks_of as _blocks
@@ -70,7 +71,6 @@ from compiler.providers.dialect import (
     by_prefix,
 )
 from compiler.providers.tool_params import ANTHROPIC_KEYS, sent_tool
-from compiler.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 
 #: Context windows, longest prefix wins: every Claude model (3, 3.5, 3.7, 4, 4.1, 4.5, 4.6:
 #: claude-3-haiku, claude-3-5-sonnet, claude-sonnet-4-5, claude-opus-4, claude-haiku-4-5, ...)

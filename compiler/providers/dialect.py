@@ -38,8 +38,8 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from compiler._base.frame import ContextFrame, Message, ToolSpec
+from compiler._base.tokens import ScriptScale, TokenCounter, encoding_name_for_model
 from compiler.errors import Diagnostic, LoweringError
-from compiler.tokens import ScriptScale, TokenCounter, encoding_name_for_model
 
 ModelRequest = dict[str, Any]
 """A provider request body, ready for JSON."""

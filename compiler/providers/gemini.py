@@ -50,7 +50,7 @@ with :meth:`~compiler.providers.dialect.Dialect.unsupported`, an error with ``st
 Counting: Gemini's tokenizer has no public offline counterpart (exact counts come from
 ``models/{model}:countTokens``, online; the SDK's local tokenizer downloads its model at run
 time, and no maintained package ships it), so counts are an estimate: each text counted by
-:data:`compiler.tokens.SCRIPT_SCALE` over tiktoken's ``o200k_base`` (the per-script upper
+:data:`compiler._base.tokens.SCRIPT_SCALE` over tiktoken's ``o200k_base`` (the per-script upper
 bound measured against Claude's and cl100k_base's tokenizers, which a Gemini count is not
 expected to exceed: see benchmarks/script_factors.py), plus :data:`PER_CONTENT` per turn,
 :data:`PER_PART` per part, function calls, responses and declarations counted as their
@@ -68,6 +68,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from compiler._base.frame import ContextFrame, Message, ToolSpec
+from compiler._base.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 from compiler.errors import Diagnostic, LoweringError
 from compiler.providers.conversation import PREFILL_NOTE, START_CHAT, prepared
 from compiler.providers.dialect import (
@@ -100,7 +101,6 @@ from compiler.providers.gemini_turns import (
     sign_current_turn,
 )
 from compiler.providers.tool_params import GEMINI_KEYS, sent_tool
-from compiler.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 
 #: Context windows (input + output tokens) of Gemini models, longest prefix wins.
 GEMINI_WINDOWS: dict[str, int] = {

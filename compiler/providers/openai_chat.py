@@ -31,6 +31,7 @@ from operator import add, itemgetter
 from typing import Any, ClassVar
 
 from compiler._base.frame import ContextFrame, Message, ToolSpec
+from compiler._base.tokens import TokenCounter
 from compiler.errors import Diagnostic, LoweringError
 from compiler.providers.conversation import (
     OPENAI_PREFILL_HINT,
@@ -47,7 +48,6 @@ from compiler.providers.dialect import (
     SamplerRange,
 )
 from compiler.providers.tool_params import sent_tool
-from compiler.tokens import TokenCounter
 
 #: Context windows (input + output tokens) of OpenAI models, longest prefix wins.
 OPENAI_WINDOWS: dict[str, int] = {

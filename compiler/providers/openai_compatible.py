@@ -40,6 +40,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from compiler._base.frame import ContextFrame, Message
+from compiler._base.tokens import encoding_name_for_model
 from compiler.errors import Diagnostic, LoweringError, TokenizerError
 from compiler.providers.conversation import prepared
 from compiler.providers.dialect import NO_OPTIONS, LoweringOptions, ModelRequest
@@ -50,7 +51,6 @@ from compiler.providers.openai_chat import (
     distinct_names,
     openai_options,
 )
-from compiler.tokens import encoding_name_for_model
 
 #: The encoding a model name tiktoken does not know is counted with (SillyTavern's
 #: fallback tokenizer for the custom source, gpt-3.5-turbo's).

@@ -47,6 +47,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from compiler._base.frame import ContextFrame, Message, ToolSpec
+from compiler._base.tokens import TokenCounter
 from compiler.errors import Diagnostic, LoweringError
 from compiler.providers.conversation import prepared, result_text
 from compiler.providers.dialect import (
@@ -70,7 +71,6 @@ from compiler.providers.openai_chat import (
     warn_prefill,
 )
 from compiler.providers.tool_params import sent_tool
-from compiler.tokens import TokenCounter
 
 #: The roles a message item may take (Responses has no "tool" role).
 ROLES = frozenset({"user", "assistant", "system", "developer"})

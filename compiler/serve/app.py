@@ -28,6 +28,7 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
+from compiler._base.tokens import counter_for
 from compiler.context.inputs import collect_warnings, decode_text, parse_json
 from compiler.errors import APCError, Diagnostic, is_too_deep, too_deep
 from compiler.serve.guard import Guard
@@ -51,7 +52,6 @@ from compiler.serve.replies import (
     root_prefix,
 )
 from compiler.serve.service import Service
-from compiler.tokens import counter_for
 
 T = TypeVar("T")
 LOG = logging.getLogger("apc.serve")

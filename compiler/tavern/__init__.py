@@ -1,6 +1,6 @@
 """SillyTavern preset import: prompts, prompt order, markers and in-chat injections.
 
-SillyTavern's ``{{macro}}`` substitution is :mod:`compiler.stmacros`.
+SillyTavern's ``{{macro}}`` substitution is :mod:`compiler.st.macros`.
 """
 
 from __future__ import annotations

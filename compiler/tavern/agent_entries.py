@@ -22,7 +22,7 @@ from compiler.assemble import PresetMode
 from compiler.errors import APCError, Diagnostic, TemplateError
 from compiler.macros import BoundTemplate, MacroCall, bind
 from compiler.profile import ResolvedAgentProfile, resolve_profile
-from compiler.stmacros import comment_spans
+from compiler.st.macros import comment_spans
 from compiler.syntax import parse
 from compiler.syntax.ast import Template
 from compiler.tavern.preset import PresetPrompt, TavernPreset, ordered_prompts

@@ -61,7 +61,7 @@ from compiler.errors import Diagnostic, Span, TemplateError
 from compiler.macros import BoundTemplate, MacroCall
 from compiler.markers import ALLOWANCE, allowance, openers
 from compiler.required import framed_pieces, requires
-from compiler.stmacros import inert
+from compiler.st.macros import inert
 from compiler.syntax.ast import Text
 from compiler.tavern.agent_entries import (
     ENTRY_MACROS,

@@ -34,7 +34,7 @@ from compiler.errors import APCError, Diagnostic, TemplateError
 from compiler.macros import BoundTemplate, MacroCall, bind
 from compiler.markers import OPEN, openers
 from compiler.profile.embedded import schema_from_preset
-from compiler.stmacros import (
+from compiler.st.macros import (
     ENVIRONMENT_MACROS,
     STANDARD_MACROS,
     MacroEnv,

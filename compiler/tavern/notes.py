@@ -40,7 +40,7 @@ from compiler.context.run import RunContext
 from compiler.context.world_place import position_unsupported, texts_at, world_position
 from compiler.errors import Diagnostic
 from compiler.markers import ALLOWANCE, openers
-from compiler.stmacros import inert
+from compiler.st.macros import inert
 from compiler.tavern.framing import CARD_RESOURCE
 from compiler.tavern.injections import MAX_INJECTION_DEPTH, ExtensionPrompt
 

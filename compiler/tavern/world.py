@@ -21,7 +21,7 @@ from compiler.assemble import Assembler
 from compiler.context.world_place import world_position
 from compiler.errors import Diagnostic
 from compiler.markers import openers
-from compiler.stmacros import inert
+from compiler.st.macros import inert
 from compiler.tavern.injections import MAX_INJECTION_DEPTH, ExtensionPrompt
 
 _ROLES: dict[int, PromptRole] = {0: "system", 1: "user", 2: "assistant"}

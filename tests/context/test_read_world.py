@@ -12,7 +12,7 @@ from compiler.context.cards import read_card
 from compiler.context.world import Lorebook, SelectiveLogic, read_lorebook
 from compiler.context.world_scan import activate
 from compiler.errors import ContextError
-from compiler.stmacros import card_values, substitute
+from compiler.st.macros import card_values, substitute
 
 CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 ELDORIA = CORPUS / "worlds" / "Eldoria.json"

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import compiler
+from compiler._base.tokens import counter_for
 from compiler.context.world import WorldEntry, read_lorebook
 from compiler.context.world_scan import FRAMING, ScanSettings, scan, world_budget
-from compiler.tokens import counter_for
 
 
 def lore(*entries: dict[str, Any]) -> list[WorldEntry]:

@@ -12,13 +12,13 @@ import pytest
 import compiler
 from compiler._base.frame import Component, ComponentKind, ContextFrame, Message
 from compiler._base.journal import Journal
+from compiler._base.tokens import TokenCounter, counter_for
 from compiler.cli import main
 from compiler.errors import BudgetError
 from compiler.fit import CategoryBudgets, SummaryRequest, fit, truncate_text
 from compiler.fit.summarize import SummaryCache
 from compiler.providers import get_dialect
 from compiler.providers.openai_chat import DIALECT
-from compiler.tokens import TokenCounter, counter_for
 
 COUNTER = counter_for("o200k_base")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -29,7 +29,7 @@ from compiler.fit import fit, floor_tokens
 from compiler._base.frame import Component, ComponentKind, ContextFrame
 from compiler._base.journal import Journal
 from compiler.providers.openai_chat import DIALECT
-from compiler.tokens import counter_for
+from compiler._base.tokens import counter_for
 
 out = []
 template, run = Path("examples/writer/template.txt"), Path("examples/writer/run.json")

@@ -8,12 +8,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compiler._base.tokens import TokenCounter, get_encoding
 from compiler.context.lazy_chat import LazyChat, made_as_read
 from compiler.errors import APCError
 from compiler.fit.history import _Walk
 from compiler.fit.prices import PriceMemo
 from compiler.providers import get_dialect
-from compiler.tokens import TokenCounter, get_encoding
 
 WORDS = st.sampled_from(["the", "ferry", "river.", "Mira!", "灯", "\n", "  ", "42"])
 TEXT = st.lists(WORDS, max_size=30).map("".join)

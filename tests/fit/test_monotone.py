@@ -8,10 +8,10 @@ import pytest
 
 from compiler._base.frame import Component, ComponentKind, ContextFrame, Message, Strategy
 from compiler._base.journal import Journal
+from compiler._base.tokens import counter_for
 from compiler.fit import FitResult, fit, floor_tokens
 from compiler.fit.allocator import _Allocator
 from compiler.providers.openai_chat import DIALECT
-from compiler.tokens import counter_for
 
 COUNTER = counter_for("o200k_base")
 
@@ -130,9 +130,9 @@ def test_a_required_part_fits_at_exactly_its_need_when_seams_overestimate() -> N
     estimate says 3: the required file must still be kept whole at exactly its need."""
     from compiler._base.frame import Component, ComponentKind, ContextFrame
     from compiler._base.journal import Journal
+    from compiler._base.tokens import counter_for
     from compiler.fit import fit, floor_tokens
     from compiler.providers.openai_chat import DIALECT
-    from compiler.tokens import counter_for
 
     counter = counter_for("o200k_base")
 

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from compiler._base.frame import Component, ComponentKind, ContextFrame, Message
 from compiler._base.journal import Journal
+from compiler._base.tokens import counter_for
 from compiler.errors import BudgetError
 from compiler.fit import BudgetLedger, CategoryBudgets, FitResult, fit, floor_tokens
 from compiler.fit.budgets import CATEGORY_OF
@@ -24,7 +25,6 @@ from compiler.fit.summarize import MIN_SUMMARY_TOKENS
 from compiler.providers import get_dialect
 from compiler.providers.dialect import Dialect
 from compiler.providers.openai_chat import DIALECT
-from compiler.tokens import counter_for
 
 COUNTER = counter_for("o200k_base")
 WORDS = ["the", "ferry", "Mira", "lantern", "river", "night", "said", "quietly", "东京", "🙂"]

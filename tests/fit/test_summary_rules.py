@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import compiler
+from compiler._base.tokens import counter_for
 from compiler.fit import SummaryRequest, truncate_text
 from compiler.fit.summarize import (
     MIN_SUMMARY_TOKENS,
@@ -27,7 +28,6 @@ from compiler.fit.summarize import (
     _grid,
 )
 from compiler.fit.truncate import ELLIPSIS, fit_sentences
-from compiler.tokens import counter_for
 
 COUNTER = counter_for("o200k_base")
 MARKER = re.compile(r"\[\.\.\. \d+ tokens cut \.\.\.\]")

@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import compiler
+from compiler._base.tokens import counter_for
 from compiler.providers import get_dialect
-from compiler.tokens import counter_for
 from tests.fit.test_budget_promises import PRESET, check_one, compiled, runs
 
 pytestmark = pytest.mark.skipif(not PRESET.is_file(), reason="the corpus is absent")

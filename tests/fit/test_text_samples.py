@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compiler._base.tokens import counter_for
 from compiler.fit import SummaryRequest
 from compiler.fit.summarize import ExtractiveSummarizer, FirstSentences, TextSamples
-from compiler.tokens import counter_for
 from tests.threads import run_threads
 
 COUNTER = counter_for("o200k_base")

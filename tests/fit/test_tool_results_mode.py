@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import compiler
+from compiler._base.tokens import counter_for
 from compiler.fit.allocator import SUMMARY_MODE_TOKENS
-from compiler.tokens import counter_for
 
 LONG = " ".join(f"Line {i}: the search found item {i} in chapter {i % 7}." for i in range(120))
 CTX = {

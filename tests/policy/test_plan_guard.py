@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.errors import PolicyError
+from compiler.policy.tool_catalogue import tool_matches_any
 from compiler.profile import (
     PlanAction,
     PlanGuard,
@@ -16,7 +17,6 @@ from compiler.profile import (
     load_plan,
     resolve_profile,
 )
-from compiler.tool_catalogue import tool_matches_any
 
 HYBRID = {
     "mode": "hybrid",

@@ -9,11 +9,11 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from compiler._base.frame import ContextFrame, Message, ToolSpec
+from compiler._base.tokens import TokenCounter
 from compiler.errors import Diagnostic, LoweringError
 from compiler.providers import Dialect, LoweringOptions
 from compiler.providers.dialect import NO_OPTIONS, ModelRequest
 from compiler.providers.layout import layout
-from compiler.tokens import TokenCounter
 
 
 def _turn(message: Message) -> list[str]:

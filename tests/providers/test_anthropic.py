@@ -16,6 +16,7 @@ import pytest
 
 import compiler
 from compiler._base.frame import Component, ComponentKind, ContextFrame, Message, ToolSpec
+from compiler._base.tokens import counter_for
 from compiler.errors import Diagnostic, LoweringError
 from compiler.providers import get_dialect
 from compiler.providers.anthropic import (
@@ -26,7 +27,6 @@ from compiler.providers.anthropic import (
     tool_use_id,
 )
 from compiler.providers.dialect import LoweringOptions
-from compiler.tokens import counter_for
 from tests.providers.frames import CASES, TOOLS, preset_case
 
 MODEL = "claude-sonnet-4-5"
@@ -677,7 +677,7 @@ def test_a_runtime_counts_with_the_count_tokens_endpoint_through_the_sdk() -> No
     import anthropic
     import httpx2 as http
 
-    from compiler.tokens import TokenCounter
+    from compiler._base.tokens import TokenCounter
 
     asked: list[str] = []
 

@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 import compiler
 from compiler._base.frame import CLAUDE, Component, ComponentKind, ContextFrame, Message
 from compiler._base.journal import Journal
+from compiler._base.tokens import counter_for
 from compiler.errors import Diagnostic
 from compiler.fit import fit, floor_tokens
 from compiler.providers.anthropic import DIALECT, create_arguments
 from compiler.providers.anthropic_tavern import takes_samplers
 from compiler.providers.dialect import LoweringOptions
 from compiler.tavern.preset import DEFAULT_HUMAN_SYSPROMPT
-from compiler.tokens import counter_for
 from tests.fit.test_properties import frames
 from tests.providers.frames import TOOLS
 from tests.tavern.test_preset_settings import write_preset

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 import compiler
+from compiler._base.tokens import counter_for
 from compiler.providers import get_dialect
 from compiler.providers.registry import PROVIDERS
-from compiler.tokens import counter_for
 from tests.providers.frames import CASES, dumps, preset_case
 
 DIALECTS = sorted(PROVIDERS)

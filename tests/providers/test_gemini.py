@@ -13,12 +13,12 @@ import pytest
 
 import compiler
 from compiler._base.frame import Component, ComponentKind, ContextFrame, Message, ToolSpec
+from compiler._base.tokens import counter_for
 from compiler.errors import Diagnostic, LoweringError
 from compiler.providers import get_dialect
 from compiler.providers.dialect import LoweringOptions
 from compiler.providers.gemini import DIALECT, generate_content_arguments
 from compiler.providers.gemini_schema import check_parameters, gemini_parameters
-from compiler.tokens import counter_for
 from tests.providers.frames import CASES, preset_case
 
 try:

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import compiler
+from compiler._base.tokens import counter_for
 from compiler.providers import get_dialect
 from compiler.providers.openai_chat import REPLY_PRIMING, system_role
-from compiler.tokens import counter_for
 from tests.providers.frames import CASES, preset_case
 from tests.providers.sdk import needs_openai, validate_strictly, wire_body
 
@@ -202,7 +202,7 @@ def test_request_count_is_the_sum_of_its_wire_messages(messages: list[dict[str, 
 def test_a_caller_s_count_fn_counts_a_request_message_by_message() -> None:
     """With a caller's ``count_fn`` a request's texts are asked in the per-message order (each
     message's role then its text, the tools after), as before batch counting."""
-    from compiler.tokens import TokenCounter
+    from compiler._base.tokens import TokenCounter
 
     asked: list[str] = []
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import compiler
+from compiler._base.tokens import counter_for
 from compiler.providers import get_dialect
-from compiler.tokens import counter_for
 from tests.providers.frames import CASES, CHAT, TOOLS, preset_case
 from tests.providers.sdk import needs_openai, validate_strictly, wire_body
 

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 from compiler._base.frame import ContextFrame
 from compiler._base.journal import Journal
+from compiler._base.tokens import counter_for
 from compiler.fit import FitResult, fit, floor_tokens
 from compiler.providers import get_dialect
 from compiler.providers.dialect import Dialect
 from compiler.providers.registry import PROVIDERS
-from compiler.tokens import counter_for
 from tests.fit.test_properties import frames
 
 COUNTER = counter_for("o200k_base")

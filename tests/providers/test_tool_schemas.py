@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from compiler._base.frame import Component, ComponentKind, ContextFrame, ToolSpec
+from compiler._base.tokens import counter_for
 from compiler.errors import Diagnostic, LoweringError
 from compiler.providers import get_dialect
 from compiler.providers.dialect import LoweringOptions
@@ -26,7 +27,6 @@ from compiler.providers.tool_params import (
     sent_arguments,
     sent_tool,
 )
-from compiler.tokens import counter_for
 from tests.providers.sdk import needs_openai, validate_strictly, wire_body
 
 COUNTER = counter_for("o200k_base")

@@ -15,10 +15,10 @@ import pytest
 import compiler
 from compiler._base.frame import Component, ComponentKind, ContextFrame, Message
 from compiler._base.journal import Journal
+from compiler._base.tokens import counter_for
 from compiler.cli import main
 from compiler.fit import CategoryBudgets, fit
 from compiler.providers.openai_chat import DIALECT
-from compiler.tokens import counter_for
 
 COUNTER = counter_for("o200k_base")
 PRESET = {

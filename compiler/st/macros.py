@@ -42,7 +42,7 @@ from decimal import Decimal
 from typing import Protocol
 
 from compiler.errors import Diagnostic, TemplateError
-from compiler.stclock import MONTHS, format_moment, humanize
+from compiler.st.clock import MONTHS, format_moment, humanize
 
 __all__ = [
     "ENVIRONMENT_MACROS",

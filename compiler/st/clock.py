@@ -1,7 +1,7 @@
 """The clock of SillyTavern's macros: moment.js formats (English) and ``humanize``, pure
 functions of a time, importing nothing of the compiler.
 
-Internal: the clock behind :mod:`compiler.stmacros` (which exports ``humanize``).
+Internal: the clock behind :mod:`compiler.st.macros` (which exports ``humanize``).
 """
 
 from __future__ import annotations
