@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from compiler.macros import bind
+from compiler._assemble.macros import bind
 from compiler.syntax import parse
 
 PARAGRAPH = (

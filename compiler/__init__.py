@@ -19,6 +19,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads the pipeline
+    from compiler._assemble.macros import BoundTemplate
     from compiler._base.frame import Component, ComponentKind, ContextFrame
     from compiler._base.journal import Event
     from compiler.api import CompileResult
@@ -43,7 +44,6 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     )
     from compiler.feasibility import Feasibility
     from compiler.fit import BudgetLedger, LedgerEntry, Summarizer, SummaryCache, SummaryRequest
-    from compiler.macros import BoundTemplate
     from compiler.options import CompileOptions
     from compiler.policy.creator import PlatformPolicy
     from compiler.policy.tools import ToolGate
@@ -66,7 +66,7 @@ _HOMES = {
     "compiler.fit": "BudgetLedger LedgerEntry Summarizer SummaryCache SummaryRequest",
     "compiler._base.frame": "Component ComponentKind ContextFrame",
     "compiler._base.journal": "Event",
-    "compiler.macros": "BoundTemplate",
+    "compiler._assemble.macros": "BoundTemplate",
     "compiler.options": "CompileOptions",
     "compiler.policy.creator": "PlatformPolicy",
     "compiler.policy.tools": "ToolGate",

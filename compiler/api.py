@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compiler._assemble.assemble import Assembler
+from compiler._assemble.macros import BoundTemplate
+from compiler._assemble.markers import check_markers
 from compiler._base.frame import ComponentKind, ContextFrame, ToolSpec
 from compiler._base.journal import Event, Journal
 from compiler._base.tokens import TokenCounter, counter_for
-from compiler.assemble import Assembler
 from compiler.checking import (
     MAX_TEMPLATE_FILE_BYTES,
     UNREADABLE,
@@ -60,8 +62,6 @@ from compiler.fit import (
 )
 from compiler.fit.budgets import TotalBudget, budget_warnings
 from compiler.losses import LOSS_CODES, checked_losses
-from compiler.macros import BoundTemplate
-from compiler.markers import check_markers
 from compiler.options import CompileOptions
 from compiler.policy.tool_catalogue import KNOWN_TOOLS
 from compiler.policy.tools import ToolGate

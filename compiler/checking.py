@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from compiler._assemble.macros import BoundTemplate, bind
 from compiler.context.inputs import decode_text, parse_json, read_bytes, sanitize, surrogate_warning
 from compiler.errors import Diagnostic, TemplateError
-from compiler.macros import BoundTemplate, bind
 from compiler.syntax import parse
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 
 if TYPE_CHECKING:
-    from compiler.assemble import PresetMode
+    from compiler._assemble.assemble import PresetMode
     from compiler.tavern.preset import TavernPreset
 
 MAX_TEMPLATE_FILE_BYTES = 4 * MAX_TEMPLATE_CHARS

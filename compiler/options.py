@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
+from compiler._assemble.assemble import PresetMode
 from compiler._base.tokens import TokenCounter
-from compiler.assemble import PresetMode
 from compiler.fit import Summarizer, SummaryCache
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
 from compiler.profile.models import PlanPolicy

@@ -10,7 +10,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("pydantic", "tiktoken", "compiler.assemble", "compiler.fit", "compiler.providers")
+HEAVY = (
+    "pydantic",
+    "tiktoken",
+    "compiler._assemble.assemble",
+    "compiler.fit",
+    "compiler.providers",
+)
 
 
 def loaded_after(args: list[str]) -> dict[str, object]:

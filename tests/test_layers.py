@@ -46,13 +46,9 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     ("context", frozenset({"context"}), frozenset({"frame", "st"})),
     ("policy", frozenset({"policy"}), frozenset({"frame"})),
     ("profile", frozenset({"profile"}), frozenset({"context", "policy"})),
-    # assemble: AST + profile + run context -> ContextFrame (macro catalogue, marker check,
-    # the resource each macro reads and the visible chat)
-    (
-        "assemble",
-        frozenset({"macros", "markers", "visibility", "required", "assemble"}),
-        frozenset({"syntax", "profile"}),
-    ),
+    # assemble: AST + profile + run context -> ContextFrame (compiler/_assemble/: the macro
+    # catalogue, the marker check, the resource each macro reads and the visible chat)
+    ("assemble", frozenset({"_assemble"}), frozenset({"syntax", "profile"})),
     # tavern: SillyTavern presets, assembled through the assemble stage
     ("tavern", frozenset({"tavern"}), frozenset({"assemble"})),
     # fit: counts and cuts a frame with a dialect's cost model; never reads inputs
@@ -265,14 +261,14 @@ def test_the_checker_sees_every_kind_of_import() -> None:
     """TYPE_CHECKING, function-local and relative imports are edges too."""
     source = (
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from compiler.assemble import Assembler\n"
+        "if TYPE_CHECKING:\n    from compiler._assemble.assemble import Assembler\n"
         "def f():\n    import compiler.tavern.preset\n"
         "from ..context import inputs\n"
         "from . import budgets\n"
     )
     edges = _edges("compiler.fit.probe", PACKAGE / "fit" / "probe.py", source)
     assert sorted((e.line, e.target) for e in edges) == [
-        (3, "compiler.assemble"),
+        (3, "compiler._assemble.assemble"),
         (5, "compiler.tavern.preset"),
         (6, "compiler.context.inputs"),
         (7, "compiler.fit.budgets"),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from compiler._assemble.macros import CATALOGUE, MacroCall, bind
 from compiler._base.frame import ComponentKind
 from compiler.errors import TemplateError
-from compiler.macros import CATALOGUE, MacroCall, bind
 from compiler.syntax import parse
 
 

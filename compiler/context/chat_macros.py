@@ -1,7 +1,7 @@
 """The SillyTavern macros the chat fills: ``{{input}}``, ``{{lastMessage}}``,
 ``{{lastUserMessage}}``, ``{{lastCharMessage}}`` and ``{{idle_duration}}``.
 
-Internal: used by :mod:`compiler.assemble`.
+Internal: used by :mod:`compiler._assemble.assemble`.
 """
 
 from __future__ import annotations

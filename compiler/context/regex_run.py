@@ -89,7 +89,7 @@ MAX_TRANSLATED = 2 * REGEX_MAX_LENGTH
 boundaries are spelled out (``\\b`` becomes 70 characters), and compiling takes time in
 proportion (~0.2 s for this many, outside any timeout). Longer is ``regex.too_complex``."""
 DEFAULT_DEPTH = 4  # world-info.js DEFAULT_DEPTH, an @D entry's depth when it has none
-_OPEN = "<<agent."  # compiler.markers.OPEN (a later stage)
+_OPEN = "<<agent."  # compiler._assemble.markers.OPEN (a later stage)
 _MATCH_MACRO = re.compile(r"\{\{match\}\}", re.IGNORECASE)
 _GROUP_REF = re.compile(r"\$([0-9]+)")
 _TARGETS = {USER_INPUT: "a user message", AI_OUTPUT: "an assistant message"}

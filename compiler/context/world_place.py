@@ -1,6 +1,6 @@
 """Where activated world info entries go, by SillyTavern's positions.
 
-Internal: used by :mod:`compiler.assemble` and :mod:`compiler.tavern`.
+Internal: used by :mod:`compiler._assemble.assemble` and :mod:`compiler.tavern`.
 
 Positions 0/1 (before/after) fill the ``worldInfoBefore``/``worldInfoAfter`` markers, 4
 (``@D``) is injected in chat (:mod:`compiler.tavern.world`), 5/6 (example messages top and

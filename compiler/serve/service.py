@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from compiler._assemble.assemble import PresetMode
 from compiler.api import CompileResult, deep_inputs_coded
-from compiler.assemble import PresetMode
 from compiler.checking import (
     MAX_TEMPLATE_FILE_BYTES,
     SourceKind,

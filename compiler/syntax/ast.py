@@ -20,7 +20,7 @@ class Text:
 
     ``literal_opens`` counts the escapes: the ``<<agent.`` openers in ``value`` that the
     author wrote as literal text. Any other opener in what is finally sent is a macro that
-    was never expanded (see :mod:`compiler.markers`).
+    was never expanded (see :mod:`compiler._assemble.markers`).
     """
 
     value: str

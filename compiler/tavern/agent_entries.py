@@ -17,10 +17,10 @@ Internal: used by :mod:`compiler.tavern.assemble` and :mod:`compiler.tavern.chec
 
 from __future__ import annotations
 
+from compiler._assemble.assemble import PresetMode
+from compiler._assemble.macros import BoundTemplate, MacroCall, bind
 from compiler._base.frame import PromptRole
-from compiler.assemble import PresetMode
 from compiler.errors import APCError, Diagnostic, TemplateError
-from compiler.macros import BoundTemplate, MacroCall, bind
 from compiler.profile import ResolvedAgentProfile, resolve_profile
 from compiler.st.macros import comment_spans
 from compiler.syntax import parse

@@ -32,7 +32,7 @@ Preset-authored text is tagged ``metadata.origin = "preset"``; injected chat mes
 ``origin: "injection"`` and their budget ``category`` (``injection``, ``worldInfo``,
 ``authorsNote``, ``charactersNote``, ``persona``; :mod:`compiler.fit.budgets`). A macro
 that cannot be materialized (inside an in-chat injection, in agent mode) marks its message
-``origin: "unmaterialized"``, and :func:`compiler.markers.check_markers` refuses a request
+``origin: "unmaterialized"``, and :func:`compiler._assemble.markers.check_markers` refuses a request
 that still carries such a message after fitting. Data (chat, files, tool results) and
 escaped literal text are never flagged.
 
@@ -45,6 +45,10 @@ import dataclasses
 import re
 from typing import Any
 
+from compiler._assemble.assemble import Assembler, PresetMode
+from compiler._assemble.macros import BoundTemplate, MacroCall
+from compiler._assemble.markers import ALLOWANCE, allowance, openers
+from compiler._assemble.required import framed_pieces, requires
 from compiler._base.frame import (
     AS_WRITTEN,
     CLAUDE,
@@ -56,11 +60,7 @@ from compiler._base.frame import (
     ComponentKind,
     Message,
 )
-from compiler.assemble import Assembler, PresetMode
 from compiler.errors import Diagnostic, Span, TemplateError
-from compiler.macros import BoundTemplate, MacroCall
-from compiler.markers import ALLOWANCE, allowance, openers
-from compiler.required import framed_pieces, requires
 from compiler.st.macros import inert
 from compiler.syntax.ast import Text
 from compiler.tavern.agent_entries import (
@@ -281,10 +281,10 @@ def _plain_text(
 ) -> tuple[str, str | None, int] | None:
     """An in-chat injection's text, where the first macro in it that stayed unmaterialized
     is (``FILE#prompts[3].content:LINE:COL``; None: none stayed), and how many ``<<agent.``
-    openers its author escaped (:mod:`compiler.markers`).
+    openers its author escaped (:mod:`compiler._assemble.markers`).
 
     A macro cannot expand inside a single injected message: legacy mode drops it; agent mode
-    keeps it as written, and :func:`compiler.markers.check_markers` refuses the request.
+    keeps it as written, and :func:`compiler._assemble.markers.check_markers` refuses the request.
     Escaped text (``\\<<agent.``) is literal by the author's choice, never a leak.
     """
     bound = _bind_entry(preset, prompt, errors)
@@ -305,7 +305,7 @@ def _plain_text(
 
 def _substituted(bound: BoundTemplate, assembler: Assembler) -> BoundTemplate:
     """``bound`` with SillyTavern macros filled in its text; its literal openers are the
-    escapes it held plus those the filled-in values brought (:mod:`compiler.markers`). A
+    escapes it held plus those the filled-in values brought (:mod:`compiler._assemble.markers`). A
     macro left literal is reported where it is (``FILE#prompts[3].content``)."""
     items: list[Text | MacroCall] = []
     changed = False
@@ -430,7 +430,7 @@ def _overridden(
 ) -> BoundTemplate:
     """The card's override ``text`` in place of the entry, the entry's own items (macros
     included) where the first ``{{original}}`` stands. The card's text is data: only the
-    openers of its raw text are its own (:mod:`compiler.markers`)."""
+    openers of its raw text are its own (:mod:`compiler._assemble.markers`)."""
     span = Span(0, len(text), 1, 1, 1, 1, card_file)
     parts = _ORIGINAL.split(text, maxsplit=1)
     pieces = [(assembler.filled(part), openers(inert(part))) for part in parts]

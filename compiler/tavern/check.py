@@ -29,10 +29,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from compiler.assemble import PresetMode
+from compiler._assemble.assemble import PresetMode
+from compiler._assemble.macros import BoundTemplate, MacroCall, bind
+from compiler._assemble.markers import OPEN, openers
 from compiler.errors import APCError, Diagnostic, TemplateError
-from compiler.macros import BoundTemplate, MacroCall, bind
-from compiler.markers import OPEN, openers
 from compiler.profile.embedded import schema_from_preset
 from compiler.st.macros import (
     ENVIRONMENT_MACROS,
@@ -140,7 +140,7 @@ def _literal_macros(bound: BoundTemplate) -> list[Diagnostic]:
 def _assembled_markers(bound: BoundTemplate) -> list[Diagnostic]:
     """``agent.prompt_marker_unmaterialized`` for entry text in which SillyTavern's own
     macros assemble an ``<<agent.`` opener (``<{{noop}}<agent.plan>>``, a ``{{trim}}``
-    between ``<`` and ``<agent.``): every compile refuses it (:mod:`compiler.markers`).
+    between ``<`` and ``<agent.``): every compile refuses it (:mod:`compiler._assemble.markers`).
     The macros are filled with empty values, so only the text's own syntax counts."""
     values = dict.fromkeys((*STANDARD_MACROS, *ENVIRONMENT_MACROS), "")
     env = MacroEnv(now=datetime(2000, 1, 1, tzinfo=UTC))

@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from compiler._assemble.assemble import Assembler
+from compiler._assemble.markers import openers, unmaterialized
 from compiler._base.frame import (
     FILL_BLOCK,
     FILL_HEAD,
@@ -20,13 +22,11 @@ from compiler._base.frame import (
     ComponentKind,
     Message,
 )
-from compiler.assemble import Assembler
 from compiler.context.chat_append import with_user_message
 from compiler.context.regex_scripts import AI_OUTPUT, USER_INPUT
 from compiler.context.run import ChatMessageIn
 from compiler.context.world_place import with_example_entries
 from compiler.errors import ContextError, PolicyError
-from compiler.markers import openers, unmaterialized
 from compiler.providers.dialect import LoweringOptions
 from compiler.tavern.chat_view import ChatView, FramedList
 from compiler.tavern.preset import PresetPrompt, TavernPreset

@@ -33,13 +33,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from compiler._assemble.assemble import Assembler
+from compiler._assemble.markers import ALLOWANCE, openers
 from compiler._base.frame import CATEGORY, PromptRole
-from compiler.assemble import Assembler
 from compiler.context.chat import ChatMetadata
 from compiler.context.run import RunContext
 from compiler.context.world_place import position_unsupported, texts_at, world_position
 from compiler.errors import Diagnostic
-from compiler.markers import ALLOWANCE, openers
 from compiler.st.macros import inert
 from compiler.tavern.framing import CARD_RESOURCE
 from compiler.tavern.injections import MAX_INJECTION_DEPTH, ExtensionPrompt
@@ -110,7 +110,8 @@ def _unplaced(what: str, why: str, path: str) -> Diagnostic:
 
 def _fill(assembler: Assembler, text: str) -> tuple[str, int]:
     """``text`` with SillyTavern's macros filled, and its allowance of ``<<agent.`` openers:
-    the raw text's own and those the filled-in values brought (:mod:`compiler.markers`)."""
+    the raw text's own and those the filled-in values brought
+    (:mod:`compiler._assemble.markers`)."""
     content, from_values = assembler.filled(text)
     return content, openers(inert(text)) + from_values
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from compiler._assemble.assemble import Assembler
+from compiler._assemble.markers import openers
 from compiler._base.frame import PromptRole
-from compiler.assemble import Assembler
 from compiler.context.world_place import world_position
 from compiler.errors import Diagnostic
-from compiler.markers import openers
 from compiler.st.macros import inert
 from compiler.tavern.injections import MAX_INJECTION_DEPTH, ExtensionPrompt
 
@@ -58,7 +58,8 @@ def _too_deep(entry: dict[str, Any]) -> Diagnostic:
 def depth_prompts(assembler: Assembler, unmaterialized: list[str]) -> list[ExtensionPrompt]:
     """The activated ``@D`` entries as in-chat extension prompts, one per (depth, role); a
     group whose filled text holds more ``<<agent.`` openers than its raw text gets its content
-    added to ``unmaterialized`` (:mod:`compiler.markers`). None when world info is hidden."""
+    added to ``unmaterialized`` (:mod:`compiler._assemble.markers`). None when world info is
+    hidden."""
     if not assembler.visible("world.activated"):
         return []
     groups: dict[tuple[int, PromptRole], list[str]] = {}

@@ -15,7 +15,16 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from compiler import visibility
+from compiler._assemble import visibility
+from compiler._assemble.macros import BoundTemplate, MacroCall
+from compiler._assemble.markers import ALLOWANCE, OPEN, openers
+from compiler._assemble.required import default_required, entry_pieces, mark_history
+from compiler._assemble.visibility import (
+    MACRO_RESOURCES,
+    file_resource,
+    file_resource_pattern,
+    resource_of,
+)
 from compiler._base.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolSpec
 from compiler._base.journal import Journal
 from compiler.context.chat_frame import frame_chat, frame_message
@@ -28,25 +37,12 @@ from compiler.context.workspace import Workspace
 from compiler.context.world_place import unplaced, with_example_entries
 from compiler.context.world_run import WorldRun, scan_chat, world_pieces
 from compiler.errors import ContextError, Diagnostic, PolicyError
-from compiler.macros import BoundTemplate, MacroCall
-from compiler.markers import ALLOWANCE, OPEN, openers
 from compiler.policy.resources import VisibleResourcePolicy
-from compiler.policy.tool_catalogue import (
-    KNOWN_TOOLS,
-    matches_any,
-    to_provider_name,
-)
+from compiler.policy.tool_catalogue import KNOWN_TOOLS, matches_any, to_provider_name
 from compiler.profile import ResolvedAgentProfile
 from compiler.profile.models import PlanNode, PlanPolicy
-from compiler.required import default_required, entry_pieces, mark_history
 from compiler.st.macros import MacroBudget, MacroEnv, card_values, inert, js_number, substitute
 from compiler.syntax.ast import Text
-from compiler.visibility import (
-    MACRO_RESOURCES,
-    file_resource,
-    file_resource_pattern,
-    resource_of,
-)
 
 PresetMode = Literal["agent", "legacy"]
 """How a SillyTavern preset is compiled: with its agent entries, or as the plain chat."""
@@ -202,7 +198,7 @@ class Assembler:
 
     def filled(self, text: str) -> tuple[str, int]:
         """:meth:`fill`, and how many ``<<agent.`` openers the filled-in values brought (data,
-        not macros: :mod:`compiler.markers`); openers formed at a seam are not counted."""
+        not macros: :mod:`compiler._assemble.markers`); openers formed at a seam are not counted."""
         out = self.fill(text)
         if OPEN not in out:
             return out, 0
@@ -220,7 +216,8 @@ class Assembler:
         """The chat messages the profile shows, and the window (``"tail"`` or None): all of
         them, the newest ``context.historyTailMessages`` when only ``chat.history.tail`` is
         granted (never starting with a tool result whose call is cut), or none
-        (:func:`compiler.visibility.visible_chat`); computed once per context and policy."""
+        (:func:`compiler._assemble.visibility.visible_chat`); computed once per context and
+        policy."""
         last = self._shown
         if last is not None and last[0] is self.context and last[1] is self.resources:
             return last[2]
@@ -560,7 +557,7 @@ def _world(a: Assembler, call: MacroCall) -> dict[str, Any]:
 def _creator_text(a: Assembler, text: str, resource: str) -> dict[str, Any]:
     """Creator content (world entries, card fields, the persona), with SillyTavern's
     {{char}}/{{user}} filled as SillyTavern does; only the openers of the raw text are its
-    own (:mod:`compiler.markers`)."""
+    own (:mod:`compiler._assemble.markers`)."""
     content, from_values = a.filled(text)
     return {
         "inline_content": content,

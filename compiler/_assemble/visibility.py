@@ -1,7 +1,7 @@
 """What a run may see: the resource id each macro reads, and the visible chat window.
 
-Internal: the assemble stage (:class:`compiler.assemble.Assembler`) checks these ids against
-the profile's :class:`~compiler.policy.resources.VisibleResourcePolicy` before anything is
+Internal: the assemble stage (:class:`compiler._assemble.assemble.Assembler`) checks these ids
+against the profile's :class:`~compiler.policy.resources.VisibleResourcePolicy` before anything is
 read, and offers (and activates world info against) only the visible chat.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from compiler._assemble.macros import MacroCall
 from compiler._base.frame import ComponentKind
 from compiler.context.run import ChatMessageIn
 from compiler.context.workspace import safe_relpath
-from compiler.macros import MacroCall
 from compiler.policy.resources import VisibleResourcePolicy
 
 #: SillyTavern macros whose values are resources.
