@@ -22,8 +22,11 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler._assemble.macros import BoundTemplate
     from compiler._base.frame import Component, ComponentKind, ContextFrame
     from compiler._base.journal import Event
-    from compiler.api import CompileResult
-    from compiler.checking import PresetCheck, check, check_string
+    from compiler._driver.api import CompileResult
+    from compiler._driver.checking import PresetCheck, check, check_string
+    from compiler._driver.feasibility import Feasibility
+    from compiler._driver.options import CompileOptions
+    from compiler._driver.session import Session, check_budget, compile, compile_string
     from compiler.context.chat_log import ChatLog
     from compiler.context.run import RunContext, load_context
     from compiler.context.world_placement import WorldPlacement
@@ -42,21 +45,18 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
         TemplateError,
         TokenizerError,
     )
-    from compiler.feasibility import Feasibility
     from compiler.fit import BudgetLedger, LedgerEntry, Summarizer, SummaryCache, SummaryRequest
-    from compiler.options import CompileOptions
     from compiler.policy.creator import PlatformPolicy
     from compiler.policy.tools import ToolGate
     from compiler.profile import AgentProfile, ProfileLayers, ResolvedAgentProfile, resolve_profile
     from compiler.replay import BenchReport, bench
-    from compiler.session import Session, check_budget, compile, compile_string
     from compiler.syntax import parse
     from compiler.syntax.ast import Template
 
 _HOMES = {
-    "compiler.api": "CompileResult",
-    "compiler.feasibility": "Feasibility",
-    "compiler.checking": "PresetCheck check check_string",
+    "compiler._driver.api": "CompileResult",
+    "compiler._driver.feasibility": "Feasibility",
+    "compiler._driver.checking": "PresetCheck check check_string",
     "compiler.context.chat_log": "ChatLog",
     "compiler.context.run": "RunContext load_context",
     "compiler.context.world_placement": "WorldPlacement",
@@ -67,12 +67,12 @@ _HOMES = {
     "compiler._base.frame": "Component ComponentKind ContextFrame",
     "compiler._base.journal": "Event",
     "compiler._assemble.macros": "BoundTemplate",
-    "compiler.options": "CompileOptions",
+    "compiler._driver.options": "CompileOptions",
     "compiler.policy.creator": "PlatformPolicy",
     "compiler.policy.tools": "ToolGate",
     "compiler.profile": "AgentProfile ProfileLayers ResolvedAgentProfile resolve_profile",
     "compiler.replay": "BenchReport bench",
-    "compiler.session": "Session check_budget compile compile_string",
+    "compiler._driver.session": "Session check_budget compile compile_string",
     "compiler.syntax": "parse",
     "compiler.syntax.ast": "Template",
 }

@@ -55,14 +55,9 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     ("fit", frozenset({"fit"}), frozenset({"frame"})),
     # lower: one module per provider dialect, their shared helpers and the provider registry
     ("lower", frozenset({"providers"}), frozenset({"frame"})),
-    # api: the public entry points chain the stages (compiler/__init__.py is unit "compiler")
-    (
-        "api",
-        frozenset(
-            {"api", "checking", "feasibility", "losses", "session", "options", "compiler", "replay"}
-        ),
-        frozenset({"tavern", "fit", "lower"}),
-    ),
+    # api: the driver (compiler/_driver/) chains the stages behind the facade (compiler/__init__.py
+    # is unit "compiler"), and the turn-by-turn replay of bench
+    ("api", frozenset({"_driver", "compiler", "replay"}), frozenset({"tavern", "fit", "lower"})),
     # serve: the HTTP compile service over the api (apc serve; FastAPI, an optional extra)
     ("serve", frozenset({"serve"}), frozenset({"api"})),
     # commands: the CLI over the api, and diagnostics rendering
@@ -121,7 +116,7 @@ MODULES = _modules()
 
 
 def unit(module: str) -> str:
-    """``compiler.fit.allocator`` -> ``fit``; ``compiler.api`` -> ``api``; ``compiler``;
+    """``compiler.fit.allocator`` -> ``fit``; ``compiler._driver.api`` -> ``api``; ``compiler``;
     a module of :data:`SUBUNITS` -> its own unit."""
     if module in SUBUNITS:
         return SUBUNITS[module]
@@ -150,7 +145,7 @@ def _edges(module: str, path: Path, source: str | None = None) -> Iterator[Edge]
                 continue
             names = tuple(alias.name for alias in node.names)
             submodules = [f"{target}.{n}" for n in names if f"{target}.{n}" in MODULES]
-            if submodules:  # ``from compiler import api`` imports the module compiler.api
+            if submodules:  # ``from compiler.fit import budgets``: the module
                 for sub in submodules:
                     yield Edge(module, file, node.lineno, sub, ())
                 names = tuple(n for n in names if f"{target}.{n}" not in MODULES)

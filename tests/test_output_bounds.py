@@ -16,7 +16,7 @@ import pytest
 
 import compiler
 from compiler._base.atomic import atomic_write_text
-from compiler.checking import check, check_string
+from compiler._driver.checking import check, check_string
 from compiler.cli import main
 from compiler.errors import (
     APCError,

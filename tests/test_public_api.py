@@ -69,7 +69,7 @@ def test_preset_text_compiles_as_a_preset_only_when_asked(tmp_path: Path) -> Non
 def test_one_options_object_with_keyword_overrides() -> None:
     from typing import get_type_hints
 
-    from compiler.options import OptionFields
+    from compiler._driver.options import OptionFields
 
     options = compiler.CompileOptions(budget=60, model="gpt-4o-mini")
     chat = {"chat": [{"role": "user", "content": f"message {i} " * 5} for i in range(40)]}

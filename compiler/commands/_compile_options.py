@@ -5,17 +5,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from compiler.api import CompileResult
+from compiler._driver.api import CompileResult
+from compiler._driver.options import CACHE_STABLE_STEP, CompileOptions
+from compiler._driver.session import compile as compile_source
 from compiler.commands._common import add_output_tokens, add_strict, number_problem
 from compiler.context.inputs import is_file, lexists
 from compiler.errors import LoweringError
-from compiler.options import CACHE_STABLE_STEP, CompileOptions
 from compiler.profile import add_profile_arguments, layers_from_args
 from compiler.profile.registry import write_resolved_profile
 from compiler.providers import DEFAULT_PROVIDER, get_dialect
 from compiler.providers.dialect import SAMPLER_FLAGS
 from compiler.providers.registry import provider_help
-from compiler.session import compile as compile_source
 
 
 def add_compile_arguments(p: argparse.ArgumentParser) -> None:

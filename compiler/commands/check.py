@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from compiler.checking import add_new, check, over_window
+from compiler._driver.checking import add_new, check, over_window
 from compiler.commands._common import (
     add_format,
     add_output_tokens,
@@ -121,8 +121,8 @@ def _provider(args: argparse.Namespace) -> str:
 
 def _check_budget(name: str, args: argparse.Namespace) -> list[Diagnostic]:
     """``context.budget_infeasible`` when what cannot be cut (plus the reserve) does not fit."""
-    from compiler.options import CompileOptions
-    from compiler.session import check_budget
+    from compiler._driver.options import CompileOptions
+    from compiler._driver.session import check_budget
 
     try:
         found = check_budget(

@@ -15,7 +15,7 @@ class SchemaMemo:
     """The tool parameter schemas a session found valid, by their JSON text: a turn that
     sends the same tools does not check them against the JSON Schema metaschema again (the
     check is the slowest part of reading a run context: ~0.4 ms a tool). A session's own
-    (:class:`compiler.api.TurnMemo`); at most :attr:`LIMIT` kept, then it starts over."""
+    (:class:`compiler._driver.api.TurnMemo`); at most :attr:`LIMIT` kept, then it starts over."""
 
     LIMIT = 256
 

@@ -30,7 +30,7 @@ later layer says. An allow pattern that matches no known tool is a warning
 profile is resolved, over the known plus the run's own tools when a compile binds the profile
 to a run. The one run-time enforcement point is
 :meth:`compiler.policy.tools.ToolGate.check_call`; build the gate
-from what was compiled (:meth:`compiler.api.CompileResult.tool_gate`) so that it admits
+from what was compiled (:meth:`compiler._driver.api.CompileResult.tool_gate`) so that it admits
 exactly the tools the model was offered (:class:`compiler.policy.tools.ToolGate`).
 """
 

@@ -49,7 +49,7 @@ class ToolGate:
 
     ``ToolGate(resolved)`` admits the profile's concrete ``visible`` tools; ``ToolGate(resolved,
     tools=offered)`` admits exactly the ``offered`` tool definitions (what a compiled request
-    gave the model, see :meth:`compiler.api.CompileResult.tool_gate`), under their dotted names
+    gave the model, see :meth:`compiler.CompileResult.tool_gate`), under their dotted names
     and the provider aliases the model saw. Either way a tool is admitted only when
     :func:`visible_tools` over the profile's policy also shows it, so a hand-edited list cannot
     widen the policy. ``maxCallsPerRun`` / ``maxCallsPerTool`` come from the profile. Every

@@ -2,7 +2,7 @@
 that maps the model's call arguments back.
 
 Internal: the dialects in :mod:`compiler.providers` call it; the table is public as
-:attr:`compiler.api.CompileResult.tool_arguments` (and ``argumentNames`` in ``apc compile
+:attr:`compiler._driver.api.CompileResult.tool_arguments` (and ``argumentNames`` in ``apc compile
 --emit tools`` and ``apc serve``'s answer).
 
 Two rewrites, each reported as ``lower.tool_schema_rewritten`` (an error when strict):

@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Unpack
 
-from compiler.api import Context
+from compiler._driver.api import Context
+from compiler._driver.options import CACHE_STABLE_STEP, CompileOptions, OptionFields
 from compiler.context.inputs import collect_warnings
 from compiler.context.run import RunContext, load_context
 from compiler.errors import (
@@ -24,7 +25,6 @@ from compiler.errors import (
 )
 from compiler.fit import SummaryCache
 from compiler.fit.ledger import BudgetLedger
-from compiler.options import CACHE_STABLE_STEP, CompileOptions, OptionFields
 from compiler.replay.aggregate import RunAccumulator
 from compiler.replay.report import BenchReport, RunReport
 from compiler.replay.turns import (

@@ -16,12 +16,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from compiler.api import CompileResult
+from compiler._driver.api import CompileResult
+from compiler._driver.options import CompileOptions
+from compiler._driver.session import Session
 from compiler.context.inputs import is_file
 from compiler.context.run import ChatMessageIn, RunContext
 from compiler.errors import ContextError
-from compiler.options import CompileOptions
-from compiler.session import Session
 
 TurnCompiler = Callable[[RunContext], CompileResult]
 """One turn's compile: the run context holding the turn's messages -> the result."""

@@ -18,7 +18,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from compiler.api import CompileResult
+from compiler._driver.api import CompileResult
 from compiler.errors import APCError, Diagnostic, InternalError, PolicyError
 
 MAX_DIAGNOSTICS = 200

@@ -17,14 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from compiler._assemble.assemble import PresetMode
-from compiler.api import CompileResult, deep_inputs_coded
-from compiler.checking import (
+from compiler._driver.api import CompileResult, deep_inputs_coded
+from compiler._driver.checking import (
     MAX_TEMPLATE_FILE_BYTES,
     SourceKind,
     add_new,
     check_string,
     over_window,
 )
+from compiler._driver.options import CompileOptions
+from compiler._driver.session import Session
 from compiler.context.inputs import (
     MAX_INPUT_BYTES,
     collect_warnings,
@@ -34,12 +36,10 @@ from compiler.context.inputs import (
 from compiler.context.run import RunContext, load_context
 from compiler.context.sandbox import admit, confine
 from compiler.errors import APCError, Diagnostic, StrictError
-from compiler.options import CompileOptions
 from compiler.profile import ProfileLayers
 from compiler.serve.limits import ServeConfig, session_bytes
 from compiler.serve.models import CheckIn, OptionsIn, SourceIn
 from compiler.serve.sessions import SessionCache, session_key
-from compiler.session import Session
 
 _BUDGET_OPTIONS = ("model", "encoding", "budget", "max_output_tokens", "reserve")
 

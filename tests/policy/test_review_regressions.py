@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 import compiler
+from compiler._driver.session import check_budget
 from compiler.errors import APCError, PolicyError
 from compiler.profile import resolve_profile, write_resolved_profile
-from compiler.session import check_budget
 
 
 def test_symlink_inside_a_root_cannot_reach_an_excluded_subtree(tmp_path: Path) -> None:

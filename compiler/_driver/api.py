@@ -21,12 +21,15 @@ from compiler._assemble.markers import check_markers
 from compiler._base.frame import ComponentKind, ContextFrame, ToolSpec
 from compiler._base.journal import Event, Journal
 from compiler._base.tokens import TokenCounter, counter_for
-from compiler.checking import (
+from compiler._driver.checking import (
     MAX_TEMPLATE_FILE_BYTES,
     UNREADABLE,
     SourceKind,
     check_template,
 )
+from compiler._driver.feasibility import Feasibility
+from compiler._driver.losses import LOSS_CODES, checked_losses
+from compiler._driver.options import CompileOptions
 from compiler.context.cards import CardMemo
 from compiler.context.inputs import (
     decode_text,
@@ -50,7 +53,6 @@ from compiler.errors import (
     is_too_deep,
     too_deep,
 )
-from compiler.feasibility import Feasibility
 from compiler.fit import (
     BudgetLedger,
     CategoryBudgets,
@@ -61,8 +63,6 @@ from compiler.fit import (
     total_budget,
 )
 from compiler.fit.budgets import TotalBudget, budget_warnings
-from compiler.losses import LOSS_CODES, checked_losses
-from compiler.options import CompileOptions
 from compiler.policy.tool_catalogue import KNOWN_TOOLS
 from compiler.policy.tools import ToolGate
 from compiler.profile import ProfileLayers, ResolvedAgentProfile

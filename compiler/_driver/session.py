@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Unpack
 
 from compiler._base.tokens import TokenCounter
-from compiler.api import (
+from compiler._driver.api import (
     CompileResult,
     Context,
     Source,
@@ -28,12 +28,12 @@ from compiler.api import (
     open_source,
     string_source,
 )
-from compiler.checking import SourceKind
+from compiler._driver.checking import SourceKind
+from compiler._driver.feasibility import Feasibility
+from compiler._driver.options import CompileOptions, OptionFields
 from compiler.context.inputs import collect_warnings, is_file
 from compiler.errors import ContextError, Diagnostic
-from compiler.feasibility import Feasibility
 from compiler.fit import SummaryCache
-from compiler.options import CompileOptions, OptionFields
 
 __all__ = ["Session", "check_budget", "compile", "compile_string"]
 
