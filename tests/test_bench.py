@@ -14,7 +14,7 @@ import pytest
 
 import compiler
 from compiler.cli import main
-from compiler.commands.bench import ProgressBar
+from compiler.cli.commands.bench import ProgressBar
 from compiler.context.run import ChatMessageIn
 from compiler.replay.turns import prefix_shares, request_turns, thin
 

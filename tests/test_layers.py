@@ -60,12 +60,9 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     ("api", frozenset({"_driver", "compiler", "replay"}), frozenset({"tavern", "fit", "lower"})),
     # serve: the HTTP compile service over the api (apc serve; FastAPI, an optional extra)
     ("serve", frozenset({"serve"}), frozenset({"api"})),
-    # commands: the CLI over the api, and diagnostics rendering
-    (
-        "commands",
-        frozenset({"commands", "render", "cli", "__main__"}),
-        frozenset({"api", "serve"}),
-    ),
+    # front-ends: the apc command line (compiler/cli/: its commands and diagnostics rendering)
+    # and python -m compiler
+    ("frontends", frozenset({"cli", "__main__"}), frozenset({"api", "serve"})),
 )
 
 #: modules that are a unit of their own, not their package's: the dialect interface lives with
@@ -162,6 +159,12 @@ def test_every_module_has_a_stage() -> None:
     assert not missing, f"modules in no stage of LAYERS (add their unit): {missing}"
     empty = sorted(u for u in STAGE_OF if not any(unit(m) == u for m in MODULES))
     assert not empty, f"units in LAYERS with no module: {empty}"
+
+
+def test_the_package_root_is_the_facade() -> None:
+    """Every module but the facade sits in the package of its stage."""
+    root = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert root == ["__init__.py", "__main__.py", "errors.py"], root
 
 
 def test_the_table_says_what_the_pipeline_promises() -> None:

@@ -18,6 +18,14 @@ import compiler
 from compiler._base.atomic import atomic_write_text
 from compiler._driver.checking import check, check_string
 from compiler.cli import main
+from compiler.cli.render import (
+    EXCERPT_WIDTH,
+    MAX_PER_FILE,
+    Omitted,
+    cap_per_file,
+    format_diagnostic,
+    print_diagnostics,
+)
 from compiler.errors import (
     APCError,
     Diagnostic,
@@ -25,14 +33,6 @@ from compiler.errors import (
     Span,
     StrictError,
     TemplateError,
-)
-from compiler.render import (
-    EXCERPT_WIDTH,
-    MAX_PER_FILE,
-    Omitted,
-    cap_per_file,
-    format_diagnostic,
-    print_diagnostics,
 )
 
 BAD = "<<agent.fiel>>"  # one unknown macro: 14 bytes, one error

@@ -11,7 +11,7 @@ import pytest
 from profile_helpers import make_png, seed_section2, seed_section12
 
 from compiler.cli import main
-from compiler.commands.schema import SCHEMAS
+from compiler.cli.commands.schema import SCHEMAS
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from compiler.cli import main
-from compiler.commands._common import dumps  # how apc compile prints the request
-from compiler.commands.schema import SCHEMAS
+from compiler.cli.commands._common import dumps  # how apc compile prints the request
+from compiler.cli.commands.schema import SCHEMAS
 from tests.serve.server import LOOPBACK, WRITER, Server, long_chat, running, slow_body, start
 
 pytestmark = LOOPBACK

@@ -14,7 +14,7 @@ import pytest
 
 import compiler
 from compiler._base.tokens import TokenCounter
-from compiler.commands.explain import render_ledger
+from compiler.cli.commands.explain import render_ledger
 from compiler.errors import BudgetError
 from compiler.providers import get_dialect
 from compiler.providers.layout import squash_system

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from compiler.commands._common import usage_error
-from compiler.commands.schema import SCHEMAS
+from compiler.cli.commands._common import usage_error
+from compiler.cli.commands.schema import SCHEMAS
 from compiler.context.inputs import real_dir
 from compiler.errors import APCError
 from compiler.serve import limits

@@ -9,22 +9,22 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from compiler.commands._common import (
+from compiler.cli.commands._common import (
     add_format,
     check_output,
     dumps,
     usage_error,
     write_output,
 )
-from compiler.commands._compile_options import (
+from compiler.cli.commands._compile_options import (
     add_compile_arguments,
     compile_from_args,
     usage_problem,
 )
+from compiler.cli.render import print_diagnostics
 from compiler.context.world_report import WorldInfoReport
 from compiler.errors import BudgetError
 from compiler.fit.ledger import BudgetLedger
-from compiler.render import print_diagnostics
 
 
 def register(sub: Any) -> None:

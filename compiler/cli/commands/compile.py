@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler._base.journal import Event, Journal, append_jsonl
-from compiler.commands._common import (
+from compiler.cli.commands._common import (
     add_format,
     check_output,
     dumps,
@@ -18,13 +18,13 @@ from compiler.commands._common import (
     usage_error,
     write_output,
 )
-from compiler.commands._compile_options import (
+from compiler.cli.commands._compile_options import (
     add_compile_arguments,
     compile_from_args,
     usage_problem,
 )
+from compiler.cli.render import print_diagnostics
 from compiler.errors import APCError
-from compiler.render import print_diagnostics
 
 
 def register(sub: Any) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from compiler.commands._common import dumps
+from compiler.cli.commands._common import dumps
 from compiler.profile.embedded import TavernProfiles
 from compiler.profile.models import AgentProfile, AgentSchema
 

@@ -9,9 +9,9 @@ import argparse
 import sys
 from typing import Any
 
-from compiler.commands._common import add_format, dumps
+from compiler.cli.commands._common import add_format, dumps
+from compiler.cli.render import print_diagnostics
 from compiler.profile import ResolvedAgentProfile, add_profile_arguments, resolve_from_args
-from compiler.render import print_diagnostics
 
 
 def register(sub: Any) -> None:

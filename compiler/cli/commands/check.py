@@ -13,16 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from compiler._driver.checking import add_new, check, over_window
-from compiler.commands._common import (
+from compiler.cli.commands._common import (
     add_format,
     add_output_tokens,
     add_strict,
     number_problem,
     usage_error,
 )
+from compiler.cli.render import print_diagnostics
 from compiler.context.inputs import is_file
 from compiler.errors import APCError, Diagnostic
-from compiler.render import print_diagnostics
 
 # A template's check loads only the parser and the macro catalogue; the budget checks below
 # import the pipeline when they run.

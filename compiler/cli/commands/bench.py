@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from compiler._base.atomic import check_target
-from compiler.commands._bench_text import render_report
-from compiler.commands._common import add_format, check_output, dumps, usage_error, write_output
-from compiler.commands._compile_options import (
+from compiler.cli.commands._bench_text import render_report
+from compiler.cli.commands._common import add_format, check_output, dumps, usage_error, write_output
+from compiler.cli.commands._compile_options import (
     add_compile_arguments,
     options_from_args,
     usage_problem,
 )
+from compiler.cli.render import print_diagnostics
 from compiler.errors import APCError
-from compiler.render import print_diagnostics
 from compiler.replay import bench
 from compiler.replay.plot import check_matplotlib, plot_report
 from compiler.replay.runner import MAX_BUDGETS

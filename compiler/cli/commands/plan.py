@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from compiler.commands._common import add_format
+from compiler.cli.commands._common import add_format
+from compiler.cli.render import print_diagnostics
 from compiler.context.inputs import parse_json, read_bytes
 from compiler.errors import ContextError, PolicyError
 from compiler.profile import (
@@ -25,7 +26,6 @@ from compiler.profile import (
     load_plan,
     resolve_from_args,
 )
-from compiler.render import print_diagnostics
 
 
 def register(sub: Any) -> None:

@@ -14,18 +14,18 @@ import sys
 from collections.abc import Sequence
 
 from compiler._base.atomic import Terminated
+from compiler.cli.render import print_diagnostics
 from compiler.errors import APCError, is_too_deep, too_deep
-from compiler.render import print_diagnostics
 
 COMMAND_MODULES = (
-    "compiler.commands.bench",
-    "compiler.commands.check",
-    "compiler.commands.compile",
-    "compiler.commands.explain",
-    "compiler.commands.plan",
-    "compiler.commands.profile",
-    "compiler.commands.schema",
-    "compiler.commands.serve",
+    "compiler.cli.commands.bench",
+    "compiler.cli.commands.check",
+    "compiler.cli.commands.compile",
+    "compiler.cli.commands.explain",
+    "compiler.cli.commands.plan",
+    "compiler.cli.commands.profile",
+    "compiler.cli.commands.schema",
+    "compiler.cli.commands.serve",
 )
 
 
@@ -37,7 +37,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    named = f"compiler.commands.{argv[0]}" if argv else ""
+    named = f"compiler.cli.commands.{argv[0]}" if argv else ""
     for name in (named,) if named in COMMAND_MODULES else COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
