@@ -159,8 +159,14 @@ def test_the_corpus_preset_is_what_the_sdk_accepts_and_sends() -> None:
 
 # -- (2) the official client sends it as it is -------------------------------------------
 def send(request: dict[str, Any]) -> Any:
-    """What the official client puts on the wire for ``request`` (an httpx2 MockTransport:
-    the SDK sends through httpx2, as anthropic._base_client imports it)."""
+    """What the official client puts on the wire for ``request``."""
+    return json.loads(sent_request(request).content)
+
+
+def sent_request(arguments: dict[str, Any]) -> Any:
+    """The one HTTP request the official client sends for ``messages.create(**arguments)``
+    (an httpx2 MockTransport: the SDK sends through httpx2, as anthropic._base_client
+    imports it)."""
     import anthropic
     import httpx2
 
@@ -172,7 +178,7 @@ def send(request: dict[str, Any]) -> Any:
             "id": "msg_1",
             "type": "message",
             "role": "assistant",
-            "model": request["model"],
+            "model": arguments["model"],
             "content": [{"type": "text", "text": "ok"}],
             "stop_reason": "end_turn",
             "stop_sequence": None,
@@ -182,10 +188,10 @@ def send(request: dict[str, Any]) -> Any:
 
     http = httpx2.Client(transport=httpx2.MockTransport(handler))
     client = anthropic.Anthropic(api_key="test", http_client=http, max_retries=0)
-    message = client.messages.create(**request)
+    message = client.messages.create(**arguments)
     assert message.content[0].type == "text"
     assert len(sent) == 1 and sent[0].method == "POST" and sent[0].url.path == "/v1/messages"
-    return json.loads(sent[0].content)
+    return sent[0]
 
 
 @needs_sdk

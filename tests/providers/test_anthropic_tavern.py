@@ -27,6 +27,7 @@ from compiler.providers.dialect import LoweringOptions
 from compiler.tavern.preset import DEFAULT_HUMAN_SYSPROMPT
 from tests.fit.test_properties import frames
 from tests.providers.frames import TOOLS
+from tests.providers.test_anthropic import sent_request
 from tests.tavern.test_preset_settings import write_preset
 
 COUNTER = counter_for("o200k_base")
@@ -325,32 +326,8 @@ def test_a_wrong_type_is_a_coded_error(tmp_path: Path) -> None:
 
 # -- the SDK ---------------------------------------------------------------------------
 def _wire(request: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    import anthropic
-    import httpx2
-
-    sent: list[Any] = []
-
-    def handler(req: Any) -> Any:
-        sent.append(req)
-        reply = {
-            "id": "m",
-            "type": "message",
-            "role": "assistant",
-            "model": request["model"],
-            "content": [{"type": "text", "text": "ok"}],
-            "stop_reason": "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": 1, "output_tokens": 1},
-        }
-        return httpx2.Response(200, json=reply)
-
-    client = anthropic.Anthropic(
-        api_key="t",
-        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
-        max_retries=0,
-    )
-    client.messages.create(**create_arguments(request))
-    return json.loads(sent[0].content), sent[0].headers["anthropic-version"]
+    sent = sent_request(create_arguments(request))
+    return json.loads(sent.content), sent.headers["anthropic-version"]
 
 
 @needs_sdk
