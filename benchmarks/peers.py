@@ -53,7 +53,7 @@ from workload import floor as workload_floor
 
 import compiler
 from compiler._base.tokens import get_encoding
-from compiler.context.lazy_chat import plain_chat
+from compiler.inputs.lazy_chat import plain_chat
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = f"{SYSTEM}\n<<agent.character>>\n<<agent.chat.history>>"

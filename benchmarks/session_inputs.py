@@ -105,7 +105,7 @@ def turn_ms(name: str, turns: int) -> float:
 
     source, n, inputs = scenarios()[name]
     if "character" in inputs and isinstance(inputs["character"], str):
-        from compiler.context.cards import read_card_json
+        from compiler.inputs.cards import read_card_json
 
         inputs = {**inputs, "character": read_card_json(inputs["character"])[0]}  # inline
     chat = make_chat(n + turns + 4)

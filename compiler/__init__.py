@@ -27,10 +27,6 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler._driver.feasibility import Feasibility
     from compiler._driver.options import CompileOptions
     from compiler._driver.session import Session, check_budget, compile, compile_string
-    from compiler.context.chat_log import ChatLog
-    from compiler.context.run import RunContext, load_context
-    from compiler.context.world_placement import WorldPlacement
-    from compiler.context.world_report import WorldEntryDecision, WorldInfoReport
     from compiler.errors import (
         APCError,
         BudgetError,
@@ -46,10 +42,14 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
         TokenizerError,
     )
     from compiler.fit import BudgetLedger, LedgerEntry, Summarizer, SummaryCache, SummaryRequest
-    from compiler.policy.creator import PlatformPolicy
+    from compiler.inputs.chat_log import ChatLog
+    from compiler.inputs.run import RunContext, load_context
     from compiler.policy.tools import ToolGate
     from compiler.profile import AgentProfile, ProfileLayers, ResolvedAgentProfile, resolve_profile
+    from compiler.profile.platform import PlatformPolicy
     from compiler.replay import BenchReport, bench
+    from compiler.st.world.placement import WorldPlacement
+    from compiler.st.world.report import WorldEntryDecision, WorldInfoReport
     from compiler.syntax import parse
     from compiler.syntax.ast import Template
 
@@ -57,10 +57,10 @@ _HOMES = {
     "compiler._driver.api": "CompileResult",
     "compiler._driver.feasibility": "Feasibility",
     "compiler._driver.checking": "PresetCheck check check_string",
-    "compiler.context.chat_log": "ChatLog",
-    "compiler.context.run": "RunContext load_context",
-    "compiler.context.world_placement": "WorldPlacement",
-    "compiler.context.world_report": "WorldEntryDecision WorldInfoReport",
+    "compiler.inputs.chat_log": "ChatLog",
+    "compiler.inputs.run": "RunContext load_context",
+    "compiler.st.world.placement": "WorldPlacement",
+    "compiler.st.world.report": "WorldEntryDecision WorldInfoReport",
     "compiler.errors": "APCError BudgetError ContextError Diagnostic InternalError LoweringError "
     "PolicyError ProfileError Span StrictError TemplateError TokenizerError",
     "compiler.fit": "BudgetLedger LedgerEntry Summarizer SummaryCache SummaryRequest",
@@ -68,7 +68,7 @@ _HOMES = {
     "compiler._base.journal": "Event",
     "compiler._assemble.macros": "BoundTemplate",
     "compiler._driver.options": "CompileOptions",
-    "compiler.policy.creator": "PlatformPolicy",
+    "compiler.profile.platform": "PlatformPolicy",
     "compiler.policy.tools": "ToolGate",
     "compiler.profile": "AgentProfile ProfileLayers ResolvedAgentProfile resolve_profile",
     "compiler.replay": "BenchReport bench",

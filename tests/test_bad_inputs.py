@@ -630,7 +630,7 @@ def test_inline_world_entries_are_checked() -> None:
     ],
 )
 def test_sanitize_finds_every_repair_whatever_the_path(value: Any, repaired: int) -> None:
-    from compiler.context.inputs import sanitize
+    from compiler.inputs.read import sanitize
 
     out, count = sanitize(value)
     assert count == repaired
@@ -639,7 +639,7 @@ def test_sanitize_finds_every_repair_whatever_the_path(value: Any, repaired: int
 
 @pytest.mark.parametrize("value", [{"n": [10**100]}, {"x": {"f": float("nan")}}])
 def test_sanitize_refuses_what_json_text_cannot_hold(value: Any) -> None:
-    from compiler.context.inputs import sanitize
+    from compiler.inputs.read import sanitize
 
     with pytest.raises(ContextError) as err:
         sanitize(value)
@@ -658,7 +658,7 @@ class _Text(str):
 def test_sanitize_gives_the_same_plain_json_whichever_the_path(extra: dict[str, str]) -> None:
     """A caller's tuples, enum numbers, str and dict subclasses and non-text keys come out
     as JSON would carry them (lists, plain values, text keys), with or without a repair."""
-    from compiler.context.inputs import sanitize
+    from compiler.inputs.read import sanitize
 
     inner = {"k": [1]}
     value = {
@@ -680,7 +680,7 @@ def test_sanitize_gives_the_same_plain_json_whichever_the_path(extra: dict[str, 
 
 @pytest.mark.parametrize("value", [{(1, 2): "x"}, {"a": {frozenset(): 1}, "s": "\ud800"}])
 def test_sanitize_refuses_a_key_json_cannot_hold(value: dict[Any, Any]) -> None:
-    from compiler.context.inputs import sanitize
+    from compiler.inputs.read import sanitize
 
     with pytest.raises(ContextError) as err:
         sanitize(value)
@@ -698,7 +698,7 @@ def test_sanitize_refuses_a_key_json_cannot_hold(value: dict[Any, Any]) -> None:
 def test_a_run_context_s_chat_is_checked_whichever_path(
     chat: list[dict[str, Any]], repaired: int
 ) -> None:
-    from compiler.context.run import _sanitized
+    from compiler.inputs.run import _sanitized
 
     given = {"chat": chat, "seed": 3}
     data, count, _plain = _sanitized(given)

@@ -15,7 +15,7 @@ import pytest
 import compiler
 from compiler.cli import main
 from compiler.cli.commands.bench import ProgressBar
-from compiler.context.run import ChatMessageIn
+from compiler.inputs.run import ChatMessageIn
 from compiler.replay.turns import prefix_shares, request_turns, thin
 
 TEMPLATE = "You are a careful narrator.\n<<agent.chat.history strategy=truncate>>\nGo on.\n"

@@ -11,9 +11,9 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from compiler.context.inputs import plain_messages
-from compiler.context.lazy_chat import ChatMemo, PlainChat, plain_chat, plain_snapshot
-from compiler.context.run import load_context
+from compiler.inputs.lazy_chat import ChatMemo, PlainChat, plain_chat, plain_snapshot
+from compiler.inputs.read import plain_messages
+from compiler.inputs.run import load_context
 
 _KEYS = frozenset({"role", "content", "name"})
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import compiler
-from compiler.context import lazy_chat
 from compiler.errors import ContextError
+from compiler.inputs import lazy_chat
 from tests.test_session_turns import CARD, TEMPLATE, fickle_key, message, outcome
 
 # a turn: what the runtime does to its log before compiling it again

@@ -29,7 +29,7 @@ def test_every_package_and_top_level_module_is_checked() -> None:
     """The walk reaches the top-level modules and every package, however deep."""
     assert (PACKAGE / "__init__.py") in MODULES and (PACKAGE / "errors.py") in MODULES
     packages = {p.parent for p in PACKAGE.rglob("__init__.py")}
-    assert {PACKAGE / "fit", PACKAGE / "context", PACKAGE / "profile"} <= packages
+    assert {PACKAGE / "fit", PACKAGE / "inputs", PACKAGE / "profile"} <= packages
     for package in packages:
         assert package / "__init__.py" in MODULES, f"{_id(package)} is not checked"
 

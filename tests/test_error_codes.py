@@ -10,7 +10,7 @@ from pathlib import Path
 
 import compiler.errors as errors
 from compiler.errors import CODES, APCError
-from compiler.policy.tool_catalogue import KNOWN_TOOLS, RUNTIME_ONLY_TOOLS
+from compiler.profile.tool_catalogue import KNOWN_TOOLS, RUNTIME_ONLY_TOOLS
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "compiler"

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 import compiler
-from compiler.context.chat_macros import idle_duration
-from compiler.context.run import ChatMessageIn
+from compiler.inputs.run import ChatMessageIn
+from compiler.st.chat_macros import idle_duration
 from compiler.st.macros import ENVIRONMENT_MACROS, humanize, literal_macros, send_time
 
 #: moment.duration(seconds * 1000).humanize(), printed by SillyTavern 1.12.6's own

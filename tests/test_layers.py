@@ -37,18 +37,23 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     ("base", frozenset({"_base"}), frozenset({"errors"})),
     # syntax: text -> AST; knows nothing but text
     ("syntax", frozenset({"syntax"}), frozenset({"errors"})),
-    # SillyTavern's macro engine and its clock (compiler/st/), over plain text and values
-    ("st", frozenset({"st"}), frozenset({"errors"})),
     # the dialect interface fit counts with (the module compiler.providers.dialect: see SUBUNITS)
     ("frame", frozenset({"providers.dialect"}), frozenset({"base"})),
-    # libraries: readers of run inputs (in the frame's vocabulary: roles); policies; profiles
-    # (which read inputs and apply policies)
-    ("context", frozenset({"context"}), frozenset({"frame", "st"})),
-    ("policy", frozenset({"policy"}), frozenset({"frame"})),
-    ("profile", frozenset({"profile"}), frozenset({"context", "policy"})),
+    # inputs: the readers of a run's inputs (in the frame's vocabulary: roles), nothing else:
+    # the run-context schema and loading, chats, cards, lorebook files, workspace, sandbox
+    ("inputs", frozenset({"inputs"}), frozenset({"frame"})),
+    # SillyTavern's engines over read inputs (compiler/st/): its macros and clock, world-info
+    # activation and placement, regex scripts and the JavaScript-regex translation
+    ("st", frozenset({"st"}), frozenset({"inputs"})),
+    # profiles: the schema, layered resolution, the default-writer, the catalogue of known tools
+    # and the platform's limits on what a preset or card may set
+    ("profile", frozenset({"profile"}), frozenset({"inputs"})),
+    # policies over a resolved profile: the tool gate, resource visibility, plan policy and
+    # its guard, profile switching
+    ("policy", frozenset({"policy"}), frozenset({"profile"})),
     # assemble: AST + profile + run context -> ContextFrame (compiler/_assemble/: the macro
     # catalogue, the marker check, the resource each macro reads and the visible chat)
-    ("assemble", frozenset({"_assemble"}), frozenset({"syntax", "profile"})),
+    ("assemble", frozenset({"_assemble"}), frozenset({"syntax", "st", "policy"})),
     # tavern: SillyTavern presets, assembled through the assemble stage
     ("tavern", frozenset({"tavern"}), frozenset({"assemble"})),
     # fit: counts and cuts a frame with a dialect's cost model; never reads inputs
@@ -169,18 +174,19 @@ def test_the_package_root_is_the_facade() -> None:
 
 def test_the_table_says_what_the_pipeline_promises() -> None:
     """The rules of the house, so that editing the table cannot quietly drop one."""
-    assert {"assemble", "context", "tavern", "profile", "policy", "syntax"}.isdisjoint(
+    assert {"assemble", "inputs", "st", "tavern", "profile", "policy", "syntax"}.isdisjoint(
         MAY_IMPORT["fit"]
-    ), "fit never imports assemble, context or tavern (nor the libraries)"
+    ), "fit never imports assemble, inputs or tavern (nor the libraries)"
     assert "fit" not in MAY_IMPORT["lower"], "lower never imports fit"
     assert "fit" not in MAY_IMPORT["lower"] and "lower" not in MAY_IMPORT["fit"]
-    assert {"tavern", "profile", "assemble", "policy"}.isdisjoint(MAY_IMPORT["context"]), (
-        "readers know nothing of presets or profiles"
+    assert {"tavern", "st", "profile", "assemble", "policy"}.isdisjoint(MAY_IMPORT["inputs"]), (
+        "readers know nothing of presets, SillyTavern's engines or profiles"
     )
-    assert {"context", "profile", "base", "frame"}.isdisjoint(MAY_IMPORT["syntax"]), (
+    assert "policy" not in MAY_IMPORT["profile"], "a profile is data; policies read it"
+    assert {"inputs", "profile", "base", "frame"}.isdisjoint(MAY_IMPORT["syntax"]), (
         "syntax: text only"
     )
-    for low in ("errors", "base", "syntax", "st", "frame", "context", "policy", "profile"):
+    for low in ("errors", "base", "syntax", "st", "frame", "inputs", "policy", "profile"):
         assert not {"assemble", "tavern", "fit", "lower", "api"} & MAY_IMPORT[low], low
 
 
@@ -261,13 +267,13 @@ def test_the_checker_sees_every_kind_of_import() -> None:
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    from compiler._assemble.assemble import Assembler\n"
         "def f():\n    import compiler.tavern.preset\n"
-        "from ..context import inputs\n"
+        "from ..inputs import read\n"
         "from . import budgets\n"
     )
     edges = _edges("compiler.fit.probe", PACKAGE / "fit" / "probe.py", source)
     assert sorted((e.line, e.target) for e in edges) == [
         (3, "compiler._assemble.assemble"),
         (5, "compiler.tavern.preset"),
-        (6, "compiler.context.inputs"),
+        (6, "compiler.inputs.read"),
         (7, "compiler.fit.budgets"),
     ]

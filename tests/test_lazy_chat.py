@@ -10,11 +10,11 @@ from hypothesis import given as hypothesis_given
 from hypothesis import strategies as st
 
 import compiler
-from compiler.context import chat_frame
-from compiler.context.inputs import INLINE, validate
-from compiler.context.lazy_chat import LazyChat, PlainChat, plain_chat, plain_snapshot
-from compiler.context.run import ChatMessageIn, RunContext, load_context
 from compiler.errors import ContextError
+from compiler.inputs import chat_frame
+from compiler.inputs.lazy_chat import LazyChat, PlainChat, plain_chat, plain_snapshot
+from compiler.inputs.read import INLINE, validate
+from compiler.inputs.run import ChatMessageIn, RunContext, load_context
 
 TEXT = "the ferry creaked across the grey river while Mira counted lanterns"
 TEMPLATE = "You are terse.\n<<agent.chat.history>>"

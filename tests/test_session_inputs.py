@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import compiler
-from compiler.context.tool_schemas import SchemaMemo, plainly_valid
 from compiler.errors import APCError
+from compiler.inputs.tool_schemas import SchemaMemo, plainly_valid
 
 TEMPLATE = "<<agent.tools.available>>\n<<agent.chat.history>>"
 GOOD = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
@@ -95,7 +95,7 @@ CARD_TEMPLATE = "<<agent.character>>\n<<agent.chat.history>>"
 def test_a_session_reads_an_unchanged_inline_card_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A session parses an inline card again only when it changed (its JSON text, key order
     and value types included); every turn gives what a one-shot compile gives."""
-    import compiler.context.cards as cards
+    import compiler.inputs.cards as cards
 
     calls: list[int] = []
     parse = cards.parse_card
@@ -181,7 +181,7 @@ def test_a_session_reads_an_unchanged_inline_lorebook_once(
     """A session parses an inline lorebook again only when its JSON text or its place
     changed (and sorts its entries again only then); every turn gives what a one-shot
     compile gives, the caller's edits in place included."""
-    import compiler.context.world_books as world_books
+    import compiler.inputs.lorebooks as world_books
 
     calls = {"read": 0, "sorted": 0}
     read, sort = world_books.read_lorebook, world_books.sorted_entries

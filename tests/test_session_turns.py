@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import compiler
-from compiler.context.lazy_chat import ChatMemo
 from compiler.errors import APCError
+from compiler.inputs.lazy_chat import ChatMemo
 
 TEMPLATE = "You narrate. <<agent.character>>\n<<agent.chat.history>>"
 CARD = {"name": "Mira", "description": "A keeper of the lighthouse."}
@@ -250,8 +250,8 @@ def test_the_profile_is_resolved_again_when_the_card_changes_and_its_copy_is_the
 
 
 def test_a_kept_profile_tells_its_readers_warnings_again(monkeypatch: Any) -> None:
-    from compiler.context.inputs import report
     from compiler.errors import Diagnostic
+    from compiler.inputs.read import report
     from compiler.profile import ProfileLayers
 
     resolve = ProfileLayers.resolve

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from compiler.context.cards import read_card
+from compiler.inputs.cards import read_card
 from tests.test_st_oracle import (
     CASES,
     FIXTURES,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.context.cards import read_card
+from compiler.inputs.cards import read_card
 from compiler.st.macros import card_values, substitute
 
 VALUES = {

@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 import compiler
 from compiler._base.validation import Codes, diagnostics_from
-from compiler.context.run import RunContext
 from compiler.errors import APCError
+from compiler.inputs.run import RunContext
 
 CODES = Codes(unknown="t.unknown", missing="t.missing", invalid="t.invalid")
 

@@ -27,21 +27,21 @@ from compiler._assemble.visibility import (
 )
 from compiler._base.frame import Component, ComponentKind, ContextFrame, Message, Role, ToolSpec
 from compiler._base.journal import Journal
-from compiler.context.chat_frame import frame_chat, frame_message
-from compiler.context.chat_macros import chat_values
-from compiler.context.lazy_chat import LazyChat
-from compiler.context.regex_run import ScriptRunner, script_runner
-from compiler.context.run import ChatMessageIn, RunContext
-from compiler.context.tools import BUILTIN_TOOLS
-from compiler.context.workspace import Workspace
-from compiler.context.world_place import unplaced, with_example_entries
-from compiler.context.world_run import WorldRun, scan_chat, world_pieces
 from compiler.errors import ContextError, Diagnostic, PolicyError
+from compiler.inputs.chat_frame import frame_chat, frame_message
+from compiler.inputs.lazy_chat import LazyChat
+from compiler.inputs.run import ChatMessageIn, RunContext
+from compiler.inputs.tools import BUILTIN_TOOLS
+from compiler.inputs.workspace import Workspace
 from compiler.policy.resources import VisibleResourcePolicy
-from compiler.policy.tool_catalogue import KNOWN_TOOLS, matches_any, to_provider_name
 from compiler.profile import ResolvedAgentProfile
 from compiler.profile.models import PlanNode, PlanPolicy
+from compiler.profile.tool_catalogue import KNOWN_TOOLS, matches_any, to_provider_name
+from compiler.st.chat_macros import chat_values
 from compiler.st.macros import MacroBudget, MacroEnv, card_values, inert, js_number, substitute
+from compiler.st.regex_run import ScriptRunner, script_runner
+from compiler.st.world.place import unplaced, with_example_entries
+from compiler.st.world.run import WorldRun, scan_chat, world_pieces
 from compiler.syntax.ast import Text
 
 PresetMode = Literal["agent", "legacy"]
@@ -230,13 +230,13 @@ class Assembler:
     @functools.cached_property
     def regex_scripts(self) -> ScriptRunner:
         """The run's SillyTavern regex scripts, run on the chat, world info and greeting as
-        SillyTavern runs them while building a prompt (:mod:`compiler.context.regex_run`)."""
+        SillyTavern runs them while building a prompt (:mod:`compiler.st.regex_run`)."""
         return script_runner(self.context, self.filled, self.warnings)
 
     @functools.cached_property
     def world_entries(self) -> list[dict[str, Any]]:
         """The world info the visible chat (as the regex scripts left it) activates
-        (:mod:`compiler.context.world_run`), then the scripts run on the entries."""
+        (:mod:`compiler.st.world.run`), then the scripts run on the entries."""
         ctx, chat = self.context, self.regex_scripts.chat(self.visible_chat()[0])
         run = scan_chat(
             ctx,
@@ -465,7 +465,7 @@ def _tools(a: Assembler, call: MacroCall) -> dict[str, Any]:
     """Exactly the profile's visible tools: the run's definitions, else the built-in ones.
 
     Visibility is not decided here: it is the profile's ``tools.visible`` /
-    ``tools.approvalRequired``, which :func:`compiler.policy.tool_catalogue.visible_tools` computed
+    ``tools.approvalRequired``, which :func:`compiler.profile.tool_catalogue.visible_tools` computed
     once over the known tools plus the run's own when the compile bound the profile to this
     run (:meth:`ResolvedAgentProfile.with_run_tools`). A run tool the profile was not bound
     to is not offered. The run's tools come first in its order, then the visible known tools

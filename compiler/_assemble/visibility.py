@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 from compiler._assemble.macros import MacroCall
 from compiler._base.frame import ComponentKind
-from compiler.context.run import ChatMessageIn
-from compiler.context.workspace import safe_relpath
+from compiler.inputs.run import ChatMessageIn
+from compiler.inputs.workspace import safe_relpath
 from compiler.policy.resources import VisibleResourcePolicy
 
 #: SillyTavern macros whose values are resources.

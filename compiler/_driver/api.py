@@ -30,18 +30,6 @@ from compiler._driver.checking import (
 from compiler._driver.feasibility import Feasibility
 from compiler._driver.losses import LOSS_CODES, checked_losses
 from compiler._driver.options import CompileOptions
-from compiler.context.cards import CardMemo
-from compiler.context.inputs import (
-    decode_text,
-    parse_json,
-    read_bytes,
-)
-from compiler.context.lazy_chat import ChatMemo
-from compiler.context.run import RunContext, load_context
-from compiler.context.run_warnings import run_warnings
-from compiler.context.tool_schemas import SchemaMemo
-from compiler.context.world_books import BookMemo
-from compiler.context.world_report import WorldInfoReport, world_report
 from compiler.errors import (
     APCError,
     BudgetError,
@@ -63,16 +51,28 @@ from compiler.fit import (
     total_budget,
 )
 from compiler.fit.budgets import TotalBudget, budget_warnings
-from compiler.policy.tool_catalogue import KNOWN_TOOLS
+from compiler.inputs.cards import CardMemo
+from compiler.inputs.lazy_chat import ChatMemo
+from compiler.inputs.lorebooks import BookMemo
+from compiler.inputs.read import (
+    decode_text,
+    parse_json,
+    read_bytes,
+)
+from compiler.inputs.run import RunContext, load_context
+from compiler.inputs.run_warnings import run_warnings
+from compiler.inputs.tool_schemas import SchemaMemo
+from compiler.policy.plan import check_plan, load_plan, node_tools
 from compiler.policy.tools import ToolGate
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
 from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, system_prompt_for
 from compiler.profile.models import PlanNode, PlanPolicy, ProfileValidationError
-from compiler.profile.plan import check_plan, load_plan, node_tools
 from compiler.profile.resolve import copy_profile
+from compiler.profile.tool_catalogue import KNOWN_TOOLS
 from compiler.providers import get_dialect, preset_model_key
 from compiler.providers.dialect import Dialect, ModelRequest
 from compiler.providers.tool_params import ToolArguments, sent_tool
+from compiler.st.world.report import WorldInfoReport, world_report
 from compiler.tavern.agent_entries import default_mode
 from compiler.tavern.assemble import assemble_preset
 from compiler.tavern.framing import preset_stops
@@ -377,7 +377,7 @@ def _load(context: Context, memo: TurnMemo | None) -> RunContext:
 def _assembled(src: Source, given: bool, assembler: Assembler) -> list[Diagnostic]:
     """The assembly finished: the built-in agent system prompt names only tools the request
     offers; and the warnings: the assembler's, then
-    :func:`~compiler.context.run_warnings.run_warnings` (``given``: a run context was)."""
+    :func:`~compiler.inputs.run_warnings.run_warnings` (``given``: a run context was)."""
     offered = {t["name"] for c in assembler.components for t in c.tools or ()}
     for comp in assembler.components:
         if comp.kind == ComponentKind.SYSTEM_INSTRUCTION and (

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from compiler._assemble.macros import BoundTemplate, bind
-from compiler.context.inputs import decode_text, parse_json, read_bytes, sanitize, surrogate_warning
 from compiler.errors import Diagnostic, TemplateError
+from compiler.inputs.read import decode_text, parse_json, read_bytes, sanitize, surrogate_warning
 from compiler.syntax import parse
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 

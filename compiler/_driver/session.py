@@ -31,9 +31,9 @@ from compiler._driver.api import (
 from compiler._driver.checking import SourceKind
 from compiler._driver.feasibility import Feasibility
 from compiler._driver.options import CompileOptions, OptionFields
-from compiler.context.inputs import collect_warnings, is_file
 from compiler.errors import ContextError, Diagnostic
 from compiler.fit import SummaryCache
+from compiler.inputs.read import collect_warnings, is_file
 
 __all__ = ["Session", "check_budget", "compile", "compile_string"]
 

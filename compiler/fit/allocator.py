@@ -216,7 +216,7 @@ class _Allocator:
 
     def fitted(self, turns: bool = False) -> ContextFrame:
         """The frame of the fitted components; a history the assembler left lazy (see
-        :class:`~compiler.context.lazy_chat.LazyChat`) and the fit kept whole is a list.
+        :class:`~compiler.inputs.lazy_chat.LazyChat`) and the fit kept whole is a list.
         ``turns``: with the newest turn of each history not fitted yet, where it will be."""
         out = []
         for i in self.items:

@@ -1,9 +1,25 @@
-"""Policies the pipeline stages call, one enforcing module each.
+"""Policies the pipeline stages call over a resolved profile, one enforcing module each.
 
-Internal: the public names are :class:`compiler.ToolGate` and :class:`compiler.PlatformPolicy`.
+The plan policy's functions are public here (``apc plan`` is their command line); the tool
+gate is :class:`compiler.ToolGate`.
 
 - :mod:`compiler.policy.tools`: the run-time tool gate (visibility itself is computed by
-  :func:`compiler.policy.tool_catalogue.visible_tools`)
+  :func:`compiler.profile.tool_catalogue.visible_tools`)
 - :mod:`compiler.policy.resources`: visible resources (include/exclude, workspace roots)
-- :mod:`compiler.policy.creator`: what a preset or character card may not set
+- :mod:`compiler.policy.plan`, :mod:`compiler.policy.plan_guard`: the plan policy and the
+  run-time guard of plan steps
+- :mod:`compiler.policy.switch`: profile switching
 """
+
+from compiler.policy.plan import ProfileLookup, check_plan, load_plan, node_tools
+from compiler.policy.plan_guard import Decision, PlanAction, PlanGuard
+
+__all__ = [
+    "Decision",
+    "PlanAction",
+    "PlanGuard",
+    "ProfileLookup",
+    "check_plan",
+    "load_plan",
+    "node_tools",
+]

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compiler.errors import PolicyError
-from compiler.policy.tool_catalogue import matches
+from compiler.profile.tool_catalogue import matches
 
 
 def _ancestors(resource: str) -> list[str]:

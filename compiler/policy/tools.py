@@ -2,7 +2,7 @@
 
 Internal: the public names are :class:`compiler.ToolGate` and :class:`compiler.PlatformPolicy`.
 
-Which tools are visible is computed by :func:`~compiler.policy.tool_catalogue.visible_tools`;
+Which tools are visible is computed by :func:`~compiler.profile.tool_catalogue.visible_tools`;
 the gate reads only the tool fields of a resolved profile (:class:`GatedProfile`), so this
 module does not depend on :mod:`compiler.profile`.
 """
@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from compiler.errors import PolicyError, did_you_mean
-from compiler.policy.tool_catalogue import ToolRules, to_provider_name, visible_tools
+from compiler.profile.tool_catalogue import ToolRules, to_provider_name, visible_tools
 
 if TYPE_CHECKING:
     from compiler._base.frame import ToolSpec

@@ -25,10 +25,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from compiler.context.cards import read_card_json
-from compiler.context.inputs import Parsed
 from compiler.errors import Diagnostic, ProfileError, did_you_mean
-from compiler.policy.creator import PlatformPolicy, reallow_warnings
+from compiler.inputs.cards import read_card_json
+from compiler.inputs.read import Parsed
 from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, DEFAULT_WRITER, default_writer
 from compiler.profile.embedded import (
     EmbeddedSchema,
@@ -45,8 +44,7 @@ from compiler.profile.models import (
     ProfileValidationError,
     validate_model,
 )
-from compiler.profile.plan import ProfileLookup, check_plan, load_plan, node_tools
-from compiler.profile.plan_guard import Decision, PlanAction, PlanGuard
+from compiler.profile.platform import PlatformPolicy, reallow_warnings
 from compiler.profile.registry import ProfileRegistry, normalize_profile_id, write_resolved_profile
 from compiler.profile.resolve import (
     Fragment,
@@ -63,24 +61,17 @@ __all__ = [
     "DEFAULT_WRITER",
     "AgentProfile",
     "AgentSchema",
-    "Decision",
     "Fragment",
-    "PlanAction",
-    "PlanGuard",
     "ProfileFragment",
     "ProfileLayers",
-    "ProfileLookup",
     "ProfileRegistry",
     "ProfileValidationError",
     "ProvenanceEntry",
     "ResolvedAgentProfile",
     "ResolvedToolPolicy",
     "add_profile_arguments",
-    "check_plan",
     "default_writer",
     "layers_from_args",
-    "load_plan",
-    "node_tools",
     "resolve_from_args",
     "resolve_profile",
     "write_resolved_profile",
@@ -277,7 +268,7 @@ def resolve_profile(
 
 def _creator_reallow_warnings(fragments: list[Fragment]) -> list[Diagnostic]:
     """A warning for each exact ``tools.allow`` entry of a preset or character layer that a
-    user layer denies (:func:`compiler.policy.creator.reallow_warnings`)."""
+    user layer denies (:func:`compiler.profile.platform.reallow_warnings`)."""
     user_deny = [
         d for f in fragments if f.layer == "user" for d in f.data.get("tools", {}).get("deny", [])
     ]

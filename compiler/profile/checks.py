@@ -15,13 +15,13 @@ import re
 from pydantic.alias_generators import to_snake
 
 from compiler.errors import Diagnostic, did_you_mean
-from compiler.policy.tool_catalogue import (
+from compiler.profile.models import WORKSPACE_ROOTS, AgentProfile, format_path
+from compiler.profile.tool_catalogue import (
     KNOWN_TOOLS,
     RUNTIME_ONLY_TOOLS,
     ToolPolicyResult,
     visible_tools,
 )
-from compiler.profile.models import WORKSPACE_ROOTS, AgentProfile, format_path
 
 __all__ = ["OUTPUT_WRITERS", "check_merged", "normalize_workspace_path"]
 

@@ -9,7 +9,7 @@ import copy
 from collections.abc import Collection
 from typing import Any
 
-from compiler.context.workspace import WORKSPACE_ROOTS
+from compiler.inputs.workspace import WORKSPACE_ROOTS
 
 __all__ = ["DEFAULT_AGENT_SYSTEM_PROMPT", "DEFAULT_WRITER", "default_writer", "system_prompt_for"]
 

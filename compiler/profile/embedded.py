@@ -23,15 +23,15 @@ from typing import Any
 
 from pydantic import Field
 
-from compiler.context.inputs import load_json_file
 from compiler.errors import ContextError, ProfileError
-from compiler.policy.creator import PlatformPolicy, check_creator_profile
+from compiler.inputs.read import load_json_file
 from compiler.profile.models import (
     AgentProfile,
     AgentSchema,
     _Model,
     validate_model,
 )
+from compiler.profile.platform import PlatformPolicy, check_creator_profile
 
 __all__ = [
     "EmbeddedSchema",
@@ -71,7 +71,7 @@ class EmbeddedSchema:
 
 
 def load_json(path: str | Path) -> Any:
-    """Parse a JSON file through the one input reader (:mod:`compiler.context.inputs`): a
+    """Parse a JSON file through the one input reader (:mod:`compiler.inputs.read`): a
     missing, unreadable, oversized or malformed file is a ``context.*`` error, whichever
     stage reads it."""
     return load_json_file(Path(path), what="profile layer")

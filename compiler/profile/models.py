@@ -31,8 +31,8 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from compiler._base.validation import Codes, diagnostics_from, format_path
-from compiler.context.workspace import WORKSPACE_ROOTS
 from compiler.errors import Diagnostic, ProfileError, did_you_mean
+from compiler.inputs.workspace import WORKSPACE_ROOTS
 
 __all__ = [
     "DEFAULT_PROFILE_ID",

@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 
 from compiler._base.atomic import atomic_write_text
-from compiler.context.inputs import is_file, lexists, real_dir
 from compiler.errors import ProfileError
+from compiler.inputs.read import is_file, lexists, real_dir
 from compiler.profile.embedded import load_json
 from compiler.profile.models import (
     DEFAULT_PROFILE_ID,

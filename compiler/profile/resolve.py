@@ -36,12 +36,6 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from compiler.errors import Diagnostic
-from compiler.policy.tool_catalogue import (
-    canonical_tool_name,
-    tool_matches,
-    unmatched_allow_pattern,
-    visible_tools,
-)
 from compiler.profile.checks import check_merged
 from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, DEFAULT_WRITER
 from compiler.profile.models import (
@@ -53,6 +47,12 @@ from compiler.profile.models import (
     _Model,
     format_path,
     validate_model,
+)
+from compiler.profile.tool_catalogue import (
+    canonical_tool_name,
+    tool_matches,
+    unmatched_allow_pattern,
+    visible_tools,
 )
 
 __all__ = [
@@ -118,7 +118,7 @@ class ResolvedToolPolicy(ToolPolicy):
     """The merged tool policy plus its concrete outcome.
 
     ``visible`` and ``approval_required`` are computed by
-    :func:`compiler.policy.tool_catalogue.visible_tools`: over the known tools for a profile alone,
+    :func:`compiler.profile.tool_catalogue.visible_tools`: over the known tools for a profile alone,
     over the known plus the run's own tools for a profile bound to a run
     (:meth:`ResolvedAgentProfile.with_run_tools`, which a compile does). ``user_allow`` is the
     user layer's own allow list (None when it sets none): nothing outside it is visible,
@@ -171,8 +171,8 @@ class ResolvedAgentProfile(AgentProfile):
     def with_run_tools(self, run_tools: Iterable[str]) -> ResolvedAgentProfile:
         """This profile bound to a run: ``tools.visible`` and ``tools.approvalRequired``
         recomputed over the known tools plus the run's own ``run_tools`` (by
-        :func:`~compiler.policy.tool_catalogue.visible_tools`, from the policy, never from the lists
-        already here). An "allow pattern matches no known tool" warning is dropped when the
+        :func:`~compiler.profile.tool_catalogue.visible_tools`, from the policy, never from the
+        lists already here). An "allow pattern matches no known tool" warning is dropped when the
         pattern matches one of the run's tools."""
         names = list(dict.fromkeys(run_tools))
         result = visible_tools(self.tools, names)
@@ -465,7 +465,7 @@ def _canonical_tool_names(fragment: Fragment) -> tuple[dict[str, Any], list[Diag
     tool-keyed maps written as the dotted name, and a warning for each one.
 
     The one place a profile's tool names are normalised; matching compares provider names
-    anyway (:func:`~compiler.policy.tool_catalogue.tool_matches`), so this makes the
+    anyway (:func:`~compiler.profile.tool_catalogue.tool_matches`), so this makes the
     resolved profile say what it means and lets ``maxCallsPerTool`` / ``toolDescriptions``
     keys (exact names) reach their tool. Two keys for one tool in one map: the smaller
     budget, the dotted name's description.

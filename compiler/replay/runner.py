@@ -13,8 +13,6 @@ from typing import Unpack
 
 from compiler._driver.api import Context
 from compiler._driver.options import CACHE_STABLE_STEP, CompileOptions, OptionFields
-from compiler.context.inputs import collect_warnings
-from compiler.context.run import RunContext, load_context
 from compiler.errors import (
     APCError,
     BudgetError,
@@ -25,6 +23,8 @@ from compiler.errors import (
 )
 from compiler.fit import SummaryCache
 from compiler.fit.ledger import BudgetLedger
+from compiler.inputs.read import collect_warnings
+from compiler.inputs.run import RunContext, load_context
 from compiler.replay.aggregate import RunAccumulator
 from compiler.replay.report import BenchReport, RunReport
 from compiler.replay.turns import (

@@ -19,9 +19,9 @@ from typing import Any
 from compiler._driver.api import CompileResult
 from compiler._driver.options import CompileOptions
 from compiler._driver.session import Session
-from compiler.context.inputs import is_file
-from compiler.context.run import ChatMessageIn, RunContext
 from compiler.errors import ContextError
+from compiler.inputs.read import is_file
+from compiler.inputs.run import ChatMessageIn, RunContext
 
 TurnCompiler = Callable[[RunContext], CompileResult]
 """One turn's compile: the run context holding the turn's messages -> the result."""

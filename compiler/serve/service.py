@@ -3,8 +3,8 @@
 Internal: :mod:`compiler.serve.app` runs these in its worker threads.
 
 Every file a request names (``source``, a RUN.json ``context``, and the paths inside a run
-context) is read under :func:`compiler.context.sandbox.confine` of the server's roots, so the
-one sandbox check (:func:`compiler.context.sandbox.admit`) refuses what lies outside them.
+context) is read under :func:`compiler.inputs.sandbox.confine` of the server's roots, so the
+one sandbox check (:func:`compiler.inputs.sandbox.admit`) refuses what lies outside them.
 A relative path resolves under the first root; an inline run context's paths too.
 """
 
@@ -27,15 +27,15 @@ from compiler._driver.checking import (
 )
 from compiler._driver.options import CompileOptions
 from compiler._driver.session import Session
-from compiler.context.inputs import (
+from compiler.errors import APCError, Diagnostic, StrictError
+from compiler.inputs.read import (
     MAX_INPUT_BYTES,
     collect_warnings,
     decode_text,
     read_bytes,
 )
-from compiler.context.run import RunContext, load_context
-from compiler.context.sandbox import admit, confine
-from compiler.errors import APCError, Diagnostic, StrictError
+from compiler.inputs.run import RunContext, load_context
+from compiler.inputs.sandbox import admit, confine
 from compiler.profile import ProfileLayers
 from compiler.serve.limits import ServeConfig, session_bytes
 from compiler.serve.models import CheckIn, OptionsIn, SourceIn

@@ -22,12 +22,12 @@ from compiler._base.frame import (
     ComponentKind,
     Message,
 )
-from compiler.context.chat_append import with_user_message
-from compiler.context.regex_scripts import AI_OUTPUT, USER_INPUT
-from compiler.context.run import ChatMessageIn
-from compiler.context.world_place import with_example_entries
 from compiler.errors import ContextError, PolicyError
+from compiler.inputs.chat_append import with_user_message
+from compiler.inputs.run import ChatMessageIn
 from compiler.providers.dialect import LoweringOptions
+from compiler.st.regex_scripts import AI_OUTPUT, USER_INPUT
+from compiler.st.world.place import with_example_entries
 from compiler.tavern.chat_view import ChatView, FramedList
 from compiler.tavern.preset import PresetPrompt, TavernPreset
 

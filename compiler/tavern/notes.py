@@ -3,7 +3,7 @@ the Author's Note or in chat, and world info at positions 2/3 (around the Author
 
 Internal: the API is :mod:`compiler.tavern`.
 
-- The Author's Note is the chat's metadata (:class:`compiler.context.chat.ChatMetadata`).
+- The Author's Note is the chat's metadata (:class:`compiler.inputs.chat.ChatMetadata`).
   It is inserted when the chat's user messages number a multiple of ``note_interval``
   (public/scripts/authors-note.js setFloatingPrompt: interval 1 always; 0, or no user
   message yet, never). When it is inserted, the persona description at position 2 (3) goes
@@ -36,11 +36,11 @@ from typing import Any
 from compiler._assemble.assemble import Assembler
 from compiler._assemble.markers import ALLOWANCE, openers
 from compiler._base.frame import CATEGORY, PromptRole
-from compiler.context.chat import ChatMetadata
-from compiler.context.run import RunContext
-from compiler.context.world_place import position_unsupported, texts_at, world_position
 from compiler.errors import Diagnostic
+from compiler.inputs.chat import ChatMetadata
+from compiler.inputs.run import RunContext
 from compiler.st.macros import inert
+from compiler.st.world.place import position_unsupported, texts_at, world_position
 from compiler.tavern.framing import CARD_RESOURCE
 from compiler.tavern.injections import MAX_INJECTION_DEPTH, ExtensionPrompt
 

@@ -30,7 +30,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from compiler._base.frame import PromptRole
-from compiler.context.inputs import (
+from compiler.errors import ContextError, TemplateError
+from compiler.inputs.read import (
     INLINE,
     Parsed,
     PathLike,
@@ -40,7 +41,6 @@ from compiler.context.inputs import (
     type_name,
     validate,
 )
-from compiler.errors import ContextError, TemplateError
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS, too_large
 
 _CODE = "context.invalid_preset"

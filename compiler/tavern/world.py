@@ -19,9 +19,9 @@ from typing import Any
 from compiler._assemble.assemble import Assembler
 from compiler._assemble.markers import openers
 from compiler._base.frame import PromptRole
-from compiler.context.world_place import world_position
 from compiler.errors import Diagnostic
 from compiler.st.macros import inert
+from compiler.st.world.place import world_position
 from compiler.tavern.injections import MAX_INJECTION_DEPTH, ExtensionPrompt
 
 _ROLES: dict[int, PromptRole] = {0: "system", 1: "user", 2: "assistant"}

@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler._base.tokens import TokenCounter, get_encoding
-from compiler.context.lazy_chat import LazyChat, made_as_read
 from compiler.errors import APCError
 from compiler.fit.history import _Walk
 from compiler.fit.prices import PriceMemo
+from compiler.inputs.lazy_chat import LazyChat, made_as_read
 from compiler.providers import get_dialect
 
 WORDS = st.sampled_from(["the", "ferry", "river.", "Mira!", "灯", "\n", "  ", "42"])

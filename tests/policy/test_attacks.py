@@ -493,7 +493,7 @@ def test_hidden_chat_never_activates_world_info(
 def test_a_symlink_swapped_in_after_the_check_is_not_followed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from compiler.context.workspace import Workspace
+    from compiler.inputs.workspace import Workspace
 
     ws = tmp_path / "ws"
     (ws / "scratch" / "pub").mkdir(parents=True)
@@ -576,7 +576,7 @@ def test_data_openers_and_values_are_not_flagged(tmp_path: Path) -> None:
 
 
 def test_lorebook_work_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from compiler.context import world_activation as world
+    from compiler.st.world import activation as world
 
     huge = "/(?:" + "|".join(f"w{i}" for i in range(20_000)) + ")/"
     chat = [{"role": "user", "content": "w19999 " + "text " * 400} for _ in range(50)]

@@ -19,15 +19,15 @@ from typing import Any
 import pytest
 
 from compiler.cli import main
-from compiler.context import cards
-from compiler.context.cards import (
+from compiler.errors import ContextError
+from compiler.inputs import cards
+from compiler.inputs.cards import (
     MAX_CARD_FILE_BYTES,
     MAX_CARD_TEXT_BYTES,
     MAX_CHARX_DIRECTORY_BYTES,
     PNG_SIGNATURE,
     read_card,
 )
-from compiler.errors import ContextError
 
 MiB = 1 << 20
 CARD = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": "Mira"}}

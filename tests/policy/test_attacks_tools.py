@@ -18,7 +18,7 @@ import pytest
 import compiler
 from compiler.cli import main
 from compiler.errors import PolicyError, ProfileError
-from compiler.policy.tool_catalogue import KNOWN_TOOLS, to_provider_name
+from compiler.profile.tool_catalogue import KNOWN_TOOLS, to_provider_name
 
 TEMPLATE = "Tools: <<agent.tools.available>>"
 

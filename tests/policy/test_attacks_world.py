@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 
 import compiler
 from compiler.cli import main
-from compiler.context import world_activation as world
-from compiler.context.world import Lorebook, read_lorebook
-from compiler.context.world_activation import REGEX_KEY_TIMEOUT, REGEX_SCAN_BUDGET
-from compiler.context.world_scan import activate
 from compiler.errors import Diagnostic
+from compiler.inputs.lorebook import Lorebook, read_lorebook
+from compiler.st.world import activation as world
+from compiler.st.world.activation import REGEX_KEY_TIMEOUT, REGEX_SCAN_BUDGET
+from compiler.st.world.scan import activate
 
 #: A bound on work that the unfixed code never finishes in (minutes to forever); not a
 #: speed measurement (benchmarks/ measure speed), just proof the work is bounded.

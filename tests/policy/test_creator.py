@@ -10,8 +10,8 @@ import pytest
 
 from compiler.cli import main
 from compiler.errors import ProfileError
-from compiler.policy.creator import PlatformPolicy
 from compiler.profile import resolve_profile
+from compiler.profile.platform import PlatformPolicy
 
 
 def preset_with(profile: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from compiler.errors import ProfileError
-from compiler.profile import ResolvedAgentProfile, check_plan, load_plan, resolve_profile
+from compiler.policy import check_plan, load_plan
+from compiler.profile import ResolvedAgentProfile, resolve_profile
 from compiler.profile.models import ProfileValidationError
 
 

@@ -9,14 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.errors import PolicyError
-from compiler.policy.tool_catalogue import tool_matches_any
-from compiler.profile import (
-    PlanAction,
-    PlanGuard,
-    ResolvedAgentProfile,
-    load_plan,
-    resolve_profile,
-)
+from compiler.policy import PlanAction, PlanGuard, load_plan
+from compiler.profile import ResolvedAgentProfile, resolve_profile
+from compiler.profile.tool_catalogue import tool_matches_any
 
 HYBRID = {
     "mode": "hybrid",

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from compiler.errors import PolicyError, ProfileError
-from compiler.profile import PlanAction, PlanGuard, ResolvedAgentProfile, load_plan, resolve_profile
+from compiler.policy import PlanAction, PlanGuard, load_plan
+from compiler.profile import ResolvedAgentProfile, resolve_profile
 
 EDITOR = {
     "id": "editor",
@@ -158,7 +159,7 @@ def test_tool_calls_carry_over_a_switch() -> None:
 
 
 def test_without_a_lookup_the_target_is_not_found() -> None:
-    from compiler.profile.switch import check_switch
+    from compiler.policy.switch import check_switch
 
     current = resolve_profile(run=ENABLED)
     outcome = check_switch(

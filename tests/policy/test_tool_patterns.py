@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.policy.tool_catalogue import (
+from compiler.profile.tool_catalogue import (
     KNOWN_TOOLS,
     ToolPatterns,
     evaluate_tool_policy,

@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 
 from compiler.errors import PolicyError
-from compiler.policy.tool_catalogue import (
+from compiler.policy.tools import ToolGate
+from compiler.profile import resolve_profile
+from compiler.profile.tool_catalogue import (
     KNOWN_TOOLS,
     evaluate_tool_policy,
     from_provider_name,
     matches,
     to_provider_name,
 )
-from compiler.policy.tools import ToolGate
-from compiler.profile import resolve_profile
 
 
 @pytest.mark.parametrize(

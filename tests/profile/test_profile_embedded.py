@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from profile_helpers import make_png
 
-from compiler.context.cards import read_card_json
 from compiler.errors import ContextError, ProfileError
+from compiler.inputs.cards import read_card_json
 from compiler.profile import resolve_profile
 from compiler.profile.embedded import (
     schema_from_card,

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from compiler.errors import ProfileError
-from compiler.policy.tool_catalogue import KNOWN_TOOLS
 from compiler.profile import DEFAULT_AGENT_SYSTEM_PROMPT, resolve_profile
+from compiler.profile.tool_catalogue import KNOWN_TOOLS
 
 
 def preset_with(profile: dict[str, Any], **agent: Any) -> dict[str, Any]:

@@ -379,7 +379,7 @@ def test_seraphina_with_the_default_preset(tmp_path: Path, corpus: Path, mode: s
     system): no Character's Note. The same card with a note there sends it four messages
     from the end, in one message with the Author's Note (``2_floating_prompt`` sorts before
     ``DEPTH_PROMPT``), and nothing else changes."""
-    from compiler.context.cards import read_card_json
+    from compiler.inputs.cards import read_card_json
 
     card_path = corpus / "cards" / "Seraphina-v2v3.png"
     raw, _ = read_card_json(card_path)

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 import compiler
-from compiler.context.cards import read_card
 from compiler.errors import APCError, TemplateError
+from compiler.inputs.cards import read_card
 from compiler.profile import resolve_profile
 
 CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
@@ -335,7 +335,7 @@ def test_corpus_preset_frames_examples_new_chat_and_greeting(tmp_path: Path) -> 
     """Issue 12, items 10 and 11 on st-default-2024 and a corpus card: named example
     messages after [Example Chat], [Start a new Chat] right before the chat, and an empty
     chat starting with the card's first_mes."""
-    from compiler.context.cards import read_card
+    from compiler.inputs.cards import read_card
 
     card = read_card(CARDS[0])
     ctx = {"character": str(CARDS[0]), "persona": PERSONA, "chat": []}

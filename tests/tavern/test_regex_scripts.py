@@ -13,7 +13,7 @@ import pytest
 
 import compiler
 from compiler.cli import main
-from compiler.context import regex_run
+from compiler.st import regex_run
 
 IDS = ["worldInfoBefore", "chatHistory"]
 PRESET = {

@@ -9,8 +9,8 @@ from compiler._driver.api import CompileResult
 from compiler._driver.options import CACHE_STABLE_STEP, CompileOptions
 from compiler._driver.session import compile as compile_source
 from compiler.cli.commands._common import add_output_tokens, add_strict, number_problem
-from compiler.context.inputs import is_file, lexists
 from compiler.errors import LoweringError
+from compiler.inputs.read import is_file, lexists
 from compiler.profile import add_profile_arguments, layers_from_args
 from compiler.profile.registry import write_resolved_profile
 from compiler.providers import DEFAULT_PROVIDER, get_dialect

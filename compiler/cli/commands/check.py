@@ -21,8 +21,8 @@ from compiler.cli.commands._common import (
     usage_error,
 )
 from compiler.cli.render import print_diagnostics
-from compiler.context.inputs import is_file
 from compiler.errors import APCError, Diagnostic
+from compiler.inputs.read import is_file
 
 # A template's check loads only the parser and the macro catalogue; the budget checks below
 # import the pipeline when they run.

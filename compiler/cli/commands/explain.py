@@ -22,9 +22,9 @@ from compiler.cli.commands._compile_options import (
     usage_problem,
 )
 from compiler.cli.render import print_diagnostics
-from compiler.context.world_report import WorldInfoReport
 from compiler.errors import BudgetError
 from compiler.fit.ledger import BudgetLedger
+from compiler.st.world.report import WorldInfoReport
 
 
 def register(sub: Any) -> None:

@@ -14,16 +14,13 @@ from typing import Any
 
 from compiler.cli.commands._common import add_format
 from compiler.cli.render import print_diagnostics
-from compiler.context.inputs import parse_json, read_bytes
 from compiler.errors import ContextError, PolicyError
+from compiler.inputs.read import parse_json, read_bytes
+from compiler.policy import PlanAction, PlanGuard, check_plan, load_plan
 from compiler.profile import (
-    PlanAction,
-    PlanGuard,
     ResolvedAgentProfile,
     add_profile_arguments,
-    check_plan,
     layers_from_args,
-    load_plan,
     resolve_from_args,
 )
 

@@ -59,7 +59,7 @@ def preset_schema() -> dict[str, Any]:
 
 def context_schema() -> dict[str, Any]:
     """The schema of a run context (RUN.json)."""
-    from compiler.context.run import RunContext
+    from compiler.inputs.run import RunContext
 
     return with_draft(RunContext.model_json_schema(by_alias=True), "Run context")
 

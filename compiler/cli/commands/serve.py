@@ -14,8 +14,8 @@ from typing import Any
 
 from compiler.cli.commands._common import usage_error
 from compiler.cli.commands.schema import SCHEMAS
-from compiler.context.inputs import real_dir
 from compiler.errors import APCError
+from compiler.inputs.read import real_dir
 from compiler.serve import limits
 
 INSTALL_HINT = "pip install 'agent-prompt-compiler[serve]'"
