@@ -23,10 +23,12 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler._base.frame import Component, ComponentKind, ContextFrame
     from compiler._base.journal import Event
     from compiler._driver.api import CompileResult
+    from compiler._driver.check_report import CheckReport, check_sources
     from compiler._driver.checking import PresetCheck, check, check_string
     from compiler._driver.feasibility import Feasibility
     from compiler._driver.options import CompileOptions
     from compiler._driver.session import Session, check_budget, compile, compile_string
+    from compiler._driver.sources import SourceText, read_source
     from compiler.errors import (
         APCError,
         BudgetError,
@@ -57,6 +59,8 @@ _HOMES = {
     "compiler._driver.api": "CompileResult",
     "compiler._driver.feasibility": "Feasibility",
     "compiler._driver.checking": "PresetCheck check check_string",
+    "compiler._driver.check_report": "CheckReport check_sources",
+    "compiler._driver.sources": "SourceText read_source",
     "compiler.inputs.chat_log": "ChatLog",
     "compiler.inputs.run": "RunContext load_context",
     "compiler.st.world.placement": "WorldPlacement",
@@ -101,6 +105,7 @@ __all__ = [
     "BudgetError",
     "BudgetLedger",
     "ChatLog",
+    "CheckReport",
     "CompileOptions",
     "CompileResult",
     "Component",
@@ -121,6 +126,7 @@ __all__ = [
     "ResolvedAgentProfile",
     "RunContext",
     "Session",
+    "SourceText",
     "Span",
     "StrictError",
     "Summarizer",
@@ -136,10 +142,12 @@ __all__ = [
     "bench",
     "check",
     "check_budget",
+    "check_sources",
     "check_string",
     "compile",
     "compile_string",
     "load_context",
     "parse",
+    "read_source",
     "resolve_profile",
 ]

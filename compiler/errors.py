@@ -83,7 +83,8 @@ class Diagnostic:
     source: str | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        """The same fields the text form shows, for editors and CI."""
+        """The same fields the text form shows, for editors and CI: the one JSON shape of a
+        diagnostic (``apc ... --format json``, ``apc serve``'s answers)."""
         out: dict[str, Any] = {
             "severity": self.severity,
             "code": self.code,
@@ -149,12 +150,24 @@ class TemplateError(APCError):
         return list(self._diagnostics)
 
 
+def omitted_json(message: str, count: int, file: str | None = None) -> dict[str, Any]:
+    """In place of ``count`` diagnostics left out of a list: an entry shaped like
+    :meth:`Diagnostic.to_json`'s, severity ``note``, code ``diagnostics.omitted``."""
+    entry = Diagnostic(code="diagnostics.omitted", message=message, file=file).to_json()
+    return {**entry, "severity": "note", "omitted": count}
+
+
+def promoted(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """The one strict rule: every warning is an error (``strict``, ``--strict``)."""
+    return [dataclasses.replace(d, severity="error") for d in diagnostics]
+
+
 class StrictError(APCError):
     """``strict``: a compile had warnings; each is in :attr:`diagnostics`, now an error."""
 
     def __init__(self, warnings: list[Diagnostic]) -> None:
-        promoted = [dataclasses.replace(d, severity="error") for d in warnings]
-        first = promoted[0]
+        errors = promoted(warnings)
+        first = errors[0]
         super().__init__(
             code=first.code,
             message=first.message,
@@ -163,7 +176,7 @@ class StrictError(APCError):
             file=first.file,
             span=first.span,
         )
-        self._diagnostics = promoted
+        self._diagnostics = errors
 
     @property
     def diagnostics(self) -> list[Diagnostic]:

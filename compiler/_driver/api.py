@@ -21,15 +21,11 @@ from compiler._assemble.markers import check_markers
 from compiler._base.frame import ComponentKind, ContextFrame, ToolSpec
 from compiler._base.journal import Event, Journal
 from compiler._base.tokens import TokenCounter, counter_for
-from compiler._driver.checking import (
-    MAX_TEMPLATE_FILE_BYTES,
-    UNREADABLE,
-    SourceKind,
-    check_template,
-)
+from compiler._driver.checking import check_template
 from compiler._driver.feasibility import Feasibility
 from compiler._driver.losses import LOSS_CODES, checked_losses
 from compiler._driver.options import CompileOptions
+from compiler._driver.sources import SourceKind, read_source
 from compiler.errors import (
     APCError,
     BudgetError,
@@ -55,9 +51,7 @@ from compiler.inputs.cards import CardMemo
 from compiler.inputs.lazy_chat import ChatMemo
 from compiler.inputs.lorebooks import BookMemo
 from compiler.inputs.read import (
-    decode_text,
     parse_json,
-    read_bytes,
 )
 from compiler.inputs.run import RunContext, load_context
 from compiler.inputs.run_warnings import run_warnings
@@ -157,14 +151,8 @@ class Source:
 
 def open_source(path: str | os.PathLike[str]) -> Source:
     """The template or preset file at ``path`` (``.json``: a preset), read once."""
-    file = Path(path)
-    if file.suffix.lower() == ".json":
-        return Source(str(file), preset=read_preset(file))
-    data = read_bytes(file, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
-    # bytes as written: CRLF kept, a UTF-8 BOM dropped
-    return Source(
-        str(file), bound=check_template(decode_text(data, str(file), code=UNREADABLE), str(file))
-    )
+    source = read_source(path)
+    return string_source(source.text, source.kind, source.name)
 
 
 def string_source(text: str, kind: SourceKind, name: str | None) -> Source:

@@ -13,25 +13,17 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from compiler._assemble.macros import BoundTemplate, bind
+from compiler._driver.sources import SourceKind, read_source
 from compiler.errors import Diagnostic, TemplateError
-from compiler.inputs.read import decode_text, parse_json, read_bytes, sanitize, surrogate_warning
+from compiler.inputs.read import parse_json, sanitize, surrogate_warning
 from compiler.syntax import parse
-from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 
 if TYPE_CHECKING:
     from compiler._assemble.assemble import PresetMode
     from compiler.tavern.preset import TavernPreset
-
-MAX_TEMPLATE_FILE_BYTES = 4 * MAX_TEMPLATE_CHARS
-"""The largest template file read (UTF-8 takes at most 4 bytes a character)."""
-
-SourceKind = Literal["template", "preset"]
-
-UNREADABLE = "template.unreadable"
 
 
 @dataclass(frozen=True)
@@ -55,13 +47,8 @@ def check(
     checked as ``apc check`` checks it, in ``mode`` (None: the mode a compile would choose
     from the preset's agent schema), see :mod:`compiler.tavern.check`.
     """
-    file = Path(path)
-    if file.suffix.lower() == ".json":
-        from compiler.tavern.preset import read_preset
-
-        return _check_preset(read_preset(file), mode)
-    data = read_bytes(file, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
-    return check_template(decode_text(data, str(path), code=UNREADABLE), str(path))
+    source = read_source(path)
+    return check_string(source.text, name=source.name, kind=source.kind, mode=mode)
 
 
 def _check_preset(preset: TavernPreset, mode: PresetMode | None) -> PresetCheck:

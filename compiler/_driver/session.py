@@ -28,9 +28,9 @@ from compiler._driver.api import (
     open_source,
     string_source,
 )
-from compiler._driver.checking import SourceKind
 from compiler._driver.feasibility import Feasibility
 from compiler._driver.options import CompileOptions, OptionFields
+from compiler._driver.sources import SourceKind
 from compiler.errors import ContextError, Diagnostic
 from compiler.fit import SummaryCache
 from compiler.inputs.read import collect_warnings, is_file

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from compiler.errors import Diagnostic
+from compiler.errors import Diagnostic, omitted_json
 
 #: Diagnostics shown per input file (a preset's entries count as one file).
 MAX_PER_FILE = 50
@@ -143,19 +143,7 @@ class Omitted:
 
     def to_json(self) -> dict[str, Any]:
         """An entry shaped like a diagnostic's, severity ``note``, with the ``omitted`` count."""
-        return {
-            "severity": "note",
-            "code": "diagnostics.omitted",
-            "message": self.message,
-            "file": self.file or None,
-            "line": None,
-            "column": None,
-            "endLine": None,
-            "endColumn": None,
-            "path": None,
-            "hint": None,
-            "omitted": self.count,
-        }
+        return omitted_json(self.message, self.count, self.file or None)
 
 
 def cap_per_file(

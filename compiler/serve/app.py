@@ -211,8 +211,9 @@ def _routes(
     async def check_route(body: CheckIn, request: Request) -> Response:
         """The source's diagnostics (``apc check``); ``ok`` false when one is an error."""
         sent, read = len(await request.body()), _read_warnings(request)
-        ok, found = await pool.run(lambda: service.check(body, read, sent))
-        return json_response({"ok": ok, "diagnostics": as_named(diagnostics_out(found), prefix)})
+        report = await pool.run(lambda: service.check(body, read, sent))
+        found = diagnostics_out(list(report.diagnostics))
+        return json_response({"ok": report.ok, "diagnostics": as_named(found, prefix)})
 
     @app.get("/v1/schema/{name}", response_model=dict[str, Any])
     async def schema_route(name: SchemaName) -> Response:

@@ -109,26 +109,23 @@ class CheckIn(SourceIn):
     checks that what cannot be cut fits the window (as ``apc check`` does)."""
 
 
-class Location(_Out):
-    """Where a diagnostic points: a file (or inline source name), a line and column span,
-    and a JSON path inside a structured input."""
+class DiagnosticOut(_Out):
+    """One finding: a stable ``code`` (docs: "Error codes"), what and where (a file or inline
+    source name, a line and column span, a JSON path inside a structured input), how to fix;
+    the shape ``apc ... --format json`` writes. A last ``note`` counts what was left out."""
 
+    severity: Literal["error", "warning", "note"] = "error"
+    code: str
+    message: str
     file: str | None = None
     line: int | None = None
     column: int | None = None
     end_line: int | None = None
     end_column: int | None = None
     path: str | None = None
-
-
-class DiagnosticOut(_Out):
-    """One finding: a stable ``code`` (docs: "Error codes"), what and where, how to fix."""
-
-    code: str
-    message: str
-    severity: Literal["error", "warning"] = "error"
-    location: Location | None = None
     hint: str | None = None
+    #: a ``note``'s count of the diagnostics left out
+    omitted: int | None = None
 
 
 class ErrorOut(_Out):

@@ -19,7 +19,7 @@ from typing import Any
 from starlette.responses import Response
 
 from compiler._driver.api import CompileResult
-from compiler.errors import APCError, Diagnostic, InternalError, PolicyError
+from compiler.errors import APCError, Diagnostic, InternalError, PolicyError, omitted_json
 
 MAX_DIAGNOSTICS = 200
 """Diagnostics in one response at most (the rest are counted in a last ``note``)."""
@@ -52,40 +52,13 @@ def status_of(exc: APCError) -> int:
     return 422
 
 
-def diagnostic_out(d: Diagnostic) -> dict[str, Any]:
-    """``{code, message, severity, location, hint}`` (location null when nothing points)."""
-    span = d.span
-    where = {
-        "file": span.file if span else d.file,
-        "line": span.line if span else None,
-        "column": span.column if span else None,
-        "endLine": span.end_line if span else None,
-        "endColumn": span.end_column if span else None,
-        "path": d.path,
-    }
-    return {
-        "code": d.code,
-        "message": d.message,
-        "severity": d.severity,
-        "location": where if any(v is not None for v in where.values()) else None,
-        "hint": d.hint,
-    }
-
-
 def diagnostics_out(found: list[Diagnostic]) -> list[dict[str, Any]]:
-    """At most :data:`MAX_DIAGNOSTICS` of ``found``, then a note of how many were left out."""
-    out = [diagnostic_out(d) for d in found[:MAX_DIAGNOSTICS]]
+    """At most :data:`MAX_DIAGNOSTICS` of ``found`` (each as :meth:`Diagnostic.to_json`: the
+    shape ``apc ... --format json`` writes), then a note of how many were left out."""
+    out = [d.to_json() for d in found[:MAX_DIAGNOSTICS]]
     if len(found) > MAX_DIAGNOSTICS:
         left = len(found) - MAX_DIAGNOSTICS
-        out.append(
-            {
-                "code": "diagnostics.omitted",
-                "message": f"and {left} more diagnostics",
-                "severity": found[-1].severity,
-                "location": None,
-                "hint": None,
-            }
-        )
+        out.append(omitted_json(f"and {left} more diagnostics", left))
     return out
 
 

@@ -10,29 +10,19 @@ A relative path resolves under the first root; an inline run context's paths too
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from compiler._assemble.assemble import PresetMode
 from compiler._driver.api import CompileResult, deep_inputs_coded
-from compiler._driver.checking import (
-    MAX_TEMPLATE_FILE_BYTES,
-    SourceKind,
-    add_new,
-    check_string,
-    over_window,
-)
+from compiler._driver.check_report import CheckReport, budget_requested, check_sources
 from compiler._driver.options import CompileOptions
 from compiler._driver.session import Session
+from compiler._driver.sources import SourceText, read_source
 from compiler.errors import APCError, Diagnostic, StrictError
 from compiler.inputs.read import (
-    MAX_INPUT_BYTES,
     collect_warnings,
-    decode_text,
-    read_bytes,
 )
 from compiler.inputs.run import RunContext, load_context
 from compiler.inputs.sandbox import admit, confine
@@ -40,8 +30,6 @@ from compiler.profile import ProfileLayers
 from compiler.serve.limits import ServeConfig, session_bytes
 from compiler.serve.models import CheckIn, OptionsIn, SourceIn
 from compiler.serve.sessions import SessionCache, session_key
-
-_BUDGET_OPTIONS = ("model", "encoding", "budget", "max_output_tokens", "reserve")
 
 
 def options_of(given: OptionsIn, data_root: Path | None) -> CompileOptions:
@@ -78,37 +66,34 @@ class Service:
             path = self.config.roots[0] / path
         return path
 
-    def source(self, body: SourceIn) -> tuple[SourceKind, str, str]:
-        """The request's source as (kind, text, name): inline, or read from its path."""
+    def source(self, body: SourceIn) -> SourceText:
+        """The request's source: inline, or read from its path (named as the client names
+        it, as the CLI names its argument)."""
         if body.template is not None:
-            return "template", body.template, body.name or "<template>"
+            return SourceText("template", body.template, body.name or "<template>")
         if body.preset is not None:
             text = json.dumps(body.preset, ensure_ascii=False)
-            return "preset", text, body.name or "<preset>"
+            return SourceText("preset", text, body.name or "<preset>")
         assert body.source is not None  # the model requires one of the three
-        path = self.path(body.source)
-        name = body.source  # as the client named it (the CLI names its argument)
-        if path.suffix.lower() == ".json":
-            data = read_bytes(path, limit=MAX_INPUT_BYTES, what="preset")
-            return "preset", decode_text(data, name), name
-        data = read_bytes(path, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
-        return "template", decode_text(data, name, code="template.unreadable"), name
+        return read_source(self.path(body.source), name=body.source)
 
     def session(self, body: SourceIn) -> tuple[Session, Callable[[int], None]]:
         """The session of this caller, source content and options (made on first use), and
         what to call with the size of the body once a turn is done: it weighs the session
         again, with what the turn left in its caches."""
-        kind, text, name = self.source(body)
-        key = session_key(body.caller, kind, name, text, body.options.model_dump(mode="json"))
+        src = self.source(body)
+        key = session_key(
+            body.caller, src.kind, src.name, src.text, body.options.model_dump(mode="json")
+        )
         options = options_of(body.options, self.config.data_root)
         session = self.sessions.get(
             key,
-            lambda: Session.from_string(text, kind=kind, name=name, options=options),
-            weight=session_bytes(len(text), 0, (0, 0)),
+            lambda: Session.from_string(src.text, kind=src.kind, name=src.name, options=options),
+            weight=session_bytes(len(src.text), 0, (0, 0)),
         )
 
         def weigh(sent: int) -> None:
-            weight = session_bytes(len(text), sent, session.cache_size())
+            weight = session_bytes(len(src.text), sent, session.cache_size())
             self.sessions.weigh(key, session, weight)
 
         return session, weigh
@@ -154,60 +139,32 @@ class Service:
 
     def check(
         self, body: CheckIn, read: Sequence[Diagnostic] = (), sent: int | None = None
-    ) -> tuple[bool, list[Diagnostic]]:
+    ) -> CheckReport:
         """The diagnostics of the request's source (``apc check``), and whether none is an
         error; budget options or a context also check the budget set-up. ``sent``: the
         body's size."""
+        given = body.options
+        options = None
+        if budget_requested(given.model_dump(), body.context):
+            options = options_of(given, self.config.data_root)
+        weighs: list[Callable[[int], None]] = []
+
+        def session_of(source: SourceText, options: CompileOptions) -> Session:
+            session, weigh = self.session(body)
+            weighs.append(weigh)
+            return session
+
         with confine(self.config.read_roots), deep_inputs_coded():
-            kind, text, name = self.source(body)
-            diagnostics, failed = _check_source(kind, text, name, body.options.mode)
-            diagnostics[:0] = read
-            if body.options.budget is not None:
-                given = body.options
-                diagnostics += over_window(
-                    given.provider,
-                    given.model,
-                    given.budget,
-                    given.reserve,
-                    given.max_output_tokens,
+            try:
+                return check_sources(
+                    [self.source(body)],
+                    mode=given.mode,
+                    strict=given.strict,
+                    read=read,
+                    budget=options,
+                    context=lambda: self.context(body.context, sent),
+                    session_of=session_of,
                 )
-            if not failed and _budget_requested(body):
-                found = self._check_budget(body, name, sent)
-                add_new(diagnostics, found)
-                failed = any(d.severity == "error" for d in found)
-        if body.options.strict and any(d.severity == "warning" for d in diagnostics):
-            diagnostics = [_as_error(d) for d in diagnostics]
-            failed = True
-        return not failed, diagnostics
-
-    def _check_budget(self, body: CheckIn, name: str, sent: int | None) -> list[Diagnostic]:
-        session, weigh = self.session(body)
-        try:
-            found = session.check_budget(self.context(body.context, sent))
-        except APCError as exc:
-            return exc.diagnostics
-        finally:
-            weigh(sent or 0)
-        return found.diagnostics(name)
-
-
-def _check_source(
-    kind: SourceKind, text: str, name: str, mode: PresetMode | None
-) -> tuple[list[Diagnostic], bool]:
-    """The source's own diagnostics (``apc check FILE``, :func:`compiler.check_string`), and
-    whether one is an error."""
-    try:
-        return list(check_string(text, name=name, kind=kind, mode=mode).warnings), False
-    except APCError as exc:
-        return exc.diagnostics, True
-
-
-def _budget_requested(body: CheckIn) -> bool:
-    given = body.options
-    return body.context is not None or any(
-        getattr(given, name) is not None for name in _BUDGET_OPTIONS
-    )
-
-
-def _as_error(d: Diagnostic) -> Diagnostic:
-    return dataclasses.replace(d, severity="error")
+            finally:
+                for weigh in weighs:
+                    weigh(sent or 0)

@@ -123,7 +123,7 @@ def test_check(server: Server) -> None:
     assert bad["ok"] is False
     d = bad["diagnostics"][0]
     assert d["code"] == "template.unknown_macro"
-    assert d["location"]["line"] == 1 and d["location"]["column"] == 4
+    assert d["line"] == 1 and d["column"] == 4
     assert "agent.file" in d["hint"]
     tight = server.post(
         "/v1/check",

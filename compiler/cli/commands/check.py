@@ -7,12 +7,11 @@ Internal: the interface is the ``apc`` command line.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from compiler._driver.checking import add_new, check, over_window
+from compiler._driver.check_report import budget_requested, check_sources
 from compiler.cli.commands._common import (
     add_format,
     add_output_tokens,
@@ -21,8 +20,11 @@ from compiler.cli.commands._common import (
     usage_error,
 )
 from compiler.cli.render import print_diagnostics
-from compiler.errors import APCError, Diagnostic
+from compiler.errors import Diagnostic
 from compiler.inputs.read import is_file
+
+if TYPE_CHECKING:
+    from compiler import CompileOptions
 
 # A template's check loads only the parser and the macro catalogue; the budget checks below
 # import the pipeline when they run.
@@ -61,32 +63,17 @@ def run(args: argparse.Namespace) -> int:
     problem = number_problem(args)
     if problem:
         return usage_error(problem)
-    diagnostics: list[Diagnostic] = []
-    failed = False
-    for name in args.files:
-        try:  # a .json file is a preset (broken JSON is an error, not template text)
-            diagnostics.extend(check(Path(name), mode=args.mode).warnings)
-        except APCError as exc:
-            diagnostics.extend(exc.diagnostics)
-            failed = True
-    if args.budget is not None:
-        diagnostics.extend(
-            over_window(
-                _provider(args), args.model, args.budget, args.reserve, args.max_output_tokens
-            )
-        )
-    if not failed and _budget_requested(args):
-        for name in args.files:
-            found = _check_budget(name, args)
-            add_new(diagnostics, found)
-            failed = failed or any(d.severity == "error" for d in found)
-    if args.strict and any(d.severity == "warning" for d in diagnostics):
-        diagnostics = [dataclasses.replace(d, severity="error") for d in diagnostics]
-        failed = True
-    print_diagnostics(diagnostics, fmt=args.format)
-    if not failed and args.format == "text":
-        sys.stdout.write(summary(len(args.files), diagnostics) + "\n")
-    return 1 if failed else 0
+    report = check_sources(
+        [Path(name) for name in args.files],
+        mode=args.mode,
+        strict=args.strict,
+        budget=_budget_options(args),
+        context=Path(args.context) if args.context else None,
+    )
+    print_diagnostics(report.diagnostics, fmt=args.format)
+    if report.ok and args.format == "text":
+        sys.stdout.write(summary(len(args.files), list(report.diagnostics)) + "\n")
+    return 0 if report.ok else 1
 
 
 def _count(n: int, noun: str) -> str:
@@ -102,42 +89,20 @@ def summary(files: int, diagnostics: list[Diagnostic]) -> str:
     )
 
 
-_BUDGET_OPTIONS = ("context", "model", "encoding", "budget", "max_output_tokens", "reserve")
-
-
-def _budget_requested(args: argparse.Namespace) -> bool:
-    return any(getattr(args, name, None) is not None for name in _BUDGET_OPTIONS)
-
-
-def _provider(args: argparse.Namespace) -> str:
-    """The provider named, else the default one (the registry is imported only here: a
-    template's check loads no provider)."""
-    if args.provider is not None:
-        return str(args.provider)
+def _budget_options(args: argparse.Namespace) -> CompileOptions | None:
+    """The options of the budget set-up to check, when any is given (a template's check
+    alone loads no pipeline)."""
+    if not budget_requested(vars(args), args.context):
+        return None
+    from compiler import CompileOptions
     from compiler.providers import DEFAULT_PROVIDER
 
-    return DEFAULT_PROVIDER
-
-
-def _check_budget(name: str, args: argparse.Namespace) -> list[Diagnostic]:
-    """``context.budget_infeasible`` when what cannot be cut (plus the reserve) does not fit."""
-    from compiler._driver.options import CompileOptions
-    from compiler._driver.session import check_budget
-
-    try:
-        found = check_budget(
-            Path(name),
-            context=Path(args.context) if args.context else None,
-            options=CompileOptions(
-                model=args.model,
-                budget=args.budget,
-                encoding=args.encoding,
-                provider=_provider(args),
-                mode=args.mode,
-                max_output_tokens=args.max_output_tokens,
-                reserve=args.reserve,
-            ),
-        )
-    except APCError as exc:
-        return exc.diagnostics
-    return found.diagnostics(name)
+    return CompileOptions(
+        model=args.model,
+        budget=args.budget,
+        encoding=args.encoding,
+        provider=args.provider or DEFAULT_PROVIDER,
+        mode=args.mode,
+        max_output_tokens=args.max_output_tokens,
+        reserve=args.reserve,
+    )
