@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler._driver.feasibility import Feasibility
     from compiler._driver.options import CompileOptions
     from compiler._driver.session import Session, check_budget, compile, compile_string
+    from compiler.codes import CodeExplanation, explain_code
     from compiler.context.chat_log import ChatLog
     from compiler.context.run import RunContext, load_context
     from compiler.context.world_placement import WorldPlacement
@@ -54,6 +55,7 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler.syntax.ast import Template
 
 _HOMES = {
+    "compiler.codes": "CodeExplanation explain_code",
     "compiler._driver.api": "CompileResult",
     "compiler._driver.feasibility": "Feasibility",
     "compiler._driver.checking": "PresetCheck check check_string",
@@ -101,6 +103,7 @@ __all__ = [
     "BudgetError",
     "BudgetLedger",
     "ChatLog",
+    "CodeExplanation",
     "CompileOptions",
     "CompileResult",
     "Component",
@@ -139,6 +142,7 @@ __all__ = [
     "check_string",
     "compile",
     "compile_string",
+    "explain_code",
     "load_context",
     "parse",
     "resolve_profile",
