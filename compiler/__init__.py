@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler._driver.options import CompileOptions
     from compiler._driver.session import Session, check_budget, compile, compile_string
     from compiler._driver.sources import SourceText, read_source
+    from compiler.codes import CodeExplanation, explain_code
     from compiler.errors import (
         APCError,
         BudgetError,
@@ -56,6 +57,7 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler.syntax.ast import Template
 
 _HOMES = {
+    "compiler.codes": "CodeExplanation explain_code",
     "compiler._driver.api": "CompileResult",
     "compiler._driver.feasibility": "Feasibility",
     "compiler._driver.checking": "PresetCheck check check_string",
@@ -106,6 +108,7 @@ __all__ = [
     "BudgetLedger",
     "ChatLog",
     "CheckReport",
+    "CodeExplanation",
     "CompileOptions",
     "CompileResult",
     "Component",
@@ -146,6 +149,7 @@ __all__ = [
     "check_string",
     "compile",
     "compile_string",
+    "explain_code",
     "load_context",
     "parse",
     "read_source",

@@ -297,14 +297,14 @@ def _registry() -> dict[str, type[APCError] | None]:
             lower.unknown_output_limit lower.sampler_out_of_range lower.sampler_clamped
             lower.duplicate_tool_call_id lower.model_required lower.prefill_unsupported
             lower.missing_thought_signature""",
-        InternalError: "internal.count_mismatch",
+        InternalError: "internal.count_mismatch internal.error_pages_missing",
         APCError: """io.write_failed io.output_not_regular profile.write_failed
             bench.plot_unavailable
             serve.bad_request serve.bad_host serve.unauthorized serve.not_found
             serve.method_not_allowed
             serve.body_too_large serve.context_too_large serve.invalid_request
             serve.internal_error serve.compile_timeout serve.busy serve.unavailable
-            serve.slow_request serve.too_many_connections""",
+            serve.slow_request serve.too_many_connections diagnostics.unknown_code""",
         None: """template.legacy_agent_macro template.unknown_st_macro context.lone_surrogate
             context.budget_over_window context.no_run_context context.empty_chat
             context.no_character template.unknown_prompt_id template.unknown_marker

@@ -45,3 +45,7 @@ def test_a_budget_check_and_a_compile_still_load_what_they_need() -> None:
         ["compile", "examples/writer/template.txt", "--context", "examples/writer/run.json"]
     )
     assert got["code"] == 0 and "tiktoken" in got["heavy"]  # type: ignore[operator]
+
+
+def test_explaining_a_code_loads_no_pipeline() -> None:
+    assert loaded_after(["explain-code", "template.unknown_macro"]) == {"code": 0, "heavy": []}

@@ -79,9 +79,7 @@ def test_every_code_the_package_uses_is_registered() -> None:
 
 ERROR_PAGES = ROOT / "docs" / "pages" / "reference" / "errors"
 #: The family pages of the error index: a code's family (its prefix) -> its page.
-FAMILY_PAGES = {family: f"{family}.md" for family in FAMILIES if family != "diagnostics"} | {
-    "tool": "policy.md"
-}
+FAMILY_PAGES = {family: f"{family}.md" for family in FAMILIES} | {"tool": "policy.md"}
 #: A code's entry: its own heading, anchored by the code (`## `ctx.x` {#ctx.x}`), then a
 #: cause (the first paragraph that says so) before the next heading.
 ENTRY_RE = re.compile(r"^## `([a-z]+\.[a-z_]+)` \{#\1\}$", re.M)

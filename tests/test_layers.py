@@ -32,6 +32,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "compiler"
 LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     # errors: the one base error, codes, Diagnostic and Span
     ("errors", frozenset({"errors"}), frozenset()),
+    # codes: the long form of each code, read from the error pages (compiler/codes/)
+    ("codes", frozenset({"codes"}), frozenset({"errors"})),
     # base: the ContextFrame the stages pass and its kinds, the journal, atomic writes, the one
     # converter of validation errors, token counting (compiler/_base/)
     ("base", frozenset({"_base"}), frozenset({"errors"})),
@@ -62,7 +64,11 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     ("lower", frozenset({"providers"}), frozenset({"frame"})),
     # api: the driver (compiler/_driver/) chains the stages behind the facade (compiler/__init__.py
     # is unit "compiler"), and the turn-by-turn replay of bench
-    ("api", frozenset({"_driver", "compiler", "replay"}), frozenset({"tavern", "fit", "lower"})),
+    (
+        "api",
+        frozenset({"_driver", "compiler", "replay"}),
+        frozenset({"tavern", "fit", "lower", "codes"}),
+    ),
     # serve: the HTTP compile service over the api (apc serve; FastAPI, an optional extra)
     ("serve", frozenset({"serve"}), frozenset({"api"})),
     # front-ends: the apc command line (compiler/cli/: its commands and diagnostics rendering)

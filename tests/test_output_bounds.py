@@ -36,6 +36,8 @@ from compiler.errors import (
 )
 
 BAD = "<<agent.fiel>>"  # one unknown macro: 14 bytes, one error
+#: The last line of a text report: where its code is explained.
+EXPLAIN_NOTE = "note: for more on this code, run `apc explain-code template.unknown_macro`"
 
 
 def width(text: str) -> int:
@@ -66,11 +68,14 @@ def test_many_bad_macros_print_a_bounded_report(
     assert main(["check", str(path)]) == 1
     err = capsys.readouterr().err
     lines = err.splitlines()
-    # four lines per diagnostic (header, source, caret, hint), then the note
-    assert len(lines) <= 4 * MAX_PER_FILE + 1
+    # four lines per diagnostic (header, source, caret, hint), then the notes
+    assert len(lines) <= 4 * MAX_PER_FILE + 2
     assert max(len(line) for line in lines) <= line_bound(path)
     assert err.count("error[template.unknown_macro]") == MAX_PER_FILE
-    assert lines[-1] == f"{path}: note: and {count - MAX_PER_FILE} more errors"
+    assert lines[-2:] == [
+        f"{path}: note: and {count - MAX_PER_FILE} more errors",
+        EXPLAIN_NOTE,
+    ]
 
 
 def test_json_report_ends_with_an_omitted_count(
@@ -200,9 +205,9 @@ def test_bad_escapes_by_the_thousand_print_a_bounded_report(
     path = bad_template(tmp_path, '<<agent.file "' + "\\q" * 50_000 + '">>')
     assert main(["check", str(path)]) == 1
     lines = capsys.readouterr().err.splitlines()
-    assert len(lines) <= 4 * MAX_PER_FILE + 1
+    assert len(lines) <= 4 * MAX_PER_FILE + 2
     assert max(len(line) for line in lines) <= line_bound(path)
-    assert lines[-1] == f"{path}: note: and {50_000 - MAX_PER_FILE} more errors"
+    assert lines[-2] == f"{path}: note: and {50_000 - MAX_PER_FILE} more errors"
 
 
 def test_a_diagnostic_with_a_given_line_still_renders() -> None:

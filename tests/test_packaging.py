@@ -1,4 +1,5 @@
-"""The wheel ships the grammar, and an installed (non-editable) copy parses with it."""
+"""The wheel ships the grammar and the error pages, and an installed (non-editable) copy
+parses with the one and explains codes from the other."""
 
 from __future__ import annotations
 
@@ -46,6 +47,11 @@ def test_wheel_ships_grammar_and_installed_copy_loads_it(tmp_path: Path) -> None
             n.endswith("entry_points.txt") and b"apc = compiler.cli:main" in zf.read(n)
             for n in names
         )
+        # the error index's pages, as they are in docs/ (apc explain-code reads them)
+        pages = sorted((ROOT / "docs" / "pages" / "reference" / "errors").glob("*.md"))
+        assert len(pages) > 10
+        for page in pages:
+            assert zf.read(f"compiler/_docs/errors/{page.name}") == page.read_bytes()
         zf.extractall(tmp_path / "site")
     probe = (
         "import compiler, compiler.syntax.grammar as g, pathlib;"
@@ -67,3 +73,20 @@ def test_wheel_ships_grammar_and_installed_copy_loads_it(tmp_path: Path) -> None
         cwd=tmp_path,
     )
     assert out.stdout.strip() == "agent.plan"
+    # explain-code from the installed copy: the shipped pages (no docs/ beside it)
+    explain = (
+        "from compiler.cli import main; from compiler.codes import _source, code_pages;"
+        "from compiler.errors import CODES;"
+        "assert str(_source()).endswith('_docs/errors'), _source();"
+        "assert sum(len(p.codes) for p in code_pages()) == len(CODES);"
+        "main(['explain-code', 'error[template.unknown_macro]'])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, 'site'); {explain}"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert out.stdout.startswith("error[template.unknown_macro]\n")
+    assert "\nCause\n  not in the catalogue (did-you-mean hint)\n" in out.stdout

@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "compiler.cli.commands.check",
     "compiler.cli.commands.compile",
     "compiler.cli.commands.explain",
+    "compiler.cli.commands.explain_code",
     "compiler.cli.commands.plan",
     "compiler.cli.commands.profile",
     "compiler.cli.commands.schema",
@@ -37,7 +38,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    named = f"compiler.cli.commands.{argv[0]}" if argv else ""
+    named = f"compiler.cli.commands.{argv[0].replace('-', '_')}" if argv else ""
     for name in (named,) if named in COMMAND_MODULES else COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser

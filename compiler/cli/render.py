@@ -11,13 +11,14 @@ entry with an ``omitted`` count), and the source excerpt under a header is at mo
 from __future__ import annotations
 
 import json
+import os
 import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from compiler.errors import Diagnostic, omitted_json
+from compiler.errors import CODES, Diagnostic, omitted_json
 
 #: Diagnostics shown per input file (a preset's entries count as one file).
 MAX_PER_FILE = 50
@@ -26,6 +27,15 @@ EXCERPT_WIDTH = 160
 #: Columns of the line kept before the span when a long line is cut.
 LEFT_CONTEXT = 40
 _MORE = "..."
+
+
+def colour_enabled(stream: TextIO) -> bool:
+    """Whether to colour what goes to ``stream``: only a terminal, and never with ``NO_COLOR``
+    set (https://no-color.org) or ``TERM=dumb``."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty())
 
 
 def _cell(ch: str) -> int:
@@ -179,9 +189,11 @@ def print_diagnostics(
     stream: TextIO | None = None,
     *,
     limit: int | None = MAX_PER_FILE,
+    explain: bool = True,
 ) -> None:
     """Write diagnostics to ``stream`` (stderr by default) as text or a JSON list, at most
-    ``limit`` per file (see :func:`cap_per_file`)."""
+    ``limit`` per file (see :func:`cap_per_file`); the text ends with :func:`explain_note`
+    unless ``explain`` is false."""
     out = stream if stream is not None else sys.stderr
     items = cap_per_file(diagnostics, limit)
     if fmt == "json":
@@ -189,3 +201,18 @@ def print_diagnostics(
         return
     for d in items:
         out.write((d.text() if isinstance(d, Omitted) else format_diagnostic(d)) + "\n")
+    note = explain_note(items) if explain else None
+    if note:
+        out.write(note + "\n")
+
+
+def explain_note(items: Iterable[Diagnostic | Omitted]) -> str | None:
+    """The one line after a text report that says where a code is explained (as rustc's
+    ``--explain``), naming the report's code when it has one; None when no code is known."""
+    codes = list(dict.fromkeys(d.code for d in items if isinstance(d, Diagnostic)))
+    known = [code for code in codes if code in CODES]
+    if not known:
+        return None
+    if len(codes) == 1:
+        return f"note: for more on this code, run `apc explain-code {known[0]}`"
+    return f"note: for more on a code, run `apc explain-code CODE` (e.g. `{known[0]}`)"
