@@ -16,6 +16,7 @@ from typing import TypedDict
 
 from compiler._assemble.assemble import PresetMode
 from compiler._base.tokens import TokenCounter
+from compiler._driver.option_specs import BY_NAME, CACHE_STABLE_STEP
 from compiler.fit import Summarizer, SummaryCache
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
 from compiler.profile.models import PlanPolicy
@@ -23,9 +24,6 @@ from compiler.providers import DEFAULT_PROVIDER
 from compiler.providers.dialect import LoweringOptions
 
 __all__ = ["CACHE_STABLE_STEP", "CompileOptions", "OptionFields", "PresetMode"]
-
-CACHE_STABLE_STEP = 32
-"""The default cache-stable step: history cut points move 32 messages at a time."""
 
 
 @dataclass(frozen=True)
@@ -85,13 +83,14 @@ class CompileOptions:
 
     def __post_init__(self) -> None:
         """Refuse values no compile can use (the CLI reports the same as usage errors)."""
-        for name, low in (
-            ("budget", 0),
-            ("reserve", 0),
-            ("max_output_tokens", 1),
-            ("max_completion_tokens", 1),
-            ("top_k", 0),
+        for name, spec in (
+            ("budget", "budget"),
+            ("reserve", "reserve"),
+            ("max_output_tokens", "max_output_tokens"),
+            ("max_completion_tokens", "max_output_tokens"),  # its Chat-name alias
+            ("top_k", "top_k"),
         ):
+            low = BY_NAME[spec].low or 0
             value = getattr(self, name)
             if value is not None and (
                 not isinstance(value, int) or isinstance(value, bool) or value < low

@@ -7,18 +7,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic.alias_generators import to_camel
 
 from compiler._base.journal import Event
+from compiler._driver.option_specs import MAX_STOPS, NAME_CHARS, OPTIONS, Option
 from compiler.fit.ledger import BudgetLedger
 from compiler.providers import DEFAULT_PROVIDER
-from compiler.providers.dialect import MAX_TOP_K
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 
-MAX_NAME_CHARS = 200
+MAX_NAME_CHARS = NAME_CHARS
 MAX_PATH_CHARS = 4096
-MAX_STOPS = 16
 
 
 class _In(BaseModel):
@@ -46,29 +45,37 @@ class ProfileIn(_In):
     run: JSONObject | None = None
 
 
-class OptionsIn(_In):
-    """The options ``apc compile`` takes (``--provider``, ``--model``, ``--budget``, ...)."""
+def _field(option: Option) -> tuple[Any, Any]:
+    """The request field of a compile option (its type, default and bounds)."""
+    about = option.help or None
+    if option.kind == "int":
+        return int | None, Field(default=None, ge=option.low, le=option.high, description=about)
+    if option.kind == "float":
+        return float | None, Field(default=None, description=about)
+    if option.kind == "bool":
+        return bool, Field(default=False, description=about)
+    if option.kind == "choice":
+        return Literal[option.choices] | None, Field(default=None, description=about)
+    if option.kind == "strings":
+        text = Annotated[str, Field(max_length=1000)]
+        return list[text], Field(default_factory=list, max_length=MAX_STOPS, description=about)
+    if option.kind == "step":
+        step = Annotated[int, Field(ge=option.low, le=option.high)]
+        about = "true (a step of 32 messages) or the step: history cut points move in steps"
+        return bool | step, Field(default=False, description=about)
+    if option.name == "provider":
+        return str, Field(default=DEFAULT_PROVIDER, max_length=NAME_CHARS, description=about)
+    return str | None, Field(default=None, max_length=NAME_CHARS, description=about)
 
-    provider: str = Field(default=DEFAULT_PROVIDER, max_length=MAX_NAME_CHARS)
-    model: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
-    encoding: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
-    budget: int | None = Field(default=None, ge=0, le=2**53)
-    max_output_tokens: int | None = Field(default=None, ge=1, le=2**53)
-    reserve: int | None = Field(default=None, ge=0, le=2**53)
-    temperature: float | None = None
-    top_p: float | None = None
-    top_k: int | None = Field(default=None, ge=0, le=MAX_TOP_K)
-    frequency_penalty: float | None = None
-    presence_penalty: float | None = None
-    seed: int | None = Field(default=None, ge=-(2**63), le=2**64 - 1)
-    stop: list[Annotated[str, Field(max_length=1000)]] = Field(
-        default_factory=list, max_length=MAX_STOPS
-    )
-    #: true (a step of 32 messages) or the step: history cut points move in steps
-    cache_stable: bool | Annotated[int, Field(ge=1, le=2**31)] = False
-    mode: Literal["agent", "legacy"] | None = None
-    strict: bool = False
-    profile: ProfileIn | None = None
+
+_OPTION_FIELDS: dict[str, Any] = {o.name: _field(o) for o in OPTIONS if o.serve}
+OptionsIn = create_model(  # made from CompileOptions' option table, as the CLI's options are
+    "OptionsIn",
+    __base__=_In,
+    __doc__="The options ``apc compile`` takes (``--provider``, ``--model``, ``--budget``, ...).",
+    **_OPTION_FIELDS,
+    profile=(ProfileIn | None, None),
+)
 
 
 class SourceIn(_In):

@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from compiler._driver.api import CompileResult, deep_inputs_coded
 from compiler._driver.check_report import CheckReport, budget_requested, check_sources
 from compiler._driver.options import CompileOptions
@@ -28,13 +30,13 @@ from compiler.inputs.run import RunContext, load_context
 from compiler.inputs.sandbox import admit, confine
 from compiler.profile import ProfileLayers
 from compiler.serve.limits import ServeConfig, session_bytes
-from compiler.serve.models import CheckIn, OptionsIn, SourceIn
+from compiler.serve.models import CheckIn, ProfileIn, SourceIn
 from compiler.serve.sessions import SessionCache, session_key
 
 
-def options_of(given: OptionsIn, data_root: Path | None) -> CompileOptions:
+def options_of(given: BaseModel, data_root: Path | None) -> CompileOptions:
     """The :class:`CompileOptions` a request's options say (as ``apc compile``'s do)."""
-    p = given.profile
+    p: ProfileIn | None = getattr(given, "profile", None)
     layers = ProfileLayers(
         profile_id=p.id if p else None,
         preset=p.preset if p else None,
@@ -45,8 +47,8 @@ def options_of(given: OptionsIn, data_root: Path | None) -> CompileOptions:
     )
     # the request's option names are CompileOptions' own (every option is dumped: a name
     # CompileOptions lacks fails every compile the serve tests make)
-    fields = given.model_dump(exclude={"profile", "stop"})
-    return CompileOptions(**fields, stop=tuple(given.stop), profile=layers)
+    fields = given.model_dump(exclude={"profile"})
+    return CompileOptions(**{**fields, "stop": tuple(fields["stop"])}, profile=layers)
 
 
 class Service:
@@ -129,7 +131,7 @@ class Service:
                 with collect_warnings() as found:
                     context = self.context(body.context, sent)
                 found[:0] = read
-                if found and body.options.strict:
+                if found and session.options.strict:
                     raise StrictError(found)
                 result = session.compile(context)
             finally:
@@ -143,10 +145,10 @@ class Service:
         """The diagnostics of the request's source (``apc check``), and whether none is an
         error; budget options or a context also check the budget set-up. ``sent``: the
         body's size."""
-        given = body.options
+        given = body.options.model_dump()
         options = None
-        if budget_requested(given.model_dump(), body.context):
-            options = options_of(given, self.config.data_root)
+        if budget_requested(given, body.context):
+            options = options_of(body.options, self.config.data_root)
         weighs: list[Callable[[int], None]] = []
 
         def session_of(source: SourceText, options: CompileOptions) -> Session:
@@ -158,8 +160,8 @@ class Service:
             try:
                 return check_sources(
                     [self.source(body)],
-                    mode=given.mode,
-                    strict=given.strict,
+                    mode=given["mode"],
+                    strict=given["strict"],
                     read=read,
                     budget=options,
                     context=lambda: self.context(body.context, sent),

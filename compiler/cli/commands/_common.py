@@ -6,10 +6,18 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from compiler._base.atomic import atomic_write_text, check_target
+from compiler._driver.option_specs import (
+    BY_NAME,
+    CACHE_STABLE_STEP,
+    OPTIONS,
+    Option,
+    bound_problem,
+)
 
 
 def add_format(parser: argparse.ArgumentParser) -> None:
@@ -55,38 +63,71 @@ def usage_error(message: str) -> int:
     return 2
 
 
-def add_output_tokens(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """``--max-output-tokens N`` (``--max-completion-tokens`` is its alias)."""
-    p.add_argument(
-        "--max-output-tokens",
-        "--max-completion-tokens",
-        dest="max_output_tokens",
-        type=int,
-        metavar="N",
-        help="the response's token limit (max_completion_tokens, max_output_tokens, "
-        "max_tokens or generationConfig.maxOutputTokens, by provider)",
-    )
+def add_options(
+    p: argparse.ArgumentParser | argparse._ArgumentGroup,
+    names: Iterable[str],
+    *,
+    provider_help: str | None = None,
+    provider_default: str | None = None,
+) -> None:
+    """The command-line options ``names`` of CompileOptions' option table
+    (:mod:`compiler._driver.option_specs`), each ``--name-with-dashes`` with its help, in
+    its group. ``provider_help``/``provider_default``: what a command that loads the
+    provider registry says of ``--provider`` (``apc check`` does not load it)."""
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for name in names:
+        option = BY_NAME[name]
+        target: argparse.ArgumentParser | argparse._ArgumentGroup = p
+        if option.group is not None:
+            if option.group not in groups:
+                groups[option.group] = p.add_argument_group(option.group)
+            target = groups[option.group]
+        kwargs = _argparse_form(option)
+        if name == "provider":
+            kwargs.update(help=provider_help or option.help, default=provider_default)
+        target.add_argument(option.flag, *option.aliases, dest=option.name, **kwargs)
 
 
-def add_strict(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--strict",
-        action="store_true",
-        help="treat warnings (e.g. context.budget_over_window) as errors: exit 1, no output",
-    )
+def _argparse_form(option: Option) -> dict[str, Any]:
+    """How argparse reads an option of ``option.kind``."""
+    form: dict[str, Any] = {"help": option.help or None}
+    if option.metavar is not None:
+        form["metavar"] = option.metavar
+    if option.kind == "bool":
+        form["action"] = "store_true"
+    elif option.kind == "strings":
+        form["action"] = "append"
+    elif option.kind == "choice":
+        form["choices"] = option.choices
+    elif option.kind == "step":
+        form.update(type=int, nargs="?", const=CACHE_STABLE_STEP)
+    elif option.kind in ("int", "float"):
+        form["type"] = int if option.kind == "int" else float
+    return form
+
+
+def option_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The values of the table's options a command took, as CompileOptions' fields."""
+    values: dict[str, Any] = {}
+    for option in OPTIONS:
+        if not hasattr(args, option.name):
+            continue
+        value = getattr(args, option.name)
+        if option.kind == "strings":
+            value = tuple(value or ())
+        elif option.kind == "step":
+            value = value or 0
+        if value is not None or option.kind in ("bool",):
+            values[option.name] = value
+    return values
 
 
 def number_problem(args: argparse.Namespace) -> str | None:
-    """Why a number option cannot work (a usage error, exit 2), or None: the same checks
-    for ``check``, ``compile`` and ``explain``."""
-    if args.budget is not None and args.budget < 0:
-        return "--budget must be at least 0"
-    if args.max_output_tokens is not None and args.max_output_tokens < 1:
-        return "--max-output-tokens must be at least 1"
-    if args.reserve is not None and args.reserve < 0:
-        return "--reserve must be at least 0"
-    if getattr(args, "top_k", None) is not None and args.top_k < 0:
-        return "--top-k must be at least 0"
-    if getattr(args, "cache_stable", None) is not None and args.cache_stable < 1:
-        return "--cache-stable STEP must be at least 1"
+    """Why a number option cannot work (a usage error, exit 2), or None: the bounds of
+    CompileOptions' option table, for every command that takes the option."""
+    for option in OPTIONS:
+        problem = bound_problem(option, getattr(args, option.name, None))
+        if problem is not None:
+            metavar = f" {option.metavar}" if option.kind == "step" else ""
+            return f"{option.flag}{metavar} {problem}"
     return None

@@ -6,9 +6,9 @@ import argparse
 from pathlib import Path
 
 from compiler._driver.api import CompileResult
-from compiler._driver.options import CACHE_STABLE_STEP, CompileOptions
+from compiler._driver.options import CompileOptions
 from compiler._driver.session import compile as compile_source
-from compiler.cli.commands._common import add_output_tokens, add_strict, number_problem
+from compiler.cli.commands._common import add_options, number_problem, option_values
 from compiler.errors import LoweringError
 from compiler.inputs.read import is_file, lexists
 from compiler.profile import add_profile_arguments, layers_from_args
@@ -17,62 +17,40 @@ from compiler.providers import DEFAULT_PROVIDER, get_dialect
 from compiler.providers.dialect import SAMPLER_FLAGS
 from compiler.providers.registry import provider_help
 
+#: the options of apc compile, explain and bench, in their --help order
+COMPILE_OPTIONS = (
+    "mode",
+    "provider",
+    "model",
+    "encoding",
+    "budget",
+    "max_output_tokens",
+    "temperature",
+    "top_p",
+    "top_k",
+    "frequency_penalty",
+    "presence_penalty",
+    "seed",
+    "stop",
+    "reserve",
+    "cache_stable",
+    "plan",
+    "plan_node",
+    "strict",
+)
+
 
 def add_compile_arguments(p: argparse.ArgumentParser) -> None:
-    """SOURCE, --context, --mode, model and budget options, and the profile layers."""
+    """SOURCE, --context, the compile options (made from CompileOptions' option table), and
+    the profile layers."""
     p.add_argument("source", metavar="SOURCE", help="a template, or a SillyTavern preset .json")
     p.add_argument("--context", metavar="RUN.json", help="the run context")
-    p.add_argument(
-        "--mode",
-        choices=("agent", "legacy"),
-        help="preset mode (default: agent when the preset or card has an enabled agent schema "
-        "or the preset's entries hold <<agent.*>> macros)",
+    add_options(
+        p,
+        COMPILE_OPTIONS,
+        provider_help=f"{provider_help()} (default: {DEFAULT_PROVIDER})",
+        provider_default=DEFAULT_PROVIDER,
     )
-    p.add_argument(
-        "--provider",
-        default=DEFAULT_PROVIDER,
-        help=f"{provider_help()} (default: {DEFAULT_PROVIDER})",
-    )
-    p.add_argument(
-        "--model", help="the model (default: the provider's: gpt-4o, claude-sonnet-4-5, ...)"
-    )
-    p.add_argument("--encoding", help="tokenizer encoding (default: the model's)")
-    p.add_argument("--budget", type=int, metavar="N", help="total token budget of the request")
-    add_output_tokens(p)
-    g = p.add_argument_group("generation options (each sent under the provider's own name)")
-    g.add_argument("--temperature", type=float)
-    g.add_argument("--top-p", type=float)
-    g.add_argument("--top-k", type=int, help="Anthropic, Gemini (not an OpenAI option)")
-    g.add_argument("--frequency-penalty", type=float)
-    g.add_argument("--presence-penalty", type=float)
-    g.add_argument("--seed", type=int)
-    g.add_argument("--stop", action="append", metavar="TEXT", help="a stop sequence (repeatable)")
-    p.add_argument(
-        "--reserve",
-        type=int,
-        metavar="N",
-        help="tokens reserved for the response: the total budget is the model's window minus N "
-        "(default: --max-output-tokens; --budget overrides)",
-    )
-    p.add_argument(
-        "--cache-stable",
-        type=int,
-        nargs="?",
-        const=CACHE_STABLE_STEP,
-        metavar="STEP",
-        help="move history cut points in steps of STEP messages "
-        f"(default {CACHE_STABLE_STEP}) so successive "
-        "turns keep a byte-identical prefix",
-    )
-    g = p.add_argument_group("plan (compile for one node of a plan)")
-    g.add_argument("--plan", metavar="PLAN.json", help="a plan policy {mode, nodes}")
-    g.add_argument(
-        "--plan-node",
-        metavar="ID",
-        help="the node to compile for: its allowedTools, visibleFiles and contextBudget apply, "
-        "and <<agent.plan>> marks it",
-    )
-    add_strict(p)
     add_profile_arguments(p)
 
 
@@ -103,28 +81,9 @@ def sampler_problem(args: argparse.Namespace) -> str | None:
 
 
 def options_from_args(args: argparse.Namespace) -> CompileOptions:
-    """The :class:`CompileOptions` the command line says (the one options object)."""
-    return CompileOptions(
-        provider=args.provider,
-        model=getattr(args, "model", None),
-        budget=args.budget,
-        encoding=args.encoding,
-        max_output_tokens=args.max_output_tokens,
-        temperature=getattr(args, "temperature", None),
-        top_p=getattr(args, "top_p", None),
-        top_k=getattr(args, "top_k", None),
-        frequency_penalty=getattr(args, "frequency_penalty", None),
-        presence_penalty=getattr(args, "presence_penalty", None),
-        seed=getattr(args, "seed", None),
-        stop=tuple(getattr(args, "stop", None) or ()),
-        plan=getattr(args, "plan", None),
-        plan_node=getattr(args, "plan_node", None),
-        reserve=args.reserve,
-        profile=layers_from_args(args),
-        mode=getattr(args, "mode", None),
-        cache_stable=getattr(args, "cache_stable", None) or 0,
-        strict=getattr(args, "strict", False),
-    )
+    """The :class:`CompileOptions` the command line says (the one options object): every
+    option of the table the command took, and the profile layers."""
+    return CompileOptions(**option_values(args), profile=layers_from_args(args))
 
 
 def compile_from_args(args: argparse.Namespace) -> CompileResult:

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from compiler._driver.check_report import budget_requested, check_sources
 from compiler.cli.commands._common import (
     add_format,
-    add_output_tokens,
-    add_strict,
+    add_options,
     number_problem,
+    option_values,
     usage_error,
 )
 from compiler.cli.render import print_diagnostics
@@ -33,25 +33,16 @@ if TYPE_CHECKING:
 def register(sub: Any) -> None:
     p = sub.add_parser("check", help="check templates for errors")
     p.add_argument("files", nargs="+", metavar="FILE")
+    add_options(p, ("mode", "strict"))
     g = p.add_argument_group(
         "budget set-up (any of these also checks that the required parts fit the window)"
     )
-    p.add_argument(
-        "--mode",
-        choices=("agent", "legacy"),
-        help="check a preset as compiled in this mode (default: the one apc compile chooses, "
-        "agent for an enabled agent schema or <<agent.*>> macros in its entries)",
-    )
     g.add_argument("--context", metavar="RUN.json", help="the run context")
-    g.add_argument(
-        "--provider", help="the provider (its windows apply; default: apc compile's default)"
+    add_options(
+        g,
+        ("provider", "model", "encoding", "budget", "max_output_tokens", "reserve"),
+        provider_help="the provider (its windows apply; default: apc compile's default)",
     )
-    g.add_argument("--model", help="model (default: the provider's); its window is checked")
-    g.add_argument("--encoding", help="tokenizer encoding (default: the model's)")
-    g.add_argument("--budget", type=int, metavar="N", help="total token budget of the request")
-    add_output_tokens(g)
-    g.add_argument("--reserve", type=int, metavar="N", help="tokens reserved for the response")
-    add_strict(p)
     add_format(p)
     p.set_defaults(func=run)
 
@@ -91,18 +82,11 @@ def summary(files: int, diagnostics: list[Diagnostic]) -> str:
 
 def _budget_options(args: argparse.Namespace) -> CompileOptions | None:
     """The options of the budget set-up to check, when any is given (a template's check
-    alone loads no pipeline)."""
+    alone loads no pipeline); ``--strict`` applies to the report, not to the compile."""
     if not budget_requested(vars(args), args.context):
         return None
     from compiler import CompileOptions
-    from compiler.providers import DEFAULT_PROVIDER
 
-    return CompileOptions(
-        model=args.model,
-        budget=args.budget,
-        encoding=args.encoding,
-        provider=args.provider or DEFAULT_PROVIDER,
-        mode=args.mode,
-        max_output_tokens=args.max_output_tokens,
-        reserve=args.reserve,
-    )
+    values = option_values(args)
+    values.pop("strict", None)
+    return CompileOptions(**values)

@@ -1,0 +1,143 @@
+"""How each user-facing field of :class:`compiler.CompileOptions` is offered: its help, its
+bounds, its command-line form, and whether ``apc serve`` takes it.
+
+Internal: the command line's options (``apc compile``, ``explain``, ``bench``, ``check``),
+``apc serve``'s request model and ``CompileOptions``' own checks are made from this one
+table (a test keeps it equal to ``CompileOptions``' fields and their types). It imports
+nothing heavy: ``apc check`` builds its options from it without loading the pipeline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["int", "float", "str", "bool", "strings", "choice", "step", "path"]
+"""What a value is on the command line: a number, a name, a flag, a repeatable text, one of
+``choices``, the cache-stable step (a flag with an optional number), a file path."""
+
+CACHE_STABLE_STEP = 32
+"""The default cache-stable step: history cut points move 32 messages at a time."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: ``name`` (``CompileOptions``' field; the flag is ``--name-with-dashes``),
+    ``kind``, ``help``, the least (and greatest) value, the command-line group and metavar,
+    other flags, and whether ``apc serve``'s request takes it."""
+
+    name: str
+    kind: Kind
+    help: str = ""
+    low: int | None = None
+    high: int | None = None
+    group: str | None = None
+    metavar: str | None = None
+    aliases: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+    serve: bool = True
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+GENERATION = "generation options (each sent under the provider's own name)"
+PLAN = "plan (compile for one node of a plan)"
+NAME_CHARS = 200
+"""The longest provider, model or encoding name ``apc serve`` takes."""
+MAX_STOPS = 16
+"""The most stop sequences ``apc serve`` takes (each at most 1,000 characters)."""
+
+OPTIONS: tuple[Option, ...] = (
+    Option("provider", "str", "the provider"),
+    Option("model", "str", "the model (default: the provider's: gpt-4o, claude-sonnet-4-5, ...)"),
+    Option("encoding", "str", "tokenizer encoding (default: the model's)"),
+    Option("budget", "int", "total token budget of the request", low=0, high=2**53, metavar="N"),
+    Option(
+        "max_output_tokens",
+        "int",
+        "the response's token limit (max_completion_tokens, max_output_tokens, max_tokens or "
+        "generationConfig.maxOutputTokens, by provider)",
+        low=1,
+        high=2**53,
+        metavar="N",
+        aliases=("--max-completion-tokens",),
+    ),
+    Option("temperature", "float", group=GENERATION),
+    Option("top_p", "float", group=GENERATION),
+    Option(
+        "top_k",
+        "int",
+        "Anthropic, Gemini (not an OpenAI option)",
+        low=0,
+        high=2**31 - 1,
+        group=GENERATION,
+    ),
+    Option("frequency_penalty", "float", group=GENERATION),
+    Option("presence_penalty", "float", group=GENERATION),
+    Option("seed", "int", low=-(2**63), high=2**64 - 1, group=GENERATION),
+    Option(
+        "stop",
+        "strings",
+        "a stop sequence (repeatable)",
+        metavar="TEXT",
+        group=GENERATION,
+    ),
+    Option(
+        "reserve",
+        "int",
+        "tokens reserved for the response: the total budget is the model's window minus N "
+        "(default: --max-output-tokens; --budget overrides)",
+        low=0,
+        high=2**53,
+        metavar="N",
+    ),
+    Option(
+        "cache_stable",
+        "step",
+        "move history cut points in steps of STEP messages "
+        f"(default {CACHE_STABLE_STEP}) so successive turns keep a byte-identical prefix",
+        low=1,
+        high=2**31,
+        metavar="STEP",
+    ),
+    Option(
+        "mode",
+        "choice",
+        "preset mode (default: agent when the preset or card has an enabled agent schema or "
+        "the preset's entries hold <<agent.*>> macros)",
+        choices=("agent", "legacy"),
+    ),
+    Option(
+        "plan", "path", "a plan policy {mode, nodes}", group=PLAN, metavar="PLAN.json", serve=False
+    ),
+    Option(
+        "plan_node",
+        "str",
+        "the node to compile for: its allowedTools, visibleFiles and contextBudget apply, and "
+        "<<agent.plan>> marks it",
+        group=PLAN,
+        metavar="ID",
+        serve=False,
+    ),
+    Option(
+        "strict",
+        "bool",
+        "treat warnings (e.g. context.budget_over_window) as errors: exit 1, no output",
+    ),
+)
+
+BY_NAME = {o.name: o for o in OPTIONS}
+
+
+def bound_problem(option: Option, value: object) -> str | None:
+    """Why a number ``value`` is outside ``option``'s bounds (None: it is not, or it is no
+    number)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    if option.low is not None and value < option.low:
+        return f"must be at least {option.low}"
+    if option.high is not None and value > option.high:
+        return f"must be at most {option.high}"
+    return None

@@ -1,0 +1,93 @@
+"""CompileOptions' option table is the one list of user-facing options: the command line's
+flags, apc serve's request fields and CompileOptions' own bounds are made from it, and it
+cannot drift from CompileOptions' fields and their types."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import typing
+from pathlib import Path
+
+import pytest
+
+import compiler
+from compiler._driver.option_specs import BY_NAME, OPTIONS, Option
+from compiler.cli import build_parser, main
+
+#: the fields a program passes and the command line and serve never take
+PROGRAMMATIC = {
+    "max_completion_tokens",  # --max-output-tokens' alias, under OpenAI's Chat name
+    "profile",  # the profile layers' own options (--profile, --user, ...; serve's profile)
+    "summarizer",
+    "summaries",
+    "summary_cache",
+    "token_counter",
+}
+
+KIND_OF_TYPE = {
+    int | None: "int",
+    float | None: "float",
+    str | None: "str",
+    str: "str",
+    bool: "bool",
+    tuple[str, ...]: "strings",
+    bool | int: "step",
+}
+
+
+def _kind(hint: object) -> str:
+    if hint in KIND_OF_TYPE:
+        return KIND_OF_TYPE[hint]
+    args = typing.get_args(hint)
+    literal = [a for a in args if typing.get_origin(a) is typing.Literal]
+    if literal:
+        return "choice"
+    if Path in args:
+        return "path"
+    raise AssertionError(f"no option kind for {hint!r}")
+
+
+def test_the_table_is_compile_options_fields_with_their_types() -> None:
+    hints = typing.get_type_hints(compiler.CompileOptions)
+    fields = {f.name for f in dataclasses.fields(compiler.CompileOptions)}
+    assert set(BY_NAME) == fields - PROGRAMMATIC
+    for option in OPTIONS:
+        assert _kind(hints[option.name]) == option.kind, option.name
+        if option.kind == "choice":
+            (literal,) = [a for a in typing.get_args(hints[option.name]) if a is not type(None)]
+            assert typing.get_args(literal) == option.choices
+
+
+def test_every_option_is_a_flag_of_compile_explain_and_bench() -> None:
+    for command in ("compile", "explain", "bench"):
+        parser = build_parser([command])
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        flags = {s for a in sub.choices[command]._actions for s in a.option_strings}
+        assert {o.flag for o in OPTIONS} <= flags, command
+
+
+def test_serve_takes_the_options_the_table_gives_it() -> None:
+    pytest.importorskip("fastapi")
+    from compiler.serve.models import OptionsIn
+
+    assert set(OptionsIn.model_fields) == {o.name for o in OPTIONS if o.serve} | {"profile"}
+    schema = OptionsIn.model_json_schema(by_alias=False)["properties"]
+    for option in OPTIONS:
+        if option.serve and option.kind == "int":
+            (number,) = [s for s in schema[option.name]["anyOf"] if s.get("type") == "integer"]
+            assert (number.get("minimum"), number.get("maximum")) == (option.low, option.high)
+
+
+BOUNDED = [o for o in OPTIONS if o.low is not None]
+
+
+@pytest.mark.parametrize("option", BOUNDED, ids=[o.name for o in BOUNDED])
+def test_the_bounds_hold_on_the_command_line(
+    option: Option, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert option.low is not None
+    template = str(Path(__file__).parents[1] / "examples" / "writer" / "template.txt")
+    args = ["compile", template, option.flag, str(option.low - 1)]
+    assert main(args) == 2  # a usage error, before anything is read
+    assert f"apc: error: {option.flag}" in capsys.readouterr().err
