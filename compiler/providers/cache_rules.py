@@ -37,9 +37,10 @@ def _openai(read: float) -> CacheRule:
 
 
 #: OpenAI (Chat Completions and Responses): the cached-input price is half the input price
-#: for the GPT-4o and o1 families, a quarter for GPT-4.1, o3 and o4-mini, a tenth for GPT-5.
+#: for the GPT-4o (mini too), GPT-4.5, o1 and o3-mini families, a quarter for GPT-4.1, o3 and
+#: o4-mini, a tenth for GPT-5. Models before GPT-4o are not cached.
 OPENAI_CACHE_RULES: Mapping[str, CacheRule] = {
-    **dict.fromkeys(("gpt-4o", "gpt-4o-mini", "o1", "o1-mini", "o3-mini"), _openai(0.5)),
+    **dict.fromkeys(("gpt-4o", "gpt-4.5", "o1", "o1-mini", "o3-mini"), _openai(0.5)),
     **dict.fromkeys(("gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano", "o3", "o4-mini"), _openai(0.25)),
     **dict.fromkeys(("gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5.1", "gpt-5.2"), _openai(0.1)),
 }
@@ -92,5 +93,5 @@ def _gemini(minimum: int) -> CacheRule:
 #: Gemini: implicit caching of Gemini 2.5 and later (earlier models have none).
 GEMINI_CACHE_RULES: Mapping[str, CacheRule] = {
     **dict.fromkeys(("gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash-lite"), _gemini(2048)),
-    **dict.fromkeys(("gemini-3", "gemini-3-pro", "gemini-3-flash"), _gemini(4096)),
+    **dict.fromkeys(("gemini-3", "gemini-3.1", "gemini-3.5"), _gemini(4096)),
 }
