@@ -254,20 +254,21 @@ def test_cli_json_schema(files: dict[str, Path], capsys: pytest.CaptureFixture[s
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {
         "source", "context", "provider", "model", "encoding", "messages", "every",
-        "turns", "cacheStable", "runs", "warnings",
+        "turns", "cacheStable", "auto", "cacheRule", "runs", "warnings",
     }  # fmt: skip
     assert out["turns"] == [1, 5, 9] and out["every"] == 2 and len(out["runs"]) == 4
     run = out["runs"][0]
     assert set(run) == {
-        "budget", "effectiveBudget", "budgetSource", "cacheStable", "primary", "turns",
+        "budget", "effectiveBudget", "budgetSource", "cacheStable", "primary", "auto", "turns",
         "failed", "firstFailure", "totalTokens", "budgetUse", "compileMs", "prefixStability",
-        "cachedShare", "categories", "components", "perTurn",
+        "cachedShare", "bill", "categories", "components", "perTurn",
     }  # fmt: skip
     assert run["budget"] == 90 and run["primary"] and out["runs"][1]["cacheStable"] == 32
     assert set(run["totalTokens"]) == {"count", "min", "median", "mean", "p95", "max"}
     assert set(run["perTurn"][0]) == {
         "messages", "totalTokens", "budget", "compileMs", "prefixStability", "cachedShare",
-        "categories", "error",
+        "categories", "error", "cut", "summaryTokens", "cachedTokens", "writtenTokens",
+        "uncachedTokens", "billed",
     }  # fmt: skip
     component = run["components"][0]
     assert {"id", "kind", "category", "turns", "offered", "kept", "actions"} <= set(component)

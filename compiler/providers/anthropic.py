@@ -49,7 +49,7 @@ from typing import Any, ClassVar
 from compiler._base.frame import CLAUDE, ContextFrame, Message, ToolSpec
 from compiler._base.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 from compiler.errors import Diagnostic, LoweringError
-from compiler.providers.anthropic_check import TOOL_ID_RE, cache_controls, check_turns
+from compiler.providers.anthropic_check import TOOL_ID_RE, cache_controls, cache_view, check_turns
 from compiler.providers.anthropic_check import blocks_of as _blocks
 from compiler.providers.anthropic_limits import CLAUDE_OUTPUT_LIMITS as CLAUDE_OUTPUT_LIMITS
 from compiler.providers.anthropic_limits import claude_version as claude_version
@@ -60,10 +60,12 @@ from compiler.providers.anthropic_tavern import (
     tavern_samplers,
 )
 from compiler.providers.anthropic_tavern import create_arguments as create_arguments
+from compiler.providers.cache_rules import ANTHROPIC_CACHE_RULES
 from compiler.providers.conversation import PREFILL_NOTE, START_CHAT, prepared
 from compiler.providers.dialect import (
     NO_OPTIONS,
     TOP_K_RANGE,
+    CacheRule,
     Dialect,
     LoweringOptions,
     ModelRequest,
@@ -207,6 +209,7 @@ class Anthropic(Dialect):
     estimate_scale: ClassVar[ScriptScale | None] = SCRIPT_SCALE
     windows: ClassVar[Mapping[str, int]] = CLAUDE_WINDOWS
     output_limits: ClassVar[Mapping[str, int]] = CLAUDE_OUTPUT_LIMITS
+    cache_rules: ClassVar[Mapping[str, CacheRule]] = ANTHROPIC_CACHE_RULES
     output_field: ClassVar[str] = "max_tokens"
     tool_name_rule: ClassVar[re.Pattern[str]] = TOOL_NAME_RE
     property_key_rule: ClassVar[re.Pattern[str] | None] = ANTHROPIC_KEYS
@@ -402,6 +405,9 @@ class Anthropic(Dialect):
             if getattr(options, key) is not None:
                 self.unsupported(report, options, key, "not sent")
         return out
+
+    def cache_view(self, request: ModelRequest) -> ModelRequest:
+        return cache_view(request)
 
     def mark_cache(self, body: ModelRequest) -> None:
         """Cache breakpoints at the end of the stable prefix: the last tool, the last system

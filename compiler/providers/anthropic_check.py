@@ -129,3 +129,27 @@ def cache_controls(request: ModelRequest) -> Iterator[Any]:
     for block in blocks:
         if isinstance(block, dict) and block.get("cache_control"):
             yield block["cache_control"]
+
+
+def _unmarked(blocks: list[Any]) -> list[Any]:
+    return [
+        {k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b
+        for b in blocks
+    ]
+
+
+def cache_view(request: ModelRequest) -> ModelRequest:
+    """The request as the prompt cache compares it: every content as blocks (a string is
+    one text block, as the API reads it), without ``cache_control`` (a breakpoint that moves
+    on leaves the prefix the same)."""
+    view = {k: v for k, v in request.items() if k != "cache_control"}
+    if "system" in view:
+        view["system"] = _unmarked(blocks_of(view["system"]))
+    if isinstance(view.get("tools"), list):
+        view["tools"] = _unmarked(view["tools"])
+    if isinstance(view.get("messages"), list):
+        view["messages"] = [
+            {**m, "content": _unmarked(blocks_of(m.get("content")))} if isinstance(m, dict) else m
+            for m in view["messages"]
+        ]
+    return view

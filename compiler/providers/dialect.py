@@ -35,11 +35,13 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from compiler._base.frame import ContextFrame, Message, ToolSpec
 from compiler._base.tokens import ScriptScale, TokenCounter, encoding_name_for_model
 from compiler.errors import Diagnostic, LoweringError
+
+_V = TypeVar("_V")
 
 ModelRequest = dict[str, Any]
 """A provider request body, ready for JSON."""
@@ -126,6 +128,74 @@ SAMPLER_FLAGS: Mapping[str, str] = {
 }
 
 
+@dataclass(frozen=True)
+class TurnBill:
+    """One request's input as a provider bills it under a :class:`CacheRule`: tokens read
+    from the prompt cache, written to it, and neither (billed at the base input price);
+    ``billed`` is their sum weighted by the rule's multipliers, in base-price input tokens."""
+
+    cached: int
+    written: int
+    uncached: int
+    billed: float
+
+
+@dataclass(frozen=True)
+class CacheRule:
+    """How a provider's prompt cache bills a request's input (relative to its base input
+    price), as its documentation states it on ``as_of`` (``source``).
+
+    ``explicit`` False: the provider caches every request's prefix by itself (automatic
+    prefix caching); a request's cached tokens are its longest prefix shared with an earlier
+    request, when at least ``minimum`` tokens, rounded down to a multiple of ``increment``.
+    ``explicit`` True: only what a request marks is cached (breakpoints): the request writes
+    its prefix up to its last breakpoint, and reads the prefix the previous request wrote
+    when it shares all of it. ``read`` and ``write`` are the prices of a cached token and of
+    a token written to the cache, as multiples of the base input price; ``ttl`` how long an
+    entry lives unused."""
+
+    minimum: int
+    read: float
+    write: float = 1.0
+    increment: int = 1
+    explicit: bool = False
+    ttl: str = ""
+    source: str = ""
+    as_of: str = ""
+
+    def bill(self, total: int, common: int, previous_mark: int = 0, mark: int = 0) -> TurnBill:
+        """The bill of a request of ``total`` input tokens whose first ``common`` tokens
+        are those of the previous request (0: none, or no previous request). Explicit
+        caching: ``mark`` is where this request's last breakpoint ends (0: it has none),
+        ``previous_mark`` the previous request's."""
+        total = max(0, total)
+        common = max(0, min(common, total))
+        if not self.explicit:
+            cached = common - common % self.increment if common >= self.minimum else 0
+            return TurnBill(cached, 0, total - cached, total - cached + cached * self.read)
+        mark = max(0, min(mark, total))
+        hit = 0 < previous_mark <= common and previous_mark >= self.minimum
+        cached = previous_mark if hit else 0
+        written = mark - cached if mark >= self.minimum and mark > cached else 0
+        uncached = total - cached - written
+        return TurnBill(
+            cached, written, uncached, uncached + cached * self.read + written * self.write
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """The rule as JSON-ready data (camelCase keys)."""
+        return {
+            "caching": "explicit" if self.explicit else "automatic",
+            "minimumTokens": self.minimum,
+            "incrementTokens": self.increment,
+            "readMultiplier": self.read,
+            "writeMultiplier": self.write,
+            "ttl": self.ttl,
+            "source": self.source,
+            "asOf": self.as_of,
+        }
+
+
 class Dialect(ABC):
     """A provider's request format. Subclasses set ``name`` and implement the methods."""
 
@@ -156,6 +226,9 @@ class Dialect(ABC):
     sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = {}
     #: the SillyTavern preset key holding this provider's model (None: SillyTavern has none)
     preset_model_key: ClassVar[str | None] = None
+    #: the provider's prompt-cache billing by model name prefix, like ``windows`` (a model
+    #: no prefix matches: no caching rule is known, every input token is billed in full)
+    cache_rules: ClassVar[Mapping[str, CacheRule]] = {}
 
     @abstractmethod
     def lower(
@@ -192,6 +265,16 @@ class Dialect(ABC):
     def window(self, model: str) -> int | None:
         """The context window of ``model`` (``vendor/model-2024-08-06`` works), or None."""
         return by_prefix(self.windows, model)
+
+    def cache_rule(self, model: str) -> CacheRule | None:
+        """How the provider's prompt cache bills requests to ``model`` (matched like
+        :meth:`window`), or None when no rule is known (nothing is cached)."""
+        return by_prefix(self.cache_rules, model)
+
+    def cache_view(self, request: ModelRequest) -> ModelRequest:
+        """``request`` as the provider's prompt cache compares it with an earlier one (the
+        body itself; a dialect whose cache markers move from turn to turn leaves them out)."""
+        return request
 
     def output_limit(self, model: str) -> int | None:
         """The maximum output of ``model`` (matched like :meth:`window`), or None: unknown."""
@@ -368,7 +451,7 @@ class Dialect(ABC):
             report.append(Diagnostic(code="lower.unsupported", message=message, severity="warning"))
 
 
-def by_prefix(table: Mapping[str, int], model: str) -> int | None:
+def by_prefix(table: Mapping[str, _V], model: str) -> _V | None:
     """``table``'s value for ``model`` by its longest matching prefix: the name after any
     ``vendor/``, equal to the prefix or continuing it with ``-`` (a dated snapshot such as
     ``gpt-4o-2024-08-06``, a variant such as ``gpt-4o-mini``); None when none matches."""

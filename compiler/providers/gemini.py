@@ -70,10 +70,12 @@ from typing import Any, ClassVar
 from compiler._base.frame import ContextFrame, Message, ToolSpec
 from compiler._base.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
 from compiler.errors import Diagnostic, LoweringError
+from compiler.providers.cache_rules import GEMINI_CACHE_RULES
 from compiler.providers.conversation import PREFILL_NOTE, START_CHAT, prepared
 from compiler.providers.dialect import (
     NO_OPTIONS,
     TOP_K_RANGE,
+    CacheRule,
     Dialect,
     LoweringOptions,
     ModelRequest,
@@ -199,6 +201,7 @@ class Gemini(Dialect):
     estimate_scale: ClassVar[ScriptScale | None] = SCRIPT_SCALE
     windows: ClassVar[Mapping[str, int]] = GEMINI_WINDOWS
     output_limits: ClassVar[Mapping[str, int]] = GEMINI_OUTPUT_LIMITS
+    cache_rules: ClassVar[Mapping[str, CacheRule]] = GEMINI_CACHE_RULES
     output_field: ClassVar[str] = "maxOutputTokens"
     tool_name_rule: ClassVar[re.Pattern[str]] = FUNCTION_NAME_RE
     property_key_rule: ClassVar[re.Pattern[str] | None] = GEMINI_KEYS

@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 from compiler._base.frame import ContextFrame, Message, ToolSpec
 from compiler._base.tokens import TokenCounter
 from compiler.errors import Diagnostic, LoweringError
+from compiler.providers.cache_rules import OPENAI_CACHE_RULES
 from compiler.providers.conversation import (
     OPENAI_PREFILL_HINT,
     prepared,
@@ -42,6 +43,7 @@ from compiler.providers.conversation import (
 from compiler.providers.dialect import (
     NO_OPTIONS,
     OPENAI_SAMPLER_RANGES,
+    CacheRule,
     Dialect,
     LoweringOptions,
     ModelRequest,
@@ -322,6 +324,7 @@ class OpenAIChat(Dialect):
     preset_model_key: ClassVar[str | None] = "openai_model"
     windows: ClassVar[Mapping[str, int]] = OPENAI_WINDOWS
     output_limits: ClassVar[Mapping[str, int]] = OPENAI_OUTPUT_LIMITS
+    cache_rules: ClassVar[Mapping[str, CacheRule]] = OPENAI_CACHE_RULES
     output_field: ClassVar[str] = "max_completion_tokens"
     sampler_ranges: ClassVar[Mapping[str, SamplerRange]] = OPENAI_SAMPLER_RANGES
     tool_name_rule: ClassVar[re.Pattern[str]] = TOOL_NAME_RE

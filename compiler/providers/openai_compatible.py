@@ -43,7 +43,7 @@ from compiler._base.frame import ContextFrame, Message
 from compiler._base.tokens import encoding_name_for_model
 from compiler.errors import Diagnostic, LoweringError, TokenizerError
 from compiler.providers.conversation import prepared
-from compiler.providers.dialect import NO_OPTIONS, LoweringOptions, ModelRequest
+from compiler.providers.dialect import NO_OPTIONS, CacheRule, LoweringOptions, ModelRequest
 from compiler.providers.openai_chat import (
     MAX_CALL_ID,
     MAX_STOP,
@@ -72,6 +72,7 @@ class OpenAICompatible(OpenAIChat):
     preset_model_key: ClassVar[str | None] = "custom_model"
     windows: ClassVar[Mapping[str, int]] = {}
     output_limits: ClassVar[Mapping[str, int]] = {}
+    cache_rules: ClassVar[Mapping[str, CacheRule]] = {}  # a server's caching is its own
     output_field: ClassVar[str] = "max_tokens"
     default_model: ClassVar[str] = ""
 

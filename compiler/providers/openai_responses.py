@@ -49,10 +49,12 @@ from typing import Any, ClassVar
 from compiler._base.frame import ContextFrame, Message, ToolSpec
 from compiler._base.tokens import TokenCounter
 from compiler.errors import Diagnostic, LoweringError
+from compiler.providers.cache_rules import OPENAI_CACHE_RULES
 from compiler.providers.conversation import prepared, result_text
 from compiler.providers.dialect import (
     NO_OPTIONS,
     OPENAI_SAMPLER_RANGES,
+    CacheRule,
     Dialect,
     LoweringOptions,
     ModelRequest,
@@ -97,6 +99,7 @@ class OpenAIResponses(Dialect):
     preset_model_key: ClassVar[str | None] = "openai_model"
     windows: ClassVar[Mapping[str, int]] = OPENAI_WINDOWS
     output_limits: ClassVar[Mapping[str, int]] = OPENAI_OUTPUT_LIMITS
+    cache_rules: ClassVar[Mapping[str, CacheRule]] = OPENAI_CACHE_RULES
     output_field: ClassVar[str] = "max_output_tokens"
     tool_name_rule: ClassVar[re.Pattern[str]] = TOOL_NAME_RE
     #: OpenAI's ranges of the samplers Responses takes (no penalties: not sent)

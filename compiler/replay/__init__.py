@@ -6,6 +6,7 @@ Internal: the API is :func:`compiler.bench` and the report types it returns
 
 from compiler.replay.report import (
     BenchReport,
+    BillStats,
     CategoryStats,
     ComponentStats,
     RunReport,
@@ -17,6 +18,7 @@ from compiler.replay.turns import CompilerFactory, TurnCompiler, request_turns, 
 
 __all__ = [
     "BenchReport",
+    "BillStats",
     "CategoryStats",
     "CompilerFactory",
     "ComponentStats",

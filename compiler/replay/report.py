@@ -107,6 +107,43 @@ class TurnRecord(_Model):
     cached_share: float | None = None
     categories: dict[str, int] = Field(default_factory=dict)
     error: str | None = None
+    #: the chat history's oldest messages left out, and its summary's tokens (None: no history)
+    cut: int | None = None
+    summary_tokens: int | None = None
+    #: the input as the provider bills it (see :class:`BillStats`): tokens read from its
+    #: prompt cache, written to it, and neither; ``billed`` in base-price input tokens
+    cached_tokens: int | None = None
+    written_tokens: int | None = None
+    uncached_tokens: int | None = None
+    billed: float | None = None
+
+
+class BillStats(_Model):
+    """What a replay's input costs under the provider's prompt-cache rule
+    (:attr:`BenchReport.cache_rule`), summed over its compiled turns: tokens read from the
+    cache (``cached``), written to it (``written``, explicit caching only) and billed in full
+    (``uncached``); ``billed`` is their sum at the rule's multipliers, in base-price input
+    tokens (``billed / request_tokens``: the average price of a request token).
+    ``cached_share`` is the mean over the turns after the first of the share of a turn's
+    request read from the cache.
+
+    The bound: ``bound`` is the least a cut sequence could bill over the replay that keeps
+    at least what a cache-stable step of ``bound_window + 1`` keeps (never over budget, the
+    newest turn kept; see :mod:`compiler.replay.cutplan`), computed in a model of the replay
+    from message prices; ``model_billed`` is this run's cuts billed in the same model, and
+    ``bound_ratio`` = ``model_billed / bound`` (1.0: no cut sequence is cheaper). None when
+    the bench has no run without cache-stable cuts for the budget (``--no-compare``)."""
+
+    request_tokens: int = 0
+    cached: int = 0
+    written: int = 0
+    uncached: int = 0
+    billed: float = 0.0
+    cached_share: float | None = None
+    model_billed: float | None = None
+    bound: float | None = None
+    bound_window: int | None = None
+    bound_ratio: float | None = None
 
 
 class RunReport(_Model):
@@ -120,6 +157,8 @@ class RunReport(_Model):
     budget_source: str | None = None
     cache_stable: int = 0
     primary: bool = True
+    #: the step was chosen by ``cache_stable="auto"`` (the cheapest for the provider)
+    auto: bool = False
     turns: int = 0
     failed: dict[str, int] = Field(default_factory=dict)
     #: the message of the first failed turn (None: none failed)
@@ -129,20 +168,24 @@ class RunReport(_Model):
     compile_ms: Stats = Field(default_factory=Stats)
     prefix_stability: Stats = Field(default_factory=Stats)
     cached_share: Stats = Field(default_factory=Stats)
+    bill: BillStats = Field(default_factory=BillStats)
     categories: list[CategoryStats] = Field(default_factory=list)
     components: list[ComponentStats] = Field(default_factory=list)
     per_turn: list[TurnRecord] = Field(default_factory=list)
 
     @property
     def label(self) -> str:
-        """``budget 4,000`` (or ``default budget``), ``, cache-stable 32`` when on."""
+        """``budget 4,000`` (or ``default budget``), ``, cache-stable 32`` when on (``auto
+        32`` when chosen)."""
         what = f"budget {self.budget:,}" if self.budget is not None else "default budget"
-        return what + (f", cache-stable {self.cache_stable}" if self.cache_stable else "")
+        auto = "auto " if self.auto else ""
+        return what + (f", cache-stable {auto}{self.cache_stable}" if self.cache_stable else "")
 
 
 class BenchReport(_Model):
     """What :func:`compiler.bench` measured: the set-up, and one :class:`RunReport` per
-    budget and cache-stable setting. ``turns`` are the replayed turns (each the number of
+    budget and cache-stable setting (``auto``: the primary runs' steps were chosen by
+    ``cache_stable="auto"``). ``turns`` are the replayed turns (each the number of
     chat messages it holds); ``warnings`` the distinct warnings of all compiles (not in
     :meth:`to_json`'s ``runs``; listed under ``warnings``)."""
 
@@ -157,6 +200,10 @@ class BenchReport(_Model):
     every: int = 1
     turns: list[int] = Field(default_factory=list)
     cache_stable: int = 0
+    auto: bool = False
+    #: the provider's prompt-cache rule the bills use (:meth:`CacheRule.describe`); None:
+    #: none is known for the model, every input token is billed in full
+    cache_rule: dict[str, Any] | None = None
     runs: list[RunReport] = Field(default_factory=list)
     warnings: list[Diagnostic] = Field(default_factory=list, exclude=True)
 

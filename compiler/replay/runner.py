@@ -25,13 +25,15 @@ from compiler.fit import SummaryCache
 from compiler.fit.ledger import BudgetLedger
 from compiler.inputs.read import collect_warnings
 from compiler.inputs.run import RunContext, load_context
+from compiler.providers import get_dialect
 from compiler.replay.aggregate import RunAccumulator
+from compiler.replay.bill import Biller, choose_step, finish, history_cut, record_bill, rule_for
+from compiler.replay.cutplan import NO_CACHE
 from compiler.replay.report import BenchReport, RunReport
 from compiler.replay.turns import (
     CompilerFactory,
     TurnCompiler,
     prefix_shares,
-    request_bytes,
     request_turns,
     sessions,
     thin,
@@ -62,6 +64,7 @@ def bench(
     budgets: Iterable[int] | None = None,
     options: CompileOptions | None = None,
     compare: bool = True,
+    auto: bool = False,
     every: int = 1,
     last: int | None = None,
     progress: Progress | None = None,
@@ -76,6 +79,10 @@ def bench(
     default); ``options``/``overrides`` as for :func:`compiler.compile`. Each budget is
     replayed with ``options.cache_stable`` as given (the primary run) and, with ``compare``,
     once more the other way (off, or on with the default step) to compare prefix stability.
+    ``auto``: the primary run's cache-stable step is the one that bills the least input
+    under the provider's prompt-cache rule (:func:`compiler.replay.cutplan.auto_step`),
+    chosen from a first replay without cache-stable cuts; with ``compare``, the default
+    step is replayed beside it. Every run is billed (:class:`BillStats`).
     ``every``/``last``: replay every ``every``-th turn counted back from the last, then only
     the last ``last`` turns. A turn that fails with one of :data:`TURN_ERRORS` is counted
     (``failed``); any other error stops the replay (``details["turn"]`` says where).
@@ -102,9 +109,11 @@ def bench(
         every=every,
         turns=turns,
         cache_stable=opts.step or CACHE_STABLE_STEP,
+        auto=auto,
         warnings=list(found),
     )
-    _replay(report, _runs(asked, opts.step, compare), ctx, opts, make, progress)
+    runs = _auto_runs(asked, compare) if auto else _runs(asked, opts.step, compare)
+    _replay(report, runs, ctx, opts, make, progress)
     return report
 
 
@@ -153,21 +162,29 @@ def _replay(
     """
     messages, turns = ctx.messages, report.turns
     first = ctx.model_copy(update={"chat": messages[: turns[0]]})
-    _turn(make(_for_run(opts, runs[0])), first, RunAccumulator(RunReport()), None, report)
+    dialect = get_dialect(opts.provider)
+    warm = Biller(dialect, NO_CACHE, False)
+    _turn(make(_for_run(opts, runs[0])), first, RunAccumulator(RunReport()), None, report, warm)
+    rule = rule_for(dialect, report.model)
     if opts.summary_cache is None and opts.summarizer is not None:
         opts = opts.with_fields(summary_cache=SummaryCache())
     total, done = len(runs) * len(turns), 0
     for run in runs:
+        if run.auto:
+            off = next(r for r in report.runs if r.budget == run.budget and not r.cache_stable)
+            run.cache_stable = choose_step(off, messages, dialect, rule, report.encoding)
         compile_turn = make(_for_run(opts, run))
         acc = RunAccumulator(run)
+        biller = Biller(dialect, rule, marked=run.cache_stable > 0)
         previous: bytes | None = None
         for k in turns:
             turn = ctx.model_copy(update={"chat": messages[:k]})
-            previous = _turn(compile_turn, turn, acc, previous, report)
+            previous = _turn(compile_turn, turn, acc, previous, report, biller)
             done += 1
             if progress is not None:
                 progress(done, total)
         report.runs.append(acc.report())
+    finish(report, messages, dialect, rule)
 
 
 def _for_run(opts: CompileOptions, run: RunReport) -> CompileOptions:
@@ -180,22 +197,28 @@ def _turn(
     acc: RunAccumulator,
     previous: bytes | None,
     report: BenchReport,
+    biller: Biller,
 ) -> bytes | None:
-    """Compile one turn into ``acc``; the request's bytes (None when the turn failed)."""
+    """Compile one turn into ``acc``, billed by ``biller``; the request's bytes (None when
+    the turn failed)."""
     k = len(ctx.messages)
     start = time.perf_counter()
     try:
         result = compile_turn(ctx)
     except TURN_ERRORS as exc:
         acc.failed(k, exc.code, exc.message, (time.perf_counter() - start) * 1000)
+        biller.failed()
         _describe(report, exc.details.get("ledger"))
         return None
     except APCError as exc:
         exc.details["turn"] = k
         raise
     ms = (time.perf_counter() - start) * 1000
-    body = request_bytes(result.request)
+    view, body = biller.body(result.request)
     acc.add(k, result.ledger, ms, prefix_shares(previous, body))
+    rec = acc.run.per_turn[-1]
+    rec.cut, rec.summary_tokens = history_cut(result.ledger)
+    record_bill(rec, biller.turn(view, body, result.ledger.total_tokens))
     _describe(report, result.ledger)
     _warn(report.warnings, result.warnings)
     return body
@@ -232,6 +255,19 @@ def _budgets(budgets: Iterable[int] | None, default: int | None) -> list[int | N
     if not out:
         raise ValueError("budgets is empty: give at least one, or None for the default")
     return list(out)
+
+
+def _auto_runs(budgets: Sequence[int | None], compare: bool) -> list[RunReport]:
+    """Per budget the run without cache-stable cuts (the auto step is chosen from it), with
+    ``compare`` the default step, then the auto run (the primary; its step set when its
+    turn comes)."""
+    runs = []
+    for b in budgets:
+        runs.append(RunReport(budget=b, cache_stable=0, primary=False))
+        if compare:
+            runs.append(RunReport(budget=b, cache_stable=CACHE_STABLE_STEP, primary=False))
+        runs.append(RunReport(budget=b, cache_stable=0, primary=True, auto=True))
+    return runs
 
 
 def _runs(budgets: Sequence[int | None], step: int, compare: bool) -> list[RunReport]:

@@ -52,7 +52,9 @@ def _summary(report: BenchReport) -> list[str]:
     rows = [
         ["cache-stable"]
         + [
-            (str(r.cache_stable) if r.cache_stable else "off") + ("" if r.primary else " (cmp)")
+            ("auto " if r.auto else "")
+            + (str(r.cache_stable) if r.cache_stable else "off")
+            + ("" if r.primary else " (cmp)")
             for r in runs
         ],
         ["turns compiled"] + [str(r.turns - sum(r.failed.values())) for r in runs],
@@ -69,8 +71,51 @@ def _summary(report: BenchReport) -> list[str]:
         + [f"{_pct(r.prefix_stability.mean)} / {_pct(r.prefix_stability.min)}" for r in runs],
         ["cached share mean / min"]
         + [f"{_pct(r.cached_share.mean)} / {_pct(r.cached_share.min)}" for r in runs],
+        *_bill_rows(runs),
     ]
     return table(["budget", *(_budget(r) for r in runs)], rows)
+
+
+def _bill_rows(runs: list[RunReport]) -> list[list[str]]:
+    """The bill of each run: tokens read from the cache, written, billed in full; the whole
+    replay's input in base-price tokens and per request token; the bound's ratio."""
+    return [
+        ["input tokens cached"] + [_n(r.bill.cached) for r in runs],
+        ["input tokens cache-written"] + [_n(r.bill.written) for r in runs],
+        ["input tokens uncached"] + [_n(r.bill.uncached) for r in runs],
+        ["billed input (base tokens)"] + [_n(r.bill.billed) for r in runs],
+        ["billed per request token"]
+        + [
+            f"{r.bill.billed / r.bill.request_tokens:.3f}x" if r.bill.request_tokens else "-"
+            for r in runs
+        ],
+        ["cached share of request, mean"] + [_pct(r.bill.cached_share) for r in runs],
+        ["bill / least bound (window)"]
+        + [
+            "-"
+            if r.bill.bound_ratio is None
+            else f"{r.bill.bound_ratio:.3f}x ({r.bill.bound_window})"
+            for r in runs
+        ],
+    ]
+
+
+def _rule(report: BenchReport) -> str:
+    """The prompt-cache rule the bills follow, in one line."""
+    rule = report.cache_rule
+    where = f"{report.provider} {report.model or '?'}"
+    if rule is None:
+        return f"prompt cache: no rule known for {where}: every input token billed in full"
+    how = (
+        f"explicit breakpoints, writes at {rule['writeMultiplier']}x"
+        if rule["caching"] == "explicit"
+        else "automatic prefix"
+    )
+    step = f" in steps of {rule['incrementTokens']:,}" if rule["incrementTokens"] > 1 else ""
+    return (
+        f"prompt cache of {where}: {how}, from {rule['minimumTokens']:,} tokens{step}, "
+        f"reads at {rule['readMultiplier']}x the input price (as of {rule['asOf']})"
+    )
 
 
 def _categories(run: RunReport) -> list[str]:
@@ -111,6 +156,7 @@ def render_report(report: BenchReport) -> str:
     out = [
         f"{report.source}: {len(report.turns)} turns of a {report.messages}-message chat "
         f"({every}), {report.provider} {report.model or '?'} ({report.encoding or '?'})",
+        _rule(report),
         "",
         *_summary(report),
     ]
@@ -127,5 +173,7 @@ def render_report(report: BenchReport) -> str:
         "",
         "prefix stability: the share of a turn's request that the next turn's keeps byte for "
         "byte from the start; cached share: the share of the next request that prefix is",
+        "billed input: the replay's input tokens at the prompt cache's multipliers; the least "
+        "bound: the cheapest cut sequence that cuts at most (window) messages more than fits",
     ]
     return "\n".join(out) + "\n"

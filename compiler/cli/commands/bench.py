@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from compiler._base.atomic import check_target
+from compiler._driver.options import CACHE_STABLE_STEP
 from compiler.cli.commands._bench_text import render_report
 from compiler.cli.commands._common import add_format, check_output, dumps, usage_error, write_output
 from compiler.cli.commands._compile_options import (
@@ -25,6 +26,9 @@ from compiler.errors import APCError
 from compiler.replay import bench
 from compiler.replay.plot import check_matplotlib, plot_report
 from compiler.replay.runner import MAX_BUDGETS
+
+#: ``--cache-stable auto``
+AUTO = "auto"
 
 
 def register(sub: Any) -> None:
@@ -42,6 +46,16 @@ def register(sub: Any) -> None:
         metavar="N",
         help="total token budget(s): several compare budgets side by side",
     )
+    p.add_argument(
+        "--cache-stable",
+        type=_step,
+        nargs="?",
+        const=CACHE_STABLE_STEP,
+        metavar="STEP|auto",
+        help="move history cut points in steps of STEP messages "
+        f"(default {CACHE_STABLE_STEP}); auto: the step that bills the least input under the "
+        "provider's prompt cache, beside the default step",
+    )
     g = p.add_argument_group("replay")
     g.add_argument("--every", type=int, default=1, metavar="K", help="replay every K-th turn")
     g.add_argument("--last", type=int, metavar="N", help="replay only the last N turns")
@@ -54,6 +68,16 @@ def register(sub: Any) -> None:
     p.add_argument("-o", "--output", metavar="OUT", help="write the report here, not stdout")
     add_format(p)
     p.set_defaults(func=run)
+
+
+def _step(value: str) -> int | str:
+    """``--cache-stable``'s value: a step, or ``auto``."""
+    if value == AUTO:
+        return AUTO
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a step or 'auto': {value[:40]!r}") from None
 
 
 def _problem(args: argparse.Namespace) -> str | None:
@@ -72,8 +96,10 @@ def _problem(args: argparse.Namespace) -> str | None:
 
 
 def _single(args: argparse.Namespace) -> argparse.Namespace:
-    """The arguments as the shared compile options read them (one budget: set per run)."""
-    return argparse.Namespace(**{**vars(args), "budget": None})
+    """The arguments as the shared compile options read them (one budget: set per run; an
+    ``auto`` step: chosen per budget)."""
+    step = None if args.cache_stable == AUTO else args.cache_stable
+    return argparse.Namespace(**{**vars(args), "budget": None, "cache_stable": step})
 
 
 class ProgressBar:
@@ -122,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
             budgets=args.budget,
             options=options_from_args(_single(args)),
             compare=not args.no_compare,
+            auto=args.cache_stable == AUTO,
             every=args.every,
             last=args.last,
             progress=bar,

@@ -1,0 +1,172 @@
+"""The bill of a replay as a function of where the history is cut each turn: the least any
+budget-respecting cut sequence could cost (a dynamic programme over (turn, cut)), the bill
+of a cache-stable step, and the step ``cache_stable="auto"`` chooses.
+
+Internal: the API is :func:`compiler.bench`.
+
+The model: turn ``t`` sends the chat's first ``messages`` messages, cut at ``c`` (the oldest
+``c`` left out). Its request is ``other`` tokens (everything but the kept chat messages:
+system text, card, tools, summary, framing) plus the prices of messages ``c ..
+messages - 1``. A cut is budget-respecting when it lies between ``low`` (the least cut the
+compile made fit: the replay without cache-stable cuts) and ``keep`` (the newest turn is
+kept). When the cut is where it was in the previous turn, the previous request is a prefix
+of this one; when it moved, only the ``head`` (what comes before the history, the summary
+excluded) is. A :class:`~compiler.providers.dialect.CacheRule` bills each turn from that.
+
+Every cut between ``low`` and ``keep`` fits, but cutting more always shrinks the request:
+the least bill would keep only the newest turn. So the bound is taken over the cut
+sequences that cut at most ``window`` messages more than ``low`` (a cache-stable step of
+``window + 1`` never cuts more): the least a compile could pay for keeping at least as much
+of the chat as that step does.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import accumulate
+
+from compiler.providers.dialect import CacheRule, TurnBill
+
+#: The rule of a provider whose caching is not known: nothing is cached.
+NO_CACHE = CacheRule(minimum=2**62, read=1.0)
+#: ``auto`` considers steps up to this share of the chat messages the least cut keeps (the
+#: median over the replay): a step costs up to its size in messages kept, half on average.
+AUTO_SHARE = 0.25
+#: ``auto`` considers steps of at least 1 up to at least this many messages.
+AUTO_MIN_LIMIT = 8
+
+
+@dataclass(frozen=True)
+class TurnShape:
+    """One replayed turn in the model (see the module docstring); ``newest``: the price of
+    its newest message (what comes after an explicit cache's last breakpoint)."""
+
+    messages: int
+    low: int
+    keep: int
+    other: int
+    head: int
+    newest: int
+
+
+@dataclass
+class ReplayModel:
+    """The turns of one replay and the prices of the chat's messages (oldest first)."""
+
+    prices: Sequence[int]
+    turns: Sequence[TurnShape]
+    sums: list[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.sums = list(accumulate(self.prices, initial=0))
+
+    def tokens(self, t: int, cut: int) -> int:
+        """The request tokens of turn ``t`` cut at ``cut``."""
+        turn = self.turns[t]
+        end = min(turn.messages, len(self.prices))
+        return turn.other + self.sums[end] - self.sums[min(cut, end)]
+
+    def cost(
+        self, rule: CacheRule, t: int, cut: int, previous: int | None, marked: bool = True
+    ) -> TurnBill:
+        """The bill of turn ``t`` cut at ``cut`` after turn ``t - 1`` cut at ``previous``
+        (None: no previous request, a cold cache). ``marked``: the requests carry cache
+        breakpoints (what an explicit rule caches)."""
+        total = self.tokens(t, cut)
+        mark = total - self.turns[t].newest if marked else 0
+        if previous is None or t == 0:
+            return rule.bill(total, 0, 0, mark)
+        before = self.tokens(t - 1, previous)
+        previous_mark = before - self.turns[t - 1].newest if marked else 0
+        common = before if previous == cut else self.turns[t].head
+        return rule.bill(total, common, previous_mark, mark)
+
+    def bill(self, rule: CacheRule, cuts: Sequence[int | None], marked: bool = True) -> float:
+        """The bill of a whole cut sequence (None: the turn failed; it bills nothing and
+        the next request finds no previous one)."""
+        billed, previous = 0.0, None
+        for t, cut in enumerate(cuts):
+            if cut is not None:
+                billed += self.cost(rule, t, cut, previous, marked).billed
+            previous = cut
+        return billed
+
+    def span(self, t: int, window: int) -> range:
+        """The cuts the bound allows at turn ``t``: ``low`` to ``low + window``, at most
+        ``keep``."""
+        turn = self.turns[t]
+        return range(turn.low, max(turn.low, min(turn.keep, turn.low + window)) + 1)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A cut sequence and its bill (base-price input tokens)."""
+
+    billed: float
+    cuts: list[int]
+
+
+def least_bill(model: ReplayModel, rule: CacheRule, window: int) -> Plan:
+    """The cheapest cut sequence within ``window`` (see the module docstring), by dynamic
+    programming over (turn, cut): the cost of a turn depends only on its cut and the
+    previous turn's. A moved cut costs the same whatever it moved from, unless the previous
+    request's breakpoint lies within the new request's head; so each state looks at its own
+    cut, the two cheapest others, and those few."""
+    if not model.turns:
+        return Plan(0.0, [])
+    best: dict[int, float] = {c: model.cost(rule, 0, c, None).billed for c in model.span(0, window)}
+    back: list[dict[int, int]] = []
+    for t in range(1, len(model.turns)):
+        ranked = sorted(best, key=best.__getitem__)[:2]
+        head, before = model.turns[t].head, model.turns[t - 1].newest
+        near = [c for c in best if model.tokens(t - 1, c) - before <= head]
+        now: dict[int, float] = {}
+        links: dict[int, int] = {}
+        for cut in model.span(t, window):
+            options = {*ranked, *near} | ({cut} if cut in best else set())
+            scored = ((best[p] + model.cost(rule, t, cut, p).billed, p) for p in options)
+            now[cut], links[cut] = min(scored)
+        best = now
+        back.append(links)
+    cut = min(best, key=best.__getitem__)
+    billed = best[cut]
+    cuts = [cut]
+    for links in reversed(back):
+        cut = links[cut]
+        cuts.append(cut)
+    return Plan(billed, cuts[::-1])
+
+
+def brute_force(model: ReplayModel, rule: CacheRule, window: int) -> float:
+    """The least bill over every cut sequence within ``window`` (tiny replays: a check of
+    :func:`least_bill`)."""
+    spans = [model.span(t, window) for t in range(len(model.turns))]
+    return min((model.bill(rule, cuts) for cuts in itertools.product(*spans)), default=0.0)
+
+
+def stepped_cuts(model: ReplayModel, step: int) -> list[int]:
+    """The cuts of a cache-stable step: the least cut rounded up to a multiple of ``step``,
+    unless that would cut the newest turn (then the least cut); ``step`` 0: the least."""
+    cuts = []
+    for turn in model.turns:
+        rounded = -(-turn.low // step) * step if step > 0 else turn.low
+        cuts.append(rounded if rounded <= turn.keep else turn.low)
+    return cuts
+
+
+def auto_limit(model: ReplayModel) -> int:
+    """The largest step ``auto`` considers: :data:`AUTO_SHARE` of the messages the least
+    cut keeps (the median turn's), at least :data:`AUTO_MIN_LIMIT`."""
+    kept = sorted(t.messages - t.low for t in model.turns)
+    median = kept[len(kept) // 2] if kept else 0
+    return max(AUTO_MIN_LIMIT, int(median * AUTO_SHARE))
+
+
+def auto_step(model: ReplayModel, rule: CacheRule, largest: int | None = None) -> int:
+    """The step of 1 to ``largest`` (None: :func:`auto_limit`) whose cuts bill the least
+    over the replay (the smallest such step on a tie: it keeps the most)."""
+    largest = auto_limit(model) if largest is None else largest
+    bills = [(model.bill(rule, stepped_cuts(model, s)), s) for s in range(1, largest + 1)]
+    return min(bills)[1]
