@@ -19,14 +19,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads the pipeline
-    from compiler._assemble.macros import BoundTemplate
-    from compiler._base.frame import Component, ComponentKind, ContextFrame
-    from compiler._base.journal import Event
+    from compiler._assemble.macros import BoundTemplate, MacroCall, MacroSpec, Param
+    from compiler._base.frame import Component, ComponentKind, ContextFrame, Message, ToolSpec
+    from compiler._base.journal import Event, Journal
+    from compiler._base.tokens import ScriptScale, TokenCounter
     from compiler._driver.api import CompileResult
     from compiler._driver.check_report import CheckReport, check_sources
     from compiler._driver.checking import PresetCheck, check, check_string
     from compiler._driver.feasibility import Feasibility
-    from compiler._driver.options import CompileOptions
+    from compiler._driver.options import CompileOptions, OptionFields
     from compiler._driver.session import Session, check_budget, compile, compile_string
     from compiler._driver.sources import SourceText, read_source
     from compiler.codes import CodeExplanation, explain_code
@@ -50,9 +51,10 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler.policy.tools import ToolGate
     from compiler.profile import AgentProfile, ProfileLayers, ResolvedAgentProfile, resolve_profile
     from compiler.profile.platform import PlatformPolicy
-    from compiler.replay import BenchReport, bench
+    from compiler.replay import BenchReport, RunReport, bench
     from compiler.st.world.placement import WorldPlacement
     from compiler.st.world.report import WorldEntryDecision, WorldInfoReport
+    from compiler.st.world.trace import ScanTrace
     from compiler.syntax import parse
     from compiler.syntax.ast import Template
 
@@ -67,17 +69,19 @@ _HOMES = {
     "compiler.inputs.run": "RunContext load_context",
     "compiler.st.world.placement": "WorldPlacement",
     "compiler.st.world.report": "WorldEntryDecision WorldInfoReport",
+    "compiler.st.world.trace": "ScanTrace",
     "compiler.errors": "APCError BudgetError ContextError Diagnostic InternalError LoweringError "
     "PolicyError ProfileError Span StrictError TemplateError TokenizerError",
     "compiler.fit": "BudgetLedger LedgerEntry Summarizer SummaryCache SummaryRequest",
-    "compiler._base.frame": "Component ComponentKind ContextFrame",
-    "compiler._base.journal": "Event",
-    "compiler._assemble.macros": "BoundTemplate",
-    "compiler._driver.options": "CompileOptions",
+    "compiler._base.frame": "Component ComponentKind ContextFrame Message ToolSpec",
+    "compiler._base.journal": "Event Journal",
+    "compiler._base.tokens": "ScriptScale TokenCounter",
+    "compiler._assemble.macros": "BoundTemplate MacroCall MacroSpec Param",
+    "compiler._driver.options": "CompileOptions OptionFields",
     "compiler.profile.platform": "PlatformPolicy",
     "compiler.policy.tools": "ToolGate",
     "compiler.profile": "AgentProfile ProfileLayers ResolvedAgentProfile resolve_profile",
-    "compiler.replay": "BenchReport bench",
+    "compiler.replay": "BenchReport RunReport bench",
     "compiler._driver.session": "Session check_budget compile compile_string",
     "compiler.syntax": "parse",
     "compiler.syntax.ast": "Template",
@@ -119,8 +123,14 @@ __all__ = [
     "Event",
     "Feasibility",
     "InternalError",
+    "Journal",
     "LedgerEntry",
     "LoweringError",
+    "MacroCall",
+    "MacroSpec",
+    "Message",
+    "OptionFields",
+    "Param",
     "PlatformPolicy",
     "PolicyError",
     "PresetCheck",
@@ -128,6 +138,9 @@ __all__ = [
     "ProfileLayers",
     "ResolvedAgentProfile",
     "RunContext",
+    "RunReport",
+    "ScanTrace",
+    "ScriptScale",
     "Session",
     "SourceText",
     "Span",
@@ -137,8 +150,10 @@ __all__ = [
     "SummaryRequest",
     "Template",
     "TemplateError",
+    "TokenCounter",
     "TokenizerError",
     "ToolGate",
+    "ToolSpec",
     "WorldEntryDecision",
     "WorldInfoReport",
     "WorldPlacement",

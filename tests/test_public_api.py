@@ -5,8 +5,12 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib
+import inspect
 import json
 import re
+import sys
+import typing
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -137,3 +141,68 @@ def test_every_public_module_has_an_importable_all() -> None:
         assert len(set(names)) == len(names), f"{module}.__all__ repeats a name"
         for name in names:
             assert hasattr(mod, name), f"{module}.__all__ names {name!r}, which is not there"
+
+
+def _compiler_types(hint: object) -> Iterator[type]:
+    """The classes of this package a type hint names (through unions and generics)."""
+    if isinstance(hint, type):
+        if hint.__module__.split(".")[0] == "compiler":
+            yield hint
+        return
+    for arg in typing.get_args(hint):
+        yield from _compiler_types(arg)
+
+
+def _every_name() -> dict[str, object]:
+    """The globals of every loaded module of this package: what annotations name under
+    ``if TYPE_CHECKING:`` resolves here."""
+    found: dict[str, object] = {}
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] == "compiler" and module is not None:
+            found.update((k, v) for k, v in vars(module).items() if k not in found)
+    return found
+
+
+def _signatures(obj: object) -> Iterator[tuple[str, object]]:
+    """(what, hint) for each part of a public name a caller meets: a function's parameters
+    and result; a class's fields, ``__init__`` parameters and public properties."""
+    targets: list[object] = []
+    if inspect.isclass(obj):
+        if dataclasses.is_dataclass(obj) or hasattr(obj, "model_fields"):
+            targets.append(obj)
+        init = vars(obj).get("__init__")
+        if inspect.isfunction(init) and not dataclasses.is_dataclass(obj):
+            targets.append(init)
+        targets += [
+            m.fget
+            for n, m in vars(obj).items()
+            if isinstance(m, property) and m.fget and not n.startswith("_")
+        ]
+    elif inspect.isfunction(obj):
+        targets.append(obj)
+    for target in targets:
+        for name, hint in typing.get_type_hints(target, localns=_every_name()).items():
+            if not name.startswith("_"):
+                yield f"{getattr(target, '__qualname__', target)}.{name}", hint
+
+
+def test_types_in_public_signatures_are_public() -> None:
+    """A caller can name every type a public signature shows: each is in the ``__all__`` of
+    a public module."""
+    public: set[int] = set()
+    names: list[tuple[str, object]] = []
+    for module in sorted(_documented_public_modules()):
+        mod = importlib.import_module(module)
+        for name in mod.__all__:
+            public.add(id(getattr(mod, name)))
+            names.append((f"{module}.{name}", getattr(mod, name)))
+    hidden = {
+        f"{tp.__module__}.{tp.__qualname__} (in {where})"
+        for _, obj in names
+        for where, hint in _signatures(obj)
+        for tp in _compiler_types(hint)
+        if id(tp) not in public
+    }
+    assert not hidden, "types in public signatures that no public module exports:\n" + "\n".join(
+        sorted(hidden)
+    )

@@ -53,7 +53,7 @@ from compiler.inputs.lorebooks import BookMemo
 from compiler.inputs.read import (
     parse_json,
 )
-from compiler.inputs.run import RunContext, load_context
+from compiler.inputs.run import RunContext, load_context, read_context
 from compiler.inputs.run_warnings import run_warnings
 from compiler.inputs.tool_schemas import SchemaMemo
 from compiler.policy.plan import check_plan, load_plan, node_tools
@@ -357,7 +357,7 @@ def _load(context: Context, memo: TurnMemo | None) -> RunContext:
     """The run context, read with what a session's last turn checked (its ``memo``)."""
     if memo is None:
         return load_context(context)
-    return load_context(
+    return read_context(
         context, memo=memo.chat, schemas=memo.schemas, cards=memo.cards, books=memo.books
     )
 

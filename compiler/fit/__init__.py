@@ -7,9 +7,11 @@ from compiler.fit.prices import PriceMemo
 from compiler.fit.strategy import effective_strategy, floor_tokens
 from compiler.fit.summarize import (
     ExtractiveSummarizer,
+    FirstSentences,
     Summarizer,
     SummaryCache,
     SummaryRequest,
+    TextSamples,
 )
 from compiler.fit.truncate import truncate_text
 
@@ -19,12 +21,14 @@ __all__ = [
     "CategoryBudgets",
     "CategoryTotal",
     "ExtractiveSummarizer",
+    "FirstSentences",
     "FitResult",
     "LedgerEntry",
     "PriceMemo",
     "Summarizer",
     "SummaryCache",
     "SummaryRequest",
+    "TextSamples",
     "TotalBudget",
     "effective_strategy",
     "fit",

@@ -1,7 +1,83 @@
-"""The readers of a run's inputs: the run-context schema and loading, chats, character
-cards, lorebook files, the workspace and its sandbox, tool definitions.
+"""The readers of a run's inputs, and the run context's schema: :class:`RunContext` and the
+parts its fields hold (chat messages, tools, the persona, the card, lorebooks, the
+workspace, ...).
 
-Internal: the public names are :class:`compiler.RunContext`, :func:`compiler.load_context`
-and :class:`compiler.ChatLog`. Readers only: what SillyTavern does with what they read
+The names here are imported on first use (as :mod:`compiler`'s are), so importing a reader
+never loads the run-context schema. Readers only: what SillyTavern does with what they read
 (world-info activation, regex scripts, macros) is :mod:`compiler.st`.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from compiler.inputs.cards import CharacterCard
+    from compiler.inputs.chat import ChatMetadata
+    from compiler.inputs.chat_log import ChatLog
+    from compiler.inputs.lorebook import CharacterFilter, Lorebook, SelectiveLogic, WorldEntry
+    from compiler.inputs.lorebooks import BookSource, Lorebooks
+    from compiler.inputs.read import Parsed
+    from compiler.inputs.run import (
+        ChatMessageIn,
+        InlineWorkspace,
+        NoteSettings,
+        Persona,
+        RunContext,
+        ToolIn,
+        ToolResultIn,
+        WorldInfoSettings,
+        load_context,
+    )
+    from compiler.inputs.workspace import Workspace
+    from compiler.inputs.world_inline import WorldEntryIn
+
+_HOMES = {
+    "compiler.inputs.cards": "CharacterCard",
+    "compiler.inputs.chat": "ChatMetadata",
+    "compiler.inputs.chat_log": "ChatLog",
+    "compiler.inputs.lorebook": "CharacterFilter Lorebook SelectiveLogic WorldEntry",
+    "compiler.inputs.lorebooks": "BookSource Lorebooks",
+    "compiler.inputs.read": "Parsed",
+    "compiler.inputs.run": "ChatMessageIn InlineWorkspace NoteSettings Persona RunContext ToolIn "
+    "ToolResultIn WorldInfoSettings load_context",
+    "compiler.inputs.workspace": "Workspace",
+    "compiler.inputs.world_inline": "WorldEntryIn",
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names.split()}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use (and keep it)."""
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'compiler.inputs' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "BookSource",
+    "CharacterCard",
+    "CharacterFilter",
+    "ChatLog",
+    "ChatMessageIn",
+    "ChatMetadata",
+    "InlineWorkspace",
+    "Lorebook",
+    "Lorebooks",
+    "NoteSettings",
+    "Parsed",
+    "Persona",
+    "RunContext",
+    "SelectiveLogic",
+    "ToolIn",
+    "ToolResultIn",
+    "Workspace",
+    "WorldEntry",
+    "WorldEntryIn",
+    "WorldInfoSettings",
+    "load_context",
+]

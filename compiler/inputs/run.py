@@ -473,17 +473,27 @@ def load_context(
     base_dir: Path | None = None,
     *,
     from_json: bool = False,
+) -> RunContext:
+    """A RunContext from an object, a dict (paths relative to ``base_dir``) or a JSON file.
+    ``from_json``: the dict came from :func:`compiler.inputs.read.parse_json`, which
+    already repaired and refused what :func:`sanitize` would (a server's request body)."""
+    return read_context(value, base_dir, from_json=from_json)
+
+
+def read_context(
+    value: RunContext | dict[str, Any] | str | Path | None,
+    base_dir: Path | None = None,
+    *,
+    from_json: bool = False,
     memo: ChatMemo | None = None,
     schemas: SchemaMemo | None = None,
     cards: CardMemo | None = None,
     books: BookMemo | None = None,
 ) -> RunContext:
-    """A RunContext from an object, a dict (paths relative to ``base_dir``) or a JSON file.
-    ``from_json``: the dict came from :func:`compiler.inputs.read.parse_json`, which
-    already repaired and refused what :func:`sanitize` would (a server's request body).
-    ``memo``: a session's last checked chat (a dict's chat checks only what is new);
-    ``schemas``: the tool schemas a session already found valid; ``cards``: the inline card
-    it read last; ``books``: the inline lorebooks it read last."""
+    """:func:`load_context` with what a session kept from its last turn: ``memo``, its last
+    checked chat (a dict's chat checks only what is new); ``schemas``, the tool schemas it
+    already found valid; ``cards``, the inline card it read last; ``books``, the inline
+    lorebooks it read last."""
     if value is None:
         return RunContext()
     if isinstance(value, RunContext):

@@ -13,9 +13,12 @@ gate is :class:`compiler.ToolGate`.
 
 from compiler.policy.plan import ProfileLookup, check_plan, load_plan, node_tools
 from compiler.policy.plan_guard import Decision, PlanAction, PlanGuard
+from compiler.policy.tools import GatedProfile, GatedTools
 
 __all__ = [
     "Decision",
+    "GatedProfile",
+    "GatedTools",
     "PlanAction",
     "PlanGuard",
     "ProfileLookup",

@@ -6,7 +6,7 @@ Importing this package imports no provider's dialect: :func:`get_dialect` import
 names.
 """
 
-from compiler.providers.dialect import Dialect, LoweringOptions
+from compiler.providers.dialect import Dialect, LoweringOptions, ModelRequest
 from compiler.providers.registry import (
     DEFAULT_PROVIDER,
     ENTRY_POINT_GROUP,
@@ -14,12 +14,15 @@ from compiler.providers.registry import (
     preset_model_key,
     provider_names,
 )
+from compiler.providers.tool_params import ToolArguments
 
 __all__ = [
     "DEFAULT_PROVIDER",
     "ENTRY_POINT_GROUP",
     "Dialect",
     "LoweringOptions",
+    "ModelRequest",
+    "ToolArguments",
     "get_dialect",
     "preset_model_key",
     "provider_names",

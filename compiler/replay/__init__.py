@@ -1,7 +1,7 @@
 """Replaying a chat turn by turn to see how budgets behave (``apc bench``).
 
-Internal: the API is :func:`compiler.bench` and the report types it returns
-(:class:`compiler.BenchReport`).
+:func:`compiler.bench` (this package's :func:`bench`) replays; the report types it returns
+(:class:`BenchReport`, a :class:`RunReport` per budget and its statistics) are public here.
 """
 
 from compiler.replay.report import (
