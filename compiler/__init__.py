@@ -26,9 +26,10 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler._driver.api import CompileResult
     from compiler._driver.check_report import CheckReport, check_sources
     from compiler._driver.checking import PresetCheck, check, check_string
+    from compiler._driver.environment import Environment, check_budget, compile, compile_string
     from compiler._driver.feasibility import Feasibility
     from compiler._driver.options import CompileOptions, OptionFields
-    from compiler._driver.session import Session, check_budget, compile, compile_string
+    from compiler._driver.session import Limits, Session
     from compiler._driver.sources import SourceText, read_source
     from compiler.codes import CodeExplanation, explain_code
     from compiler.errors import (
@@ -82,7 +83,8 @@ _HOMES = {
     "compiler.policy.tools": "ToolGate",
     "compiler.profile": "AgentProfile ProfileLayers ResolvedAgentProfile resolve_profile",
     "compiler.replay": "BenchReport RunReport bench",
-    "compiler._driver.session": "Session check_budget compile compile_string",
+    "compiler._driver.environment": "Environment check_budget compile compile_string",
+    "compiler._driver.session": "Limits Session",
     "compiler.syntax": "parse",
     "compiler.syntax.ast": "Template",
 }
@@ -120,11 +122,13 @@ __all__ = [
     "ContextError",
     "ContextFrame",
     "Diagnostic",
+    "Environment",
     "Event",
     "Feasibility",
     "InternalError",
     "Journal",
     "LedgerEntry",
+    "Limits",
     "LoweringError",
     "MacroCall",
     "MacroSpec",

@@ -4,15 +4,19 @@ A :class:`Session` is to :func:`compile` what httpx's ``Client`` is to ``httpx.g
 holds the parsed template or preset, a bounded token-count cache per encoding and the
 summary cache, and reuses them for every :meth:`Session.compile`. Nothing is cached per
 process but the loaded tokenizer encodings, so two sessions never share what one learnt.
-:func:`compile` and :func:`compile_string` are the one-shot form: a session used once.
+:func:`compiler.compile` and :func:`compiler.compile_string` are the one-shot form: a
+session used once.
 
-Internal: the names are public as ``compiler.Session``, ``compiler.compile`` and friends.
+Internal: the names are public as ``compiler.Session`` and ``compiler.Limits``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Unpack
 
@@ -33,12 +37,30 @@ from compiler._driver.options import CompileOptions, OptionFields
 from compiler._driver.sources import SourceKind
 from compiler.errors import ContextError, Diagnostic
 from compiler.fit import SummaryCache
-from compiler.inputs.read import collect_warnings, is_file
+from compiler.inputs.read import MAX_INPUT_BYTES, collect_warnings, input_limit, is_file
 
-__all__ = ["Session", "check_budget", "compile", "compile_string"]
+__all__ = ["Limits", "Session"]
 
-COUNT_CACHE_ENTRIES = 200_000
-"""How many texts a session's token counter remembers per encoding (then it starts over)."""
+
+@dataclass(frozen=True)
+class Limits:
+    """How much a session reads and remembers (an :class:`~compiler.Environment`'s, or the
+    defaults): ``max_input_bytes``, the largest input file (run context, chat, card,
+    lorebook, preset) read; ``count_cache_entries``, the texts a token counter remembers per
+    encoding (then it starts over)."""
+
+    max_input_bytes: int = MAX_INPUT_BYTES
+    count_cache_entries: int = 200_000
+
+    def __post_init__(self) -> None:
+        for name in ("max_input_bytes", "count_cache_entries"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be an integer of at least 1, not {value!r}")
+
+
+COUNT_CACHE_ENTRIES = Limits().count_cache_entries
+"""How many texts a session's token counter remembers per encoding by default."""
 
 
 class Session:
@@ -62,6 +84,7 @@ class Session:
         source: str | os.PathLike[str],
         *,
         options: CompileOptions | None = None,
+        limits: Limits | None = None,
         **overrides: Unpack[OptionFields],
     ) -> None:
         path = Path(source)
@@ -73,9 +96,10 @@ class Session:
                 "Session.from_string()",
             )
         opts = (options or CompileOptions()).with_fields(**overrides)
-        with deep_inputs_coded(), collect_warnings() as found:
+        limits = limits or Limits()
+        with deep_inputs_coded(), input_limit(limits.max_input_bytes), collect_warnings() as found:
             src = open_source(path)
-        self._setup(src, opts, found)
+        self._setup(src, opts, found, limits)
 
     @classmethod
     def from_string(
@@ -85,18 +109,23 @@ class Session:
         kind: SourceKind = "template",
         name: str | None = None,
         options: CompileOptions | None = None,
+        limits: Limits | None = None,
         **overrides: Unpack[OptionFields],
     ) -> Session:
         """A session over template text (``kind="template"``) or a preset's JSON text
         (``kind="preset"``); ``name`` is what diagnostics call it."""
         opts = (options or CompileOptions()).with_fields(**overrides)
-        with deep_inputs_coded(), collect_warnings() as found:
+        limits = limits or Limits()
+        with deep_inputs_coded(), input_limit(limits.max_input_bytes), collect_warnings() as found:
             src = string_source(text, kind, name)
         session = cls.__new__(cls)
-        session._setup(src, opts, found)
+        session._setup(src, opts, found, limits)
         return session
 
-    def _setup(self, src: Source, opts: CompileOptions, found: list[Diagnostic]) -> None:
+    def _setup(
+        self, src: Source, opts: CompileOptions, found: list[Diagnostic], limits: Limits
+    ) -> None:
+        self._limits = limits
         self._source = src
         self._source_warnings = tuple(found)
         self._options = opts
@@ -109,6 +138,11 @@ class Session:
     def name(self) -> str:
         """The source's name (its path, or the name given to :meth:`from_string`)."""
         return self._source.name
+
+    @property
+    def limits(self) -> Limits:
+        """How much the session reads and remembers."""
+        return self._limits
 
     @property
     def options(self) -> CompileOptions:
@@ -125,7 +159,7 @@ class Session:
         with self._lock:
             counter = self._counters.get(encoding)
             if counter is None:
-                counter = TokenCounter(encoding, COUNT_CACHE_ENTRIES)
+                counter = TokenCounter(encoding, self._limits.count_cache_entries)
                 self._counters[encoding] = counter
             return counter
 
@@ -148,8 +182,7 @@ class Session:
         """A compile; ``memo``: what the last turn kept (None: a one-shot compile keeps
         nothing, so it pays nothing to keep it)."""
         opts = self._compile_options(overrides)
-        with deep_inputs_coded(), collect_warnings() as found:
-            found.extend(self._source_warnings)
+        with self._reading() as found:
             return compile_source(self._source, context, opts, found, self.counter, memo)
 
     def check_budget(
@@ -158,9 +191,20 @@ class Session:
         """The budget set-up of a compile with ``context``, checked before fitting (see
         :func:`compiler.check_budget`)."""
         opts = self._compile_options(overrides)
-        with deep_inputs_coded(), collect_warnings() as found:
-            found.extend(self._source_warnings)
+        with self._reading() as found:
             return check_source_budget(self._source, context, opts, found, self.counter)
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[list[Diagnostic]]:
+        """Within: inputs read under the session's limits, too-deep input coded, and the
+        warnings of reading collected (the source's first)."""
+        with (
+            deep_inputs_coded(),
+            input_limit(self._limits.max_input_bytes),
+            collect_warnings() as found,
+        ):
+            found.extend(self._source_warnings)
+            yield found
 
     def _compile_options(self, overrides: OptionFields) -> CompileOptions:
         opts = self._options.with_fields(**overrides) if overrides else self._options
@@ -174,53 +218,3 @@ class Session:
             )
             opts = opts.with_fields(summary_cache=self._summaries if shared else SummaryCache())
         return opts
-
-
-def compile(
-    source: str | os.PathLike[str],
-    *,
-    context: Context = None,
-    options: CompileOptions | None = None,
-    **overrides: Unpack[OptionFields],
-) -> CompileResult:
-    """Compile the template or SillyTavern preset (``.json``) file at ``source`` into a
-    provider request. ``source`` is always a path: to compile text, use
-    :func:`compile_string`. ``options`` (:class:`CompileOptions`), with ``overrides`` of its
-    fields as keywords, say how (provider, model, budget, profile, mode, ...). To compile
-    the same source turn after turn, use a :class:`Session`.
-
-    A preset compiles in ``mode`` ``agent`` or ``legacy``; None means ``agent`` when the
-    preset or the card carries an enabled agent schema. Warnings (the profile's, the
-    inputs', the template's, ``context.budget_over_window``, world info's) are in
-    ``result.warnings``; with ``strict`` they raise :class:`compiler.StrictError`.
-    """
-    return Session(source, options=options, **overrides)._compile(context, {}, None)
-
-
-def compile_string(
-    text: str,
-    *,
-    kind: SourceKind = "template",
-    name: str | None = None,
-    context: Context = None,
-    options: CompileOptions | None = None,
-    **overrides: Unpack[OptionFields],
-) -> CompileResult:
-    """Compile template text (``kind="template"``) or a preset's JSON text
-    (``kind="preset"``) into a provider request; ``name`` is what diagnostics call it. The
-    rest is :func:`compile`'s."""
-    session = Session.from_string(text, kind=kind, name=name, options=options, **overrides)
-    return session._compile(context, {}, None)
-
-
-def check_budget(
-    source: str | os.PathLike[str],
-    *,
-    context: Context = None,
-    options: CompileOptions | None = None,
-    **overrides: Unpack[OptionFields],
-) -> Feasibility:
-    """The budget set-up of a compile of the file ``source``, checked before fitting: the
-    required floors (exact) plus the reserved response against the model's window, and
-    against the total budget (``options.budget``)."""
-    return Session(source, options=options, **overrides).check_budget(context)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from compiler.inputs.read import MAX_INPUT_BYTES, decode_text, read_bytes
+from compiler.inputs.read import decode_text, read_bytes
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 
 MAX_TEMPLATE_FILE_BYTES = 4 * MAX_TEMPLATE_CHARS
@@ -44,7 +44,7 @@ def read_source(path: str | os.PathLike[str], name: str | None = None) -> Source
     file = Path(path)
     label = name if name is not None else str(file)
     if kind_of(file) == "preset":
-        data = read_bytes(file, limit=MAX_INPUT_BYTES, what="preset")
+        data = read_bytes(file, what="preset")
         return SourceText("preset", decode_text(data, label), label)
     data = read_bytes(file, limit=MAX_TEMPLATE_FILE_BYTES, what="template")
     return SourceText("template", decode_text(data, label, code=UNREADABLE), label)

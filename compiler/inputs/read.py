@@ -139,9 +139,26 @@ def open_input(path: Path) -> BinaryIO:
     raise fail("context.file_unreadable", f"{path} is not a regular file")
 
 
-def read_bytes(path: Path, *, limit: int = MAX_INPUT_BYTES, what: str = "input") -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` of them; a missing,
-    unreadable, irregular or too large file is a ContextError."""
+_INPUT_LIMIT: ContextVar[int] = ContextVar("apc_max_input_bytes", default=MAX_INPUT_BYTES)
+
+
+@contextlib.contextmanager
+def input_limit(limit: int) -> Iterator[None]:
+    """Within: an input file is read up to ``limit`` bytes (a compile's
+    ``Limits.max_input_bytes``) unless its reader passes its own limit."""
+    token = _INPUT_LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        _INPUT_LIMIT.reset(token)
+
+
+def read_bytes(path: Path, *, limit: int | None = None, what: str = "input") -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them (None: the input
+    limit in force, :data:`MAX_INPUT_BYTES` by default); a missing, unreadable, irregular or
+    too large file is a ContextError."""
+    if limit is None:
+        limit = _INPUT_LIMIT.get()
     with open_input(path) as handle:
         if os.fstat(handle.fileno()).st_size > limit:
             raise too_large(path, limit, what)

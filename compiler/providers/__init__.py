@@ -6,6 +6,8 @@ Importing this package imports no provider's dialect: :func:`get_dialect` import
 names.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from compiler.providers.dialect import Dialect, LoweringOptions, ModelRequest
 from compiler.providers.registry import (
     DEFAULT_PROVIDER,
@@ -14,7 +16,20 @@ from compiler.providers.registry import (
     preset_model_key,
     provider_names,
 )
-from compiler.providers.tool_params import ToolArguments
+
+if TYPE_CHECKING:
+    from compiler.providers.tool_params import ToolArguments
+
+
+def __getattr__(name: str) -> Any:
+    """``ToolArguments`` imports its module on first use (it reads a dialect's schema rules;
+    naming the providers imports no dialect)."""
+    if name == "ToolArguments":
+        from compiler.providers.tool_params import ToolArguments
+
+        return ToolArguments
+    raise AttributeError(f"module 'compiler.providers' has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_PROVIDER",

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import compiler
-from compiler._driver.session import check_budget
+from compiler import check_budget
 from compiler.errors import APCError, PolicyError
 from compiler.profile import resolve_profile, write_resolved_profile
 

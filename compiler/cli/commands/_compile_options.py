@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 
 from compiler._driver.api import CompileResult
+from compiler._driver.environment import compile as compile_source
 from compiler._driver.options import CompileOptions
-from compiler._driver.session import compile as compile_source
 from compiler.cli.commands._common import add_options, number_problem, option_values
 from compiler.errors import LoweringError
 from compiler.inputs.read import is_file, lexists
