@@ -19,7 +19,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads the pipeline
-    from compiler._assemble.macros import BoundTemplate
+    from compiler._assemble.macros import BoundTemplate, MacroSpec, macro_catalogue
     from compiler._base.frame import Component, ComponentKind, ContextFrame
     from compiler._base.journal import Event
     from compiler._driver.api import CompileResult
@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler.policy.tools import ToolGate
     from compiler.profile import AgentProfile, ProfileLayers, ResolvedAgentProfile, resolve_profile
     from compiler.replay import BenchReport, bench
+    from compiler.st.catalogue import sillytavern_macros
     from compiler.syntax import parse
     from compiler.syntax.ast import Template
 
@@ -66,13 +67,14 @@ _HOMES = {
     "compiler.fit": "BudgetLedger LedgerEntry Summarizer SummaryCache SummaryRequest",
     "compiler._base.frame": "Component ComponentKind ContextFrame",
     "compiler._base.journal": "Event",
-    "compiler._assemble.macros": "BoundTemplate",
+    "compiler._assemble.macros": "BoundTemplate MacroSpec macro_catalogue",
     "compiler._driver.options": "CompileOptions",
     "compiler.policy.creator": "PlatformPolicy",
     "compiler.policy.tools": "ToolGate",
     "compiler.profile": "AgentProfile ProfileLayers ResolvedAgentProfile resolve_profile",
     "compiler.replay": "BenchReport bench",
     "compiler._driver.session": "Session check_budget compile compile_string",
+    "compiler.st.catalogue": "sillytavern_macros",
     "compiler.syntax": "parse",
     "compiler.syntax.ast": "Template",
 }
@@ -113,6 +115,7 @@ __all__ = [
     "InternalError",
     "LedgerEntry",
     "LoweringError",
+    "MacroSpec",
     "PlatformPolicy",
     "PolicyError",
     "PresetCheck",
@@ -140,6 +143,8 @@ __all__ = [
     "compile",
     "compile_string",
     "load_context",
+    "macro_catalogue",
     "parse",
     "resolve_profile",
+    "sillytavern_macros",
 ]

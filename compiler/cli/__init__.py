@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "compiler.cli.commands.check",
     "compiler.cli.commands.compile",
     "compiler.cli.commands.explain",
+    "compiler.cli.commands.lsp",
     "compiler.cli.commands.plan",
     "compiler.cli.commands.profile",
     "compiler.cli.commands.schema",
