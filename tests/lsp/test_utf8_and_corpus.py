@@ -1,0 +1,61 @@
+"""``apc lsp`` with a client that negotiates UTF-8 positions, and on a real SillyTavern
+preset from the corpus (read in place; skipped when the corpus is absent)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CORPUS
+from tests.lsp.client import Client
+
+from lsprotocol import types  # isort: skip  (after the client module's importorskip)
+
+import compiler
+
+pytestmark = pytest.mark.slow
+ST_DEFAULT = CORPUS / "presets" / "st-default-2024.json"
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
+    found = Client(tmp_path_factory.mktemp("utf8"), encoding="utf-8")
+    yield found
+    found.close()
+
+
+def test_utf8_positions_count_bytes(client: Client, tmp_path: Path) -> None:
+    assert client.init.capabilities.position_encoding == types.PositionEncodingKind.Utf8
+    text = json.dumps({"prompts": [{"identifier": "main", "content": "世界😀 <<agent.nope>>"}]})
+    path = tmp_path / "p.json"
+    uri = client.open(path, text)
+    (found,) = client.published(uri).diagnostics
+    start = text.index("<<agent.nope")  # ASCII JSON: \u4e16\u754c\ud83d\ude00 before it
+    assert found.range.start == types.Position(0, start)
+    raw = json.dumps(
+        {"prompts": [{"identifier": "m", "content": "世界😀 <<agent.nope>>"}]}, ensure_ascii=False
+    )
+    uri = client.open(tmp_path / "raw.json", raw)
+    (found,) = client.published(uri).diagnostics
+    at = raw.index("<<agent.nope")
+    assert found.range.start == types.Position(0, len(raw[:at].encode("utf-8")))
+
+
+def test_a_real_preset_shows_what_apc_check_reports(client: Client) -> None:
+    if not ST_DEFAULT.is_file():
+        pytest.skip(f"corpus preset not found at {ST_DEFAULT}")
+    uri = client.open(ST_DEFAULT)
+    found = client.published(uri).diagnostics
+    checked = compiler.check(ST_DEFAULT)
+    assert isinstance(checked, compiler.PresetCheck)
+    assert [d.code for d in found] == [d.code for d in checked.warnings]
+    symbols = client.wait(
+        client.lsp.text_document_document_symbol_async(
+            types.DocumentSymbolParams(types.TextDocumentIdentifier(uri))
+        )
+    )
+    prompts = json.loads(ST_DEFAULT.read_text())["prompts"]
+    assert symbols is not None and len(symbols) == len(prompts)
