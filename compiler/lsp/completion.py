@@ -37,6 +37,7 @@ class Sources:
     tools: list[str]
     skills: list[str]
     workspace: Path | None
+    visible_roots: tuple[str, ...] | None = None  # the profile's (None: every folder)
 
 
 def _doc(spec: compiler.MacroSpec) -> str:
@@ -118,7 +119,7 @@ def _arguments(spec: compiler.MacroSpec, args: str, sources: Sources) -> Items:
             kind = types.CompletionItemKind.EnumMember
             return [_item(v, kind, param.doc) for v in param.choices], len(typed)
         if spec.name == "agent.file" and name in (None, "path"):
-            return _paths(typed, sources.workspace), len(typed)
+            return _paths(typed, sources.workspace, sources.visible_roots), len(typed)
         if spec.name == "agent.skill" and name in (None, "name"):
             kind = types.CompletionItemKind.Reference
             return [_item(n, kind) for n in sources.skills], len(typed)
@@ -145,8 +146,11 @@ def _arguments(spec: compiler.MacroSpec, args: str, sources: Sources) -> Items:
     return items, len(partial.group()) if partial else 0
 
 
-def _paths(typed: str, root: Path | None) -> list[types.CompletionItem]:
-    """The workspace's files (relative paths, ``/``-separated) under the typed folder."""
+def _paths(
+    typed: str, root: Path | None, visible: tuple[str, ...] | None
+) -> list[types.CompletionItem]:
+    """The workspace's files (relative paths, ``/``-separated) under the typed folder, in
+    the profile's visible roots."""
     if root is None or not root.is_dir():
         return []
     folder = typed.rpartition("/")[0]
@@ -156,6 +160,8 @@ def _paths(typed: str, root: Path | None) -> list[types.CompletionItem]:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             path = Path(top, name).relative_to(root).as_posix()
+            if visible is not None and path.partition("/")[0] not in visible:
+                continue
             out.append(_item(path, types.CompletionItemKind.File))
             if len(out) >= MAX_PATHS:
                 return out

@@ -19,6 +19,7 @@ from compiler.lsp.text import LineIndex
 
 PRESET_SUFFIXES = (".json",)
 _CONTENT = re.compile(r"prompts\[(\d+)\]\.content")
+_PROMPTS_KEY = re.compile(r'"prompts"\s*:')
 
 
 def uri_path(uri: str) -> Path | None:
@@ -73,7 +74,7 @@ class Document:
     text: str
     version: int | None = None
     encoding: str = "utf-16"
-    kind: str = "template"
+    kind: str = "template"  # "template", "preset", or "json" (JSON that is no preset)
     label: str = ""
     file: Path | None = None
     index: LineIndex = field(init=False)
@@ -84,7 +85,8 @@ class Document:
         self.file = uri_path(self.uri)
         self.label = str(self.file) if self.file is not None else self.uri
         if self.file is not None and self.file.suffix.lower() in PRESET_SUFFIXES:
-            self.kind = "preset"
+            # a preset has a "prompts" list; other JSON (a run context, a card) is left alone
+            self.kind = "preset" if _PROMPTS_KEY.search(self.text) else "json"
         self.index = LineIndex(self.text, self.encoding)
         if self.kind == "template":
             self.regions = [Region("", self.label, self.text)]

@@ -67,8 +67,8 @@ def ledger_text(run: Run, entry: compiler.LedgerEntry) -> str:
         msgs = f" ({entry.messages_kept}/{entry.messages_offered} messages kept)"
     action = entry.action + (f" [{entry.strategy}]" if entry.strategy else "")
     lines = [
-        f"**Budget** ({ledger.provider} {ledger.model}, budget {_n(ledger.budget)} from "
-        f"{ledger.budget_source}; request {_n(ledger.total_tokens)} tokens)",
+        f"**Budget** ({ledger.provider} {ledger.model}, budget {_n(ledger.budget)} "
+        f"({ledger.budget_source}); the request: {_n(ledger.total_tokens)} tokens)",
         "",
         f"`{entry.id}` {entry.kind}: offered {_n(entry.tokens_offered)}{msgs}, granted "
         f"{_n(entry.tokens_granted)}, used {_n(entry.tokens_used)}: **{action}**",
@@ -76,10 +76,11 @@ def ledger_text(run: Run, entry: compiler.LedgerEntry) -> str:
     if entry.reason:
         lines.append(f"- why: {entry.reason}")
     budget = entry.budget
-    lines.append(
-        f"- budgets: own {_n(budget.own)}, category {entry.category or '-'} "
-        f"{_n(budget.category)}, total left {_n(budget.total)}"
-    )
+    applied = [f"own {_n(budget.own)}"]
+    if entry.category:
+        applied.append(f"category {entry.category} {_n(budget.category)}")
+    applied.append(f"total left {_n(budget.total)}")
+    lines.append("- budgets that applied: " + ", ".join(applied))
     return "\n".join(lines)
 
 

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 _TOKEN = re.compile(
-    r'\s*(?:(?P<str>"(?:[^"\\\x00-\x1f]|\\.)*")|(?P<punct>[{}\[\]:,])'
+    r'\s*(?:(?P<str>"[^"\\\x00-\x1f]*(?:\\.[^"\\\x00-\x1f]*)*")|(?P<punct>[{}\[\]:,])'
     r"|(?P<lit>-?[0-9][0-9.eE+-]*|true|false|null))",
     re.DOTALL,
 )

@@ -88,12 +88,24 @@ class Run:
 
     @property
     def tool_names(self) -> list[str]:
-        return [tool["name"] for tool in self.result.tools] if self.result else []
+        """The tools the resolved profile, bound to the run, makes visible."""
+        if self.result is None:
+            return []
+        if self.result.profile is not None:
+            return sorted(self.result.profile.tools.visible)
+        return [tool["name"] for tool in self.result.tools]
+
+    @property
+    def visible_roots(self) -> tuple[str, ...] | None:
+        """The workspace folders the resolved profile lets the model see (None: unknown)."""
+        if self.result is None or self.result.profile is None:
+            return None
+        return tuple(self.result.profile.workspace.visible_roots)
 
 
 def compile_run(doc: Document, settings: RunSettings) -> Run:
     """Compile the document's text with the run context (nothing without one)."""
-    if settings.context is None:
+    if settings.context is None or doc.kind == "json":
         return Run(settings)
     options: dict[str, Any] = {
         key: value

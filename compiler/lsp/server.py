@@ -75,6 +75,8 @@ class ApcLanguageServer(LanguageServer):
     def diagnose(self, doc: Document) -> list[types.Diagnostic]:
         """``apc check``'s findings; with a run context and no error, the compile's errors
         (a budget that cannot hold what is required)."""
+        if doc.kind == "json":
+            return []  # a JSON file that is not a preset (a run context, a card, ...)
         found = check(doc)
         if not any(d.severity == "error" for d in found):
             run = self.run(doc)
@@ -175,6 +177,7 @@ def _register_requests(server: ApcLanguageServer) -> None:
             tools=run.tool_names if run else [],
             skills=skill_names(settings),
             workspace=workspace_root(doc, settings),
+            visible_roots=run.visible_roots if run else None,
         )
         items, back = complete(region.text[:at], sources)
         start = span_range(doc, region.to_doc(at - back), offset)

@@ -4,6 +4,7 @@ preset from the corpus (read in place; skipped when the corpus is absent)."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,3 +60,35 @@ def test_a_real_preset_shows_what_apc_check_reports(client: Client) -> None:
     )
     prompts = json.loads(ST_DEFAULT.read_text())["prompts"]
     assert symbols is not None and len(symbols) == len(prompts)
+
+
+def test_hover_on_a_real_preset_entry_shows_its_ledger_entry(
+    client: Client, tmp_path: Path
+) -> None:
+    if not ST_DEFAULT.is_file():
+        pytest.skip(f"corpus preset not found at {ST_DEFAULT}")
+    path = tmp_path / "preset.json"
+    shutil.copyfile(ST_DEFAULT, path)
+    run = {"chat": [{"role": "user", "content": "Hello"}], "character": {"name": "Aqua"}}
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    (tmp_path / "pyproject.toml").write_text('[tool.apc]\ncontext = "run.json"\nbudget = 2000\n')
+    text = path.read_text()
+    uri = client.open(path, text)
+    client.published(uri)
+    at = text.index('"content": "') + len('"content": "') + 2
+    found = client.wait(
+        client.lsp.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier(uri), _utf8(text, at))
+        )
+    )
+    assert found is not None and isinstance(found.contents, types.MarkupContent)
+    result = compiler.compile(path, context=tmp_path / "run.json", budget=2000)
+    entry = result.ledger.entry("000:text")
+    assert entry.source == f"{path}#prompts[0].content:1:1"
+    assert f"`000:text` PresetGuide: offered {entry.tokens_offered:,}" in found.contents.value
+
+
+def _utf8(text: str, offset: int) -> types.Position:
+    line = text.count("\n", 0, offset)
+    start = text.rfind("\n", 0, offset) + 1
+    return types.Position(line, len(text[start:offset].encode("utf-8")))
