@@ -48,13 +48,19 @@ class ApcLanguageServer(LanguageServer):
         self.runs: dict[str, tuple[int | None, RunSettings, Run]] = {}
         self.pending: dict[str, asyncio.Task[None]] = {}
 
-    def document(self, uri: str) -> Document:
-        """The open document's current text, read once per version."""
+    def current(self, uri: str) -> tuple[str, int | None]:
+        """The open document's text and version, as the client last sent them."""
         text_doc = self.workspace.get_text_document(uri)
+        return text_doc.source, text_doc.version
+
+    def document(self, uri: str, text: str | None = None, version: int | None = None) -> Document:
+        """The document read from ``text`` (default: its current text), once per version."""
+        if text is None:
+            text, version = self.current(uri)
         held = self.snapshots.get(uri)
-        encoding = str(self.workspace.position_encoding or "utf-16")
-        if held is None or held.version != text_doc.version or held.text != text_doc.source:
-            held = Document(uri, text_doc.source, text_doc.version, encoding)
+        if held is None or held.version != version or held.text != text:
+            encoding = str(self.workspace.position_encoding or "utf-16")
+            held = Document(uri, text, version, encoding)
             self.snapshots[uri] = held
         return held
 
@@ -87,12 +93,12 @@ class ApcLanguageServer(LanguageServer):
         """Check the document after ``delay`` seconds (a newer change restarts the wait)."""
         if delay:
             await asyncio.sleep(delay)
-        doc = self.document(uri)
-        found = await asyncio.to_thread(self.diagnose, doc)
-        if self.document(uri).version != doc.version:
+        text, version = self.current(uri)  # read on the loop; parsed and checked off it
+        found = await asyncio.to_thread(lambda: self.diagnose(self.document(uri, text, version)))
+        if self.current(uri)[1] != version:
             return  # edited meanwhile: the newer check publishes
         self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=found, version=doc.version)
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=found, version=version)
         )
 
     def schedule(self, uri: str, delay: float) -> None:

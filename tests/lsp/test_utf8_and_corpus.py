@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, ROOT
 from tests.lsp.client import Client
 
 from lsprotocol import types  # isort: skip  (after the client module's importorskip)
@@ -92,3 +92,38 @@ def _utf8(text: str, offset: int) -> types.Position:
     line = text.count("\n", 0, offset)
     start = text.rfind("\n", 0, offset) + 1
     return types.Position(line, len(text[start:offset].encode("utf-8")))
+
+
+def test_client_settings_name_the_run_context(client: Client, tmp_path: Path) -> None:
+    """``workspace/didChangeConfiguration`` with ``{"apc": {...}}``: the settings win over
+    any apc.toml; the open documents are checked again."""
+    writer = tmp_path / "writer"
+    shutil.copytree(ROOT / "examples" / "writer", writer)
+    path = writer / "template.txt"
+    text = path.read_text()
+    uri = client.open(path, text)
+    client.published(uri)
+    run = str(writer / "run.json")
+    for budget in (900, 1500):  # 900 cannot hold what is required: the compile's error
+        settings = {"apc": {"context": run, "budget": budget, "model": "gpt-4o"}}
+        client.lsp.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings=settings)
+        )
+        found = client.published(uri).diagnostics  # checked again under the new settings
+        if budget == 900:
+            assert [d.code for d in found] == ["context.budget_exceeded"]
+            assert "the budget is 900" in found[0].message
+        else:
+            assert found == ()
+    at = text.index("<<agent.plan>>") + 3
+    hovered = client.wait(
+        client.lsp.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier(uri), _utf8(text, at))
+        )
+    )
+    assert hovered is not None and isinstance(hovered.contents, types.MarkupContent)
+    result = compiler.compile(path, context=writer / "run.json", budget=1500, model="gpt-4o")
+    entry = next(e for e in result.ledger.entries if e.kind == "Plan")
+    shown = hovered.contents.value
+    assert "openai gpt-4o, budget 1,500" in shown
+    assert f"offered {entry.tokens_offered:,}" in shown and f"used {entry.tokens_used:,}" in shown
