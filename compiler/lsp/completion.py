@@ -41,7 +41,7 @@ class Sources:
 
 
 def _doc(spec: compiler.MacroSpec) -> str:
-    lines = [f"**<<{spec.name}>>**: {spec.summary} ({spec.kind.value})", ""]
+    lines = [f"`<<{spec.name}>>`: {spec.summary} ({spec.kind.value})", ""]
     for param in spec.params.values():
         what = "|".join(param.choices) if param.choices else param.type
         notes = [

@@ -135,11 +135,12 @@ def _fix(doc: Document, region: Region, d: Diagnostic) -> dict[str, Any] | None:
         key = quoted.group(1)
         if text.startswith(key, start):
             return _replace(doc, region, start, start + len(key), new, title)
-    if d.code == "template.bad_argument":
-        value = text[start:end].partition("=")[2]
-        at = start + text[start:end].index("=") + 1 if value else start
-        bare = value.strip('"')
-        if bare and value.startswith('"'):
-            at += 1
-        return _replace(doc, region, at, at + len(bare or value), new, title)
+    if d.code == "template.bad_argument":  # key=value or key="value": the value
+        key, equals, value = text[start:end].partition("=")
+        if not equals or not value:
+            return None
+        at = start + len(key) + 1
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            at, value = at + 1, value[1:-1]
+        return _replace(doc, region, at, at + len(value), new, title)
     return None

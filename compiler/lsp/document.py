@@ -61,7 +61,6 @@ class MacroAt:
     name: str
     start: int  # at "<<"
     end: int  # after ">>"
-    name_end: int  # after the name
     args: list[tuple[str | None, str, int, int]] = field(default_factory=list)
     # (key, value as text, start, end) of each argument, from its first character
 
@@ -120,16 +119,6 @@ class Document:
     def offset(self, line: int, character: int) -> int:
         return self.index.offset(line, character)
 
-    def json_path_at(self, offset: int) -> str | None:
-        """The innermost JSON value holding ``offset`` (a preset's)."""
-        if self.json is None:
-            return None
-        best: tuple[int, str] | None = None
-        for path, (start, end) in self.json.values.items():
-            if start <= offset <= end and (best is None or end - start < best[0]):
-                best = (end - start, path)
-        return best[1] if best else None
-
 
 def macros(region: Region) -> list[MacroAt]:
     """The macros of a region's text (none when it does not parse)."""
@@ -139,7 +128,7 @@ def macros(region: Region) -> list[MacroAt]:
         return []
     out: list[MacroAt] = []
     for macro in template.macros:
-        found = MacroAt(macro.name, macro.span.start, macro.span.end, macro.name_span.end)
+        found = MacroAt(macro.name, macro.span.start, macro.span.end)
         for arg in macro.args:
             value = region.text[arg.value_span.start : arg.value_span.end]
             found.args.append((arg.key, value, arg.span.start, arg.span.end))

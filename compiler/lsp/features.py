@@ -20,6 +20,14 @@ from compiler.lsp.diagnostics import span_range
 from compiler.lsp.document import Document, MacroAt, Region, macro_at, macros
 from compiler.lsp.runs import Run
 
+#: the ledger's budget_source, as a hover says it
+BUDGET_SOURCES = {
+    "--budget": "the configured budget",
+    "profile": "the profile's totalContextBudget",
+    "window": "the model's window",
+    "preset": "the preset's context size",
+    "none": "no budget",
+}
 GLOBAL_ORDER_IDS = (100001, 100000)  # SillyTavern's prompt order: character 100001, else 100000
 
 
@@ -68,7 +76,8 @@ def ledger_text(run: Run, entry: compiler.LedgerEntry) -> str:
     action = entry.action + (f" [{entry.strategy}]" if entry.strategy else "")
     lines = [
         f"**Budget** ({ledger.provider} {ledger.model}, budget {_n(ledger.budget)} "
-        f"({ledger.budget_source}); the request: {_n(ledger.total_tokens)} tokens)",
+        f"({BUDGET_SOURCES.get(ledger.budget_source, ledger.budget_source)}); the request: "
+        f"{_n(ledger.total_tokens)} tokens)",
         "",
         f"`{entry.id}` {entry.kind}: offered {_n(entry.tokens_offered)}{msgs}, granted "
         f"{_n(entry.tokens_granted)}, used {_n(entry.tokens_used)}: **{action}**",
@@ -78,9 +87,12 @@ def ledger_text(run: Run, entry: compiler.LedgerEntry) -> str:
     budget = entry.budget
     applied = [f"own {_n(budget.own)}"]
     if entry.category:
-        applied.append(f"category {entry.category} {_n(budget.category)}")
+        limit = "unlimited" if budget.category is None else _n(budget.category)
+        applied.append(f"category {entry.category} {limit}")
     applied.append(f"total left {_n(budget.total)}")
     lines.append("- budgets that applied: " + ", ".join(applied))
+    settings = run.settings
+    lines.append(f"- run context: `{settings.context}` (from {settings.origin})")
     return "\n".join(lines)
 
 

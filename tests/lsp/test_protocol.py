@@ -277,7 +277,7 @@ def test_hover_shows_docs_and_the_ledger_under_the_run_context(
     assert f"offered {entry.tokens_offered:,}" in shown
     assert f"granted {entry.tokens_granted:,}" in shown
     assert f"used {entry.tokens_used:,}" in shown and entry.action in shown
-    assert "budget 1,200 (--budget)" in shown
+    assert "budget 1,200 (the configured budget)" in shown
 
 
 def test_definition_opens_the_workspace_file(client: Client, project: Path) -> None:
