@@ -38,6 +38,7 @@ class Sources:
     skills: list[str]
     workspace: Path | None
     visible_roots: tuple[str, ...] | None = None  # the profile's (None: every folder)
+    priorities: tuple[int, ...] = (0,)  # the priority levels the document uses (and 0)
 
 
 def _doc(spec: compiler.MacroSpec) -> str:
@@ -130,6 +131,8 @@ def _arguments(spec: compiler.MacroSpec, args: str, sources: Sources) -> Items:
         if param is None:
             return [], 0
         values = param.choices or (("true", "false") if param.type == "bool" else ())
+        if param.name == "priority":  # the levels this document already uses
+            values = tuple(str(n) for n in sources.priorities)
         items = [_item(v, types.CompletionItemKind.EnumMember, param.doc) for v in values]
         return items, len(pair.group(2))
     given = set(re.findall(r"([a-z_][a-z0-9_]*)=", args))
@@ -166,3 +169,9 @@ def _paths(
             if len(out) >= MAX_PATHS:
                 return out
     return out
+
+
+def priorities(text: str) -> tuple[int, ...]:
+    """The ``priority=N`` levels ``text`` uses, and the default 0, from the highest."""
+    found = {int(n) for n in re.findall(r"\bpriority=(-?[0-9]{1,9})\b", text)}
+    return tuple(sorted(found | {0}, reverse=True))

@@ -8,6 +8,7 @@ Internal: the interface is ``apc lsp``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,11 @@ def hover(doc: Document, offset: int, run: Run | None) -> types.Hover | None:
     parts: list[str] = []
     if macro is not None:
         parts.append(macro_doc(macro.name) or f"unknown macro `{macro.name}`")
+    else:
+        st = st_macro_at(region.text, at)
+        if st is not None:
+            parts.append(st[2])
+            macro = MacroAt("", st[0], st[1])
     if run is not None and run.result is not None:
         entry = ledger_entry(run, region, at, macro)
         if entry is not None:
@@ -119,6 +125,24 @@ def hover(doc: Document, offset: int, run: Run | None) -> types.Hover | None:
         contents=types.MarkupContent(types.MarkupKind.Markdown, "\n\n---\n\n".join(parts)),
         range=span_range(doc, region.to_doc(start), region.to_doc(end)),
     )
+
+
+_ST_MACRO = re.compile(r"\{\{([^{}]*)\}\}")
+
+
+def st_macro_at(text: str, offset: int) -> tuple[int, int, str] | None:
+    """The SillyTavern ``{{macro}}`` at ``offset``: its start, end and what it becomes
+    (None: not one the compiler fills)."""
+    known = compiler.sillytavern_macros()
+    for m in _ST_MACRO.finditer(text, max(0, offset - 200), offset + 200):
+        if not m.start() <= offset <= m.end():
+            continue
+        inner = m.group(1).strip()
+        name = inner.split("::")[0].split(":")[0].split(" ")[0]
+        for form, doc in known.items():
+            if form == inner or form.split("::")[0].split(":")[0].split(" ")[0] == name:
+                return m.start(), m.end(), f"`{{{{{form}}}}}` (SillyTavern): {doc}"
+    return None
 
 
 def file_argument(macro: MacroAt) -> str | None:

@@ -20,7 +20,7 @@ from pygls.lsp.server import LanguageServer
 import compiler
 from compiler.errors import Diagnostic
 from compiler.lsp import features
-from compiler.lsp.completion import Sources, complete
+from compiler.lsp.completion import Sources, complete, priorities
 from compiler.lsp.diagnostics import check, docs_links, span_range, to_lsp
 from compiler.lsp.document import Document, uri_path
 from compiler.lsp.runs import (
@@ -184,6 +184,7 @@ def _register_requests(server: ApcLanguageServer) -> None:
             skills=skill_names(settings),
             workspace=workspace_root(doc, settings),
             visible_roots=run.visible_roots if run else None,
+            priorities=priorities(doc.text),
         )
         items, back = complete(region.text[:at], sources)
         start = span_range(doc, region.to_doc(at - back), offset)

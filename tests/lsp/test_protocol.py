@@ -179,6 +179,20 @@ def test_preset_ranges_land_on_the_right_characters(client: Client, project: Pat
     assert edit.new_text == "agent.file"
 
 
+def test_hover_on_a_sillytavern_macro_in_a_preset(client: Client, project: Path) -> None:
+    path = project / "preset.json"
+    text = path.read_text()
+    at = text.index("{{char}}")
+    found = client.wait(
+        client.lsp.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier(path.as_uri()), position(text, at + 3))
+        )
+    )
+    assert found is not None and isinstance(found.contents, types.MarkupContent)
+    assert found.contents.value.startswith("`{{char}}` (SillyTavern): the character's name")
+    assert found.range == _range(text, at, at + len("{{char}}"))
+
+
 def test_preset_document_symbols_follow_the_prompt_order(client: Client, project: Path) -> None:
     uri = (project / "preset.json").as_uri()
     found = client.wait(
@@ -226,6 +240,14 @@ def test_completion_of_macros_arguments_values_paths_and_st_macros(
     assert {"char", "user", "random::a::b"} <= {i.label for i in st}
     keys = _complete(client, uri, text, len(text) - 1)
     assert {"budget=", "priority=", "required=", "strategy="} == {i.label for i in keys}
+
+
+def test_priority_completion_offers_the_levels_in_use(client: Client, project: Path) -> None:
+    path = project / "writer" / "levels.txt"
+    text = "<<agent.plan priority=10>>\n<<agent.user priority=-5>>\n<<agent.chat.history priority="
+    uri = client.open(path, text)
+    client.published(uri)
+    assert [i.label for i in _complete(client, uri, text, len(text))] == ["10", "0", "-5"]
 
 
 def test_completion_of_the_profiles_tools_under_the_run_context(
