@@ -79,6 +79,7 @@ class Document:
     index: LineIndex = field(init=False)
     json: JsonMap | None = field(init=False, default=None)
     regions: list[Region] = field(init=False, default_factory=list)
+    _by_path: dict[str, Region] = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.file = uri_path(self.uri)
@@ -101,10 +102,14 @@ class Document:
         """The template text at a JSON ``path`` of a preset (any string), or the template."""
         if self.json is None:
             return self.regions[0] if not path else None
+        held = self._by_path.get(path)
+        if held is not None:
+            return held
         string = self.json.string(path)
         if string is None:
             return None
-        return Region(path, f"{self.label}#{path}", string.value, string)
+        self._by_path[path] = Region(path, f"{self.label}#{path}", string.value, string)
+        return self._by_path[path]
 
     def region_at(self, offset: int) -> Region | None:
         """The region the document's ``offset`` is in."""

@@ -11,10 +11,10 @@ a preset being edited (a missing comma further down) still has its earlier entri
 from __future__ import annotations
 
 import bisect
-import contextlib
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 _TOKEN = re.compile(
     r'\s*(?:(?P<str>"[^"\\\x00-\x1f]*(?:\\.[^"\\\x00-\x1f]*)*")|(?P<punct>[{}\[\]:,])'
@@ -51,15 +51,26 @@ class JsonMap:
 
 
 class JsonString:
-    """One JSON string of a text: its decoded value and the mapping of offsets."""
+    """One JSON string of a text: its decoded value, and the mapping of offsets (made on
+    first use: most strings of a preset are never mapped)."""
 
     def __init__(self, text: str, start: int, end: int) -> None:
         self.start = start + 1  # the first character after the opening quote
         self.end = end - 1
+        self._text = text
         raw = text[self.start : self.end]
-        # breakpoints: an escape starts at (decoded, raw) and the next run after it
-        self._decoded = [0]
-        self._raw = [self.start]
+        try:
+            self.value: str = json.loads(text[start:end]) if "\\" in raw else raw
+        except ValueError:  # an escape JSON cannot read: the mapping keeps it as written
+            self.value = self._breakpoints()
+        self._decoded: list[int] = []
+        self._raw: list[int] = []
+
+    def _breakpoints(self) -> str:
+        """Record where each escape starts and ends, in the value and in the text (the
+        runs between them map one to one); return the value."""
+        raw = self._text[self.start : self.end]
+        self._decoded, self._raw = [0], [self.start]
         pieces: list[str] = []
         decoded = at = 0
         for m in _ESCAPE.finditer(raw):
@@ -75,17 +86,21 @@ class JsonString:
             decoded += len(char)
             at = m.end()
         pieces.append(raw[at:])
-        self.value = "".join(pieces)
+        return "".join(pieces)
 
     def to_text(self, offset: int) -> int:
         """The text offset of the value's character at ``offset`` (its end: the closing
         quote)."""
+        if not self._raw:
+            self._breakpoints()
         i = bisect.bisect_right(self._decoded, offset) - 1
         return min(self._raw[i] + (offset - self._decoded[i]), self.end)
 
     def from_text(self, offset: int) -> int:
         """The value offset of the text's ``offset`` (inside an escape: the escaped
         character's)."""
+        if not self._raw:
+            self._breakpoints()
         i = bisect.bisect_right(self._raw, offset) - 1
         if i < 0:
             return 0
@@ -97,55 +112,53 @@ class JsonString:
 
 
 def scan(text: str) -> JsonMap:
-    """Map every value of the JSON ``text`` it can read (see the module docstring)."""
+    """Map every value of the JSON ``text`` it can read (see the module docstring): one
+    pass over its tokens, with a stack of the open objects and arrays."""
     found = JsonMap(text)
-    tokens = _tokens(text)
-    with contextlib.suppress(IndexError, ValueError):  # a broken text: keep what was found
-        _value(tokens, 0, "", found)
-    return found
-
-
-Token = tuple[str, str, int, int]  # kind, text, start, end
-
-
-def _tokens(text: str) -> list[Token]:
-    out: list[Token] = []
-    at = 0
+    stack: list[list[Any]] = []  # [path, start, opener, index] of each open container
+    state, path, at = "value", "", 0  # state: what may come next
     while True:
         m = _TOKEN.match(text, at)
         if m is None or m.end() == at:
-            return out
-        kind = m.lastgroup or ""
-        out.append((kind, m.group(kind), m.start(kind), m.end(kind)))
+            return found
         at = m.end()
-
-
-def _value(tokens: list[Token], i: int, path: str, found: JsonMap) -> int:
-    """Read the value at token ``i``; record it under ``path``; return the next token."""
-    kind, text, start, end = tokens[i]
-    if kind == "punct" and text in "{[":
-        close = "}" if text == "{" else "]"
-        i += 1
-        index = 0
-        while tokens[i][1] != close:
-            if text == "{":
-                key_token = tokens[i]
-                key = json.loads(key_token[1]) if key_token[0] == "str" else ""
-                child = f"{path}.{key}" if path else key
-                found.keys[child] = (key_token[2], key_token[3])
-                if tokens[i + 1][1] != ":":
-                    raise ValueError("expected ':'")
-                i = _value(tokens, i + 2, child, found)
+        kind = m.lastgroup or ""
+        start, end = m.span(kind)
+        token = text[start]
+        if state == "key" and kind == "str":
+            raw = text[start + 1 : end - 1]
+            key = json.loads(text[start:end]) if "\\" in raw else raw
+            parent = stack[-1][0]
+            path = f"{parent}.{key}" if parent else key
+            found.keys[path] = (start, end)
+            state = "colon"
+        elif state == "colon" and token == ":":
+            state = "value"
+        elif state == "value" and token in "{[":
+            stack.append([path, start, token, 0])
+            state, path = ("key", path) if token == "{" else ("value", f"{path}[0]")
+        elif state == "value" and kind in ("str", "lit"):
+            found.values[path] = (start, end)
+            state = "after"
+        elif state == "after" and token == "," and stack:
+            top = stack[-1]
+            if top[2] == "{":
+                state = "key"
             else:
-                i = _value(tokens, i, f"{path}[{index}]", found)
-                index += 1
-            if tokens[i][1] == ",":
-                i += 1
-            elif tokens[i][1] != close:
-                raise ValueError(f"expected ',' or {close!r}")
-        found.values[path] = (start, tokens[i][3])
-        return i + 1
-    if kind == "punct":
-        raise ValueError(f"unexpected {text!r}")
-    found.values[path] = (start, end)
-    return i + 1
+                top[3] += 1
+                state, path = "value", f"{top[0]}[{top[3]}]"
+        elif token in "}]" and stack and _closes(stack[-1], token, state):
+            parent, opened = stack.pop()[:2]
+            found.values[parent] = (opened, end)
+            state = "after"
+        else:
+            return found  # not JSON from here on: keep what was found
+
+
+def _closes(top: list[Any], token: str, state: str) -> bool:
+    """Whether ``token`` closes the open container ``top`` here (after a value, or at once:
+    ``{}``, ``[]``)."""
+    if top[2] == "{":
+        return token == "}" and state in ("after", "key")
+    empty = state == "value" and top[3] == 0
+    return token == "]" and (state == "after" or empty)

@@ -47,3 +47,34 @@ def test_a_broken_preset_keeps_what_it_found() -> None:
     assert string is not None and string.value == "aéb"
     assert found.string("prompts[1].content") is not None
     assert "prompts" not in found.values  # the list never closed
+
+
+KEYS = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters=".["), max_size=6)
+NUMBERS = st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | NUMBERS | TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def _paths(value: object, path: str = "") -> dict[str, object]:
+    out = {path: value}
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out.update(_paths(item, f"{path}.{key}" if path else key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            out.update(_paths(item, f"{path}[{i}]"))
+    return out
+
+
+@given(JSON_VALUES, st.booleans(), st.sampled_from([None, 1]))
+def test_every_value_is_found_at_its_path(value: object, ascii: bool, indent: int | None) -> None:
+    """Keys without '.' or '[' (which would make two paths alike): every value's text."""
+    document = {"root": value}
+    text = json.dumps(document, ensure_ascii=ascii, indent=indent)
+    found = scan(text)
+    for path, item in _paths(document).items():
+        start, end = found.values[path]
+        assert json.loads(text[start:end]) == item
