@@ -19,7 +19,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads the pipeline
-    from compiler._assemble.macros import BoundTemplate, MacroCall, MacroSpec, Param
+    from compiler._assemble.macros import (
+        BoundTemplate,
+        MacroCall,
+        MacroSpec,
+        Param,
+        macro_catalogue,
+    )
     from compiler._base.frame import Component, ComponentKind, ContextFrame, Message, ToolSpec
     from compiler._base.journal import Event, Journal
     from compiler._base.tokens import ScriptScale, TokenCounter
@@ -53,6 +59,7 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler.profile import AgentProfile, ProfileLayers, ResolvedAgentProfile, resolve_profile
     from compiler.profile.platform import PlatformPolicy
     from compiler.replay import BenchReport, RunReport, bench
+    from compiler.st.catalogue import sillytavern_macros
     from compiler.st.world.placement import WorldPlacement
     from compiler.st.world.report import WorldEntryDecision, WorldInfoReport
     from compiler.st.world.trace import ScanTrace
@@ -77,7 +84,7 @@ _HOMES = {
     "compiler._base.frame": "Component ComponentKind ContextFrame Message ToolSpec",
     "compiler._base.journal": "Event Journal",
     "compiler._base.tokens": "ScriptScale TokenCounter",
-    "compiler._assemble.macros": "BoundTemplate MacroCall MacroSpec Param",
+    "compiler._assemble.macros": "BoundTemplate MacroCall MacroSpec Param macro_catalogue",
     "compiler._driver.options": "CompileOptions OptionFields",
     "compiler.profile.platform": "PlatformPolicy",
     "compiler.policy.tools": "ToolGate",
@@ -85,6 +92,7 @@ _HOMES = {
     "compiler.replay": "BenchReport RunReport bench",
     "compiler._driver.environment": "Environment check_budget compile compile_string",
     "compiler._driver.session": "Limits Session",
+    "compiler.st.catalogue": "sillytavern_macros",
     "compiler.syntax": "parse",
     "compiler.syntax.ast": "Template",
 }
@@ -170,7 +178,9 @@ __all__ = [
     "compile_string",
     "explain_code",
     "load_context",
+    "macro_catalogue",
     "parse",
     "read_source",
     "resolve_profile",
+    "sillytavern_macros",
 ]

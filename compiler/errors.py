@@ -299,7 +299,7 @@ def _registry() -> dict[str, type[APCError] | None]:
             lower.missing_thought_signature""",
         InternalError: "internal.count_mismatch internal.error_pages_missing",
         APCError: """io.write_failed io.output_not_regular profile.write_failed
-            bench.plot_unavailable
+            bench.plot_unavailable lsp.unavailable
             serve.bad_request serve.bad_host serve.unauthorized serve.not_found
             serve.method_not_allowed
             serve.body_too_large serve.context_too_large serve.invalid_request

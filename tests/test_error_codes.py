@@ -31,6 +31,7 @@ FAMILIES = (
     "diagnostics",
     "bench",
     "serve",
+    "lsp",
 )
 CODE_RE = re.compile(rf"^(?:{'|'.join(FAMILIES)})\.[a-z_]+$")
 

@@ -71,9 +71,9 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     ),
     # serve: the HTTP compile service over the api (apc serve; FastAPI, an optional extra)
     ("serve", frozenset({"serve"}), frozenset({"api"})),
-    # front-ends: the apc command line (compiler/cli/: its commands and diagnostics rendering)
-    # and python -m compiler
-    ("frontends", frozenset({"cli", "__main__"}), frozenset({"api", "serve"})),
+    # front-ends: the apc command line (compiler/cli/: its commands and diagnostics rendering),
+    # python -m compiler, and the language server (compiler/lsp/: apc lsp, pygls)
+    ("frontends", frozenset({"cli", "__main__", "lsp"}), frozenset({"api", "serve"})),
 )
 
 #: modules that are a unit of their own, not their package's: the dialect interface lives with

@@ -9,7 +9,9 @@ of the file in one go, in source order.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal, Protocol, get_args
 
 from compiler._base.kinds import ComponentKind, Strategy
@@ -114,6 +116,12 @@ CATALOGUE: dict[str, MacroSpec] = {
         MacroSpec("agent.user", ComponentKind.USER_PROFILE, "the user's persona"),
     )
 }
+
+
+def macro_catalogue() -> Mapping[str, MacroSpec]:
+    """Every ``<<agent.*>>`` macro (read-only): name -> its :class:`MacroSpec` (summary,
+    component kind, arguments; ``spec.params`` adds the arguments every macro takes)."""
+    return MappingProxyType(CATALOGUE)
 
 
 #: Names an author may expect to be macros, and where what they name comes from instead.

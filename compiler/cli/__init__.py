@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "compiler.cli.commands.compile",
     "compiler.cli.commands.explain",
     "compiler.cli.commands.explain_code",
+    "compiler.cli.commands.lsp",
     "compiler.cli.commands.plan",
     "compiler.cli.commands.profile",
     "compiler.cli.commands.schema",
