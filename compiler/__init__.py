@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler._driver.checking import PresetCheck, check, check_string
     from compiler._driver.environment import Environment, check_budget, compile, compile_string
     from compiler._driver.feasibility import Feasibility
+    from compiler._driver.option_specs import OPTIONS, Option, budget_requested
     from compiler._driver.options import CompileOptions, OptionFields
     from compiler._driver.session import Limits, Session
     from compiler._driver.sources import SourceText, read_source
@@ -86,6 +87,7 @@ _HOMES = {
     "compiler._base.tokens": "ScriptScale TokenCounter",
     "compiler._assemble.macros": "BoundTemplate MacroCall MacroSpec Param macro_catalogue",
     "compiler._driver.options": "CompileOptions OptionFields",
+    "compiler._driver.option_specs": "OPTIONS Option budget_requested",
     "compiler.profile.platform": "PlatformPolicy",
     "compiler.policy.tools": "ToolGate",
     "compiler.profile": "AgentProfile ProfileLayers ResolvedAgentProfile resolve_profile",
@@ -114,6 +116,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "OPTIONS",
     "APCError",
     "AgentProfile",
     "BenchReport",
@@ -141,6 +144,7 @@ __all__ = [
     "MacroCall",
     "MacroSpec",
     "Message",
+    "Option",
     "OptionFields",
     "Param",
     "PlatformPolicy",
@@ -170,6 +174,7 @@ __all__ = [
     "WorldInfoReport",
     "WorldPlacement",
     "bench",
+    "budget_requested",
     "check",
     "check_budget",
     "check_sources",

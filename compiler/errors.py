@@ -22,9 +22,10 @@ Exception tree::
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -43,6 +44,7 @@ __all__ = [
     "StrictError",
     "TemplateError",
     "TokenizerError",
+    "deep_inputs_coded",
     "did_you_mean",
 ]
 
@@ -213,6 +215,18 @@ def is_too_deep(exc: BaseException) -> bool:
     if isinstance(exc, RecursionError):
         return True
     return isinstance(exc, ValueError) and "serialization depth" in str(exc)
+
+
+@contextlib.contextmanager
+def deep_inputs_coded() -> Iterator[None]:
+    """Within: input nested deeper than Python or pydantic can walk, found past the
+    readers, is ``context.too_deep``, never a RecursionError."""
+    try:
+        yield
+    except (RecursionError, ValueError) as exc:
+        if not is_too_deep(exc):
+            raise
+        raise too_deep() from None
 
 
 def too_deep(what: str = "an input") -> ContextError:

@@ -5,12 +5,11 @@ Internal: the functions are public as ``compiler.compile`` and friends.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,8 +33,6 @@ from compiler.errors import (
     InternalError,
     StrictError,
     did_you_mean,
-    is_too_deep,
-    too_deep,
 )
 from compiler.fit import (
     BudgetLedger,
@@ -166,18 +163,6 @@ def string_source(text: str, kind: SourceKind, name: str | None) -> Source:
 
 Context = RunContext | dict[str, Any] | str | Path | None
 """A run context: parsed, a dict (paths relative to the working directory), a RUN.json path."""
-
-
-@contextlib.contextmanager
-def deep_inputs_coded() -> Iterator[None]:
-    """Input nested deeper than Python or pydantic can walk, found past the readers, is
-    ``context.too_deep``, never a RecursionError."""
-    try:
-        yield
-    except (RecursionError, ValueError) as exc:
-        if not is_too_deep(exc):
-            raise
-        raise too_deep() from None
 
 
 @dataclass(frozen=True)

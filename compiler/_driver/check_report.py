@@ -10,9 +10,9 @@ the pipeline when it runs.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from compiler._driver.checking import add_new, check_string, over_window
 from compiler._driver.sources import SourceText, read_source
@@ -23,14 +23,6 @@ if TYPE_CHECKING:
     from compiler._driver.api import Context
     from compiler._driver.options import CompileOptions
     from compiler._driver.session import Session
-
-BUDGET_OPTIONS = ("model", "encoding", "budget", "max_output_tokens", "reserve")
-"""The options whose presence (or a run context's) asks a check for the budget set-up."""
-
-
-def budget_requested(options: Mapping[str, Any], context: object) -> bool:
-    """Whether a check also checks the budget set-up: a run context, or any budget option."""
-    return context is not None or any(options.get(name) is not None for name in BUDGET_OPTIONS)
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,9 @@ from collections.abc import Callable, Sequence
 from typing import Unpack
 
 from compiler._driver.api import CompileResult, Context
-from compiler._driver.check_report import CheckReport, budget_requested, check_sources
+from compiler._driver.check_report import CheckReport, check_sources
 from compiler._driver.feasibility import Feasibility
+from compiler._driver.option_specs import budget_requested
 from compiler._driver.options import CompileOptions, OptionFields
 from compiler._driver.session import Limits, Session
 from compiler._driver.sources import SourceKind, SourceText

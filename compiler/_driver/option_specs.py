@@ -9,8 +9,9 @@ nothing heavy: ``apc check`` builds its options from it without loading the pipe
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Kind = Literal["int", "float", "str", "bool", "strings", "choice", "step", "path"]
 """What a value is on the command line: a number, a name, a flag, a repeatable text, one of
@@ -20,11 +21,20 @@ CACHE_STABLE_STEP = 32
 """The default cache-stable step: history cut points move 32 messages at a time."""
 
 
+NAME_CHARS = 200
+"""The longest provider, model or encoding name ``apc serve`` takes."""
+MAX_STOPS = 16
+"""The most stop sequences ``apc serve`` takes (each at most 1,000 characters)."""
+
+
 @dataclass(frozen=True)
 class Option:
     """One option: ``name`` (``CompileOptions``' field; the flag is ``--name-with-dashes``),
     ``kind``, ``help``, the least (and greatest) value, the command-line group and metavar,
-    other flags, and whether ``apc serve``'s request takes it."""
+    other flags, whether ``apc serve``'s request takes it, whether it is part of the budget
+    set-up (any of those given, ``apc check`` checks the budget), the value of a flag given
+    without its number (``const``: the cache-stable step), and the longest text and most
+    items ``apc serve`` takes."""
 
     name: str
     kind: Kind
@@ -36,24 +46,55 @@ class Option:
     aliases: tuple[str, ...] = ()
     choices: tuple[str, ...] = ()
     serve: bool = True
+    budget_setup: bool = False
+    const: int | None = None
+    max_chars: int | None = None
+    max_items: int | None = None
 
     @property
     def flag(self) -> str:
         return "--" + self.name.replace("_", "-")
 
+    def problem(self, value: object) -> str | None:
+        """Why a number ``value`` is outside the bounds (None: it is not, or it is no
+        number)."""
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return None
+        if self.low is not None and value < self.low:
+            return f"must be at least {self.low}"
+        if self.high is not None and value > self.high:
+            return f"must be at most {self.high}"
+        return None
+
 
 GENERATION = "generation options (each sent under the provider's own name)"
 PLAN = "plan (compile for one node of a plan)"
-NAME_CHARS = 200
-"""The longest provider, model or encoding name ``apc serve`` takes."""
-MAX_STOPS = 16
-"""The most stop sequences ``apc serve`` takes (each at most 1,000 characters)."""
 
 OPTIONS: tuple[Option, ...] = (
-    Option("provider", "str", "the provider"),
-    Option("model", "str", "the model (default: the provider's: gpt-4o, claude-sonnet-4-5, ...)"),
-    Option("encoding", "str", "tokenizer encoding (default: the model's)"),
-    Option("budget", "int", "total token budget of the request", low=0, high=2**53, metavar="N"),
+    Option("provider", "str", "the provider", max_chars=NAME_CHARS),
+    Option(
+        "model",
+        "str",
+        "the model (default: the provider's: gpt-4o, claude-sonnet-4-5, ...)",
+        budget_setup=True,
+        max_chars=NAME_CHARS,
+    ),
+    Option(
+        "encoding",
+        "str",
+        "tokenizer encoding (default: the model's)",
+        budget_setup=True,
+        max_chars=NAME_CHARS,
+    ),
+    Option(
+        "budget",
+        "int",
+        "total token budget of the request",
+        low=0,
+        high=2**53,
+        metavar="N",
+        budget_setup=True,
+    ),
     Option(
         "max_output_tokens",
         "int",
@@ -63,6 +104,7 @@ OPTIONS: tuple[Option, ...] = (
         high=2**53,
         metavar="N",
         aliases=("--max-completion-tokens",),
+        budget_setup=True,
     ),
     Option("temperature", "float", group=GENERATION),
     Option("top_p", "float", group=GENERATION),
@@ -83,6 +125,8 @@ OPTIONS: tuple[Option, ...] = (
         "a stop sequence (repeatable)",
         metavar="TEXT",
         group=GENERATION,
+        max_chars=1000,
+        max_items=MAX_STOPS,
     ),
     Option(
         "reserve",
@@ -92,6 +136,7 @@ OPTIONS: tuple[Option, ...] = (
         low=0,
         high=2**53,
         metavar="N",
+        budget_setup=True,
     ),
     Option(
         "cache_stable",
@@ -101,6 +146,7 @@ OPTIONS: tuple[Option, ...] = (
         low=1,
         high=2**31,
         metavar="STEP",
+        const=CACHE_STABLE_STEP,
     ),
     Option(
         "mode",
@@ -120,6 +166,7 @@ OPTIONS: tuple[Option, ...] = (
         group=PLAN,
         metavar="ID",
         serve=False,
+        max_chars=NAME_CHARS,
     ),
     Option(
         "strict",
@@ -131,13 +178,9 @@ OPTIONS: tuple[Option, ...] = (
 BY_NAME = {o.name: o for o in OPTIONS}
 
 
-def bound_problem(option: Option, value: object) -> str | None:
-    """Why a number ``value`` is outside ``option``'s bounds (None: it is not, or it is no
-    number)."""
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return None
-    if option.low is not None and value < option.low:
-        return f"must be at least {option.low}"
-    if option.high is not None and value > option.high:
-        return f"must be at most {option.high}"
-    return None
+def budget_requested(values: Mapping[str, Any], context: object) -> bool:
+    """Whether a check also checks the budget set-up: a run context, or any option of the
+    budget set-up (``values``: option values by name)."""
+    return context is not None or any(
+        values.get(o.name) is not None for o in OPTIONS if o.budget_setup
+    )

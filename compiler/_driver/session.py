@@ -28,14 +28,13 @@ from compiler._driver.api import (
     TurnMemo,
     check_source_budget,
     compile_source,
-    deep_inputs_coded,
     open_source,
     string_source,
 )
 from compiler._driver.feasibility import Feasibility
 from compiler._driver.options import CompileOptions, OptionFields
 from compiler._driver.sources import SourceKind
-from compiler.errors import ContextError, Diagnostic
+from compiler.errors import ContextError, Diagnostic, deep_inputs_coded
 from compiler.fit import SummaryCache
 from compiler.inputs.read import MAX_INPUT_BYTES, collect_warnings, input_limit, is_file
 

@@ -18,7 +18,16 @@ if TYPE_CHECKING:
     from compiler.inputs.chat_log import ChatLog
     from compiler.inputs.lorebook import CharacterFilter, Lorebook, SelectiveLogic, WorldEntry
     from compiler.inputs.lorebooks import BookSource, Lorebooks
-    from compiler.inputs.read import Parsed
+    from compiler.inputs.read import (
+        Parsed,
+        collect_warnings,
+        decode_text,
+        is_file,
+        lexists,
+        parse_json,
+        read_bytes,
+        real_dir,
+    )
     from compiler.inputs.run import (
         ChatMessageIn,
         InlineWorkspace,
@@ -30,6 +39,7 @@ if TYPE_CHECKING:
         WorldInfoSettings,
         load_context,
     )
+    from compiler.inputs.sandbox import admit, confine
     from compiler.inputs.workspace import Workspace
     from compiler.inputs.world_inline import WorldEntryIn
 
@@ -39,7 +49,9 @@ _HOMES = {
     "compiler.inputs.chat_log": "ChatLog",
     "compiler.inputs.lorebook": "CharacterFilter Lorebook SelectiveLogic WorldEntry",
     "compiler.inputs.lorebooks": "BookSource Lorebooks",
-    "compiler.inputs.read": "Parsed",
+    "compiler.inputs.read": "Parsed collect_warnings decode_text is_file lexists parse_json "
+    "read_bytes real_dir",
+    "compiler.inputs.sandbox": "admit confine",
     "compiler.inputs.run": "ChatMessageIn InlineWorkspace NoteSettings Persona RunContext ToolIn "
     "ToolResultIn WorldInfoSettings load_context",
     "compiler.inputs.workspace": "Workspace",
@@ -79,5 +91,14 @@ __all__ = [
     "WorldEntry",
     "WorldEntryIn",
     "WorldInfoSettings",
+    "admit",
+    "collect_warnings",
+    "confine",
+    "decode_text",
+    "is_file",
+    "lexists",
     "load_context",
+    "parse_json",
+    "read_bytes",
+    "real_dir",
 ]

@@ -31,6 +31,7 @@ from compiler.inputs.read import Parsed
 from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, DEFAULT_WRITER, default_writer
 from compiler.profile.embedded import (
     EmbeddedSchema,
+    TavernProfiles,
     load_json,
     schema_from_card,
     schema_from_preset,
@@ -62,7 +63,12 @@ from compiler.profile.models import (
     validate_model,
 )
 from compiler.profile.platform import PlatformPolicy, reallow_warnings
-from compiler.profile.registry import ProfileRegistry, normalize_profile_id, write_resolved_profile
+from compiler.profile.registry import (
+    PROFILES_DIR,
+    ProfileRegistry,
+    normalize_profile_id,
+    write_resolved_profile,
+)
 from compiler.profile.resolve import (
     Fragment,
     ProvenanceEntry,
@@ -76,6 +82,7 @@ __all__ = [
     "DEFAULT_AGENT_SYSTEM_PROMPT",
     "DEFAULT_PROFILE_ID",
     "DEFAULT_WRITER",
+    "PROFILES_DIR",
     "AgentProfile",
     "AgentSchema",
     "ContextPolicy",
@@ -102,6 +109,7 @@ __all__ = [
     "SkillPolicy",
     "SummaryPolicy",
     "SwitchPolicy",
+    "TavernProfiles",
     "ToolPolicy",
     "WorkspacePolicy",
     "add_profile_arguments",

@@ -8,12 +8,19 @@ names.
 
 from typing import TYPE_CHECKING, Any
 
-from compiler.providers.dialect import Dialect, LoweringOptions, ModelRequest
+from compiler.providers.dialect import (
+    MAX_TOP_K,
+    SAMPLER_FLAGS,
+    Dialect,
+    LoweringOptions,
+    ModelRequest,
+)
 from compiler.providers.registry import (
     DEFAULT_PROVIDER,
     ENTRY_POINT_GROUP,
     get_dialect,
     preset_model_key,
+    provider_help,
     provider_names,
 )
 
@@ -34,11 +41,14 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DEFAULT_PROVIDER",
     "ENTRY_POINT_GROUP",
+    "MAX_TOP_K",
+    "SAMPLER_FLAGS",
     "Dialect",
     "LoweringOptions",
     "ModelRequest",
     "ToolArguments",
     "get_dialect",
     "preset_model_key",
+    "provider_help",
     "provider_names",
 ]

@@ -4,6 +4,7 @@
 (:class:`BenchReport`, a :class:`RunReport` per budget and its statistics) are public here.
 """
 
+from compiler.replay.plot import check_matplotlib, plot_report
 from compiler.replay.report import (
     BenchReport,
     BillStats,
@@ -13,10 +14,11 @@ from compiler.replay.report import (
     Stats,
     TurnRecord,
 )
-from compiler.replay.runner import Progress, bench
+from compiler.replay.runner import MAX_BUDGETS, Progress, bench
 from compiler.replay.turns import CompilerFactory, TurnCompiler, request_turns, sessions
 
 __all__ = [
+    "MAX_BUDGETS",
     "BenchReport",
     "BillStats",
     "CategoryStats",
@@ -28,6 +30,8 @@ __all__ = [
     "TurnCompiler",
     "TurnRecord",
     "bench",
+    "check_matplotlib",
+    "plot_report",
     "request_turns",
     "sessions",
 ]

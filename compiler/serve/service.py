@@ -17,12 +17,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from compiler._driver.api import CompileResult, deep_inputs_coded
-from compiler._driver.check_report import CheckReport, budget_requested, check_sources
+from compiler._driver.api import CompileResult
+from compiler._driver.check_report import CheckReport, check_sources
+from compiler._driver.option_specs import budget_requested
 from compiler._driver.options import CompileOptions
 from compiler._driver.session import Session
 from compiler._driver.sources import SourceText, read_source
-from compiler.errors import APCError, Diagnostic, StrictError
+from compiler.errors import APCError, Diagnostic, StrictError, deep_inputs_coded
 from compiler.inputs.read import (
     collect_warnings,
 )

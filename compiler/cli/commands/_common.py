@@ -10,14 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from compiler import OPTIONS, Option
 from compiler._base.atomic import atomic_write_text, check_target
-from compiler._driver.option_specs import (
-    BY_NAME,
-    CACHE_STABLE_STEP,
-    OPTIONS,
-    Option,
-    bound_problem,
-)
 
 
 def add_format(parser: argparse.ArgumentParser) -> None:
@@ -63,6 +57,9 @@ def usage_error(message: str) -> int:
     return 2
 
 
+_BY_NAME = {option.name: option for option in OPTIONS}
+
+
 def add_options(
     p: argparse.ArgumentParser | argparse._ArgumentGroup,
     names: Iterable[str],
@@ -76,7 +73,7 @@ def add_options(
     provider registry says of ``--provider`` (``apc check`` does not load it)."""
     groups: dict[str, argparse._ArgumentGroup] = {}
     for name in names:
-        option = BY_NAME[name]
+        option = _BY_NAME[name]
         target: argparse.ArgumentParser | argparse._ArgumentGroup = p
         if option.group is not None:
             if option.group not in groups:
@@ -100,7 +97,7 @@ def _argparse_form(option: Option) -> dict[str, Any]:
     elif option.kind == "choice":
         form["choices"] = option.choices
     elif option.kind == "step":
-        form.update(type=int, nargs="?", const=CACHE_STABLE_STEP)
+        form.update(type=int, nargs="?", const=option.const)
     elif option.kind in ("int", "float"):
         form["type"] = int if option.kind == "int" else float
     return form
@@ -126,7 +123,7 @@ def number_problem(args: argparse.Namespace) -> str | None:
     """Why a number option cannot work (a usage error, exit 2), or None: the bounds of
     CompileOptions' option table, for every command that takes the option."""
     for option in OPTIONS:
-        problem = bound_problem(option, getattr(args, option.name, None))
+        problem = option.problem(getattr(args, option.name, None))
         if problem is not None:
             metavar = f" {option.metavar}" if option.kind == "step" else ""
             return f"{option.flag}{metavar} {problem}"

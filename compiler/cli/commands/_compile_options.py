@@ -5,17 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from compiler._driver.api import CompileResult
-from compiler._driver.environment import compile as compile_source
-from compiler._driver.options import CompileOptions
+from compiler import CompileOptions, CompileResult
+from compiler import compile as compile_source
 from compiler.cli.commands._common import add_options, number_problem, option_values
 from compiler.errors import LoweringError
-from compiler.inputs.read import is_file, lexists
-from compiler.profile import add_profile_arguments, layers_from_args
-from compiler.profile.registry import write_resolved_profile
-from compiler.providers import DEFAULT_PROVIDER, get_dialect
-from compiler.providers.dialect import SAMPLER_FLAGS
-from compiler.providers.registry import provider_help
+from compiler.inputs import is_file, lexists
+from compiler.profile import add_profile_arguments, layers_from_args, write_resolved_profile
+from compiler.providers import DEFAULT_PROVIDER, SAMPLER_FLAGS, get_dialect, provider_help
 
 #: the options of apc compile, explain and bench, in their --help order
 COMPILE_OPTIONS = (

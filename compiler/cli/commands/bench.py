@@ -12,8 +12,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from compiler._base.atomic import check_target
-from compiler._driver.options import CACHE_STABLE_STEP
+from compiler import OPTIONS
 from compiler.cli.commands._bench_text import render_report
 from compiler.cli.commands._common import add_format, check_output, dumps, usage_error, write_output
 from compiler.cli.commands._compile_options import (
@@ -23,12 +22,14 @@ from compiler.cli.commands._compile_options import (
 )
 from compiler.cli.render import print_diagnostics
 from compiler.errors import APCError
-from compiler.replay import bench
-from compiler.replay.plot import check_matplotlib, plot_report
-from compiler.replay.runner import MAX_BUDGETS
+from compiler.replay import MAX_BUDGETS, bench, check_matplotlib, plot_report
 
 #: ``--cache-stable auto``
 AUTO = "auto"
+
+
+#: the cache-stable step of a bare --cache-stable (the option table's)
+_STEP = next(o.const for o in OPTIONS if o.name == "cache_stable")
 
 
 def register(sub: Any) -> None:
@@ -50,10 +51,10 @@ def register(sub: Any) -> None:
         "--cache-stable",
         type=_step,
         nargs="?",
-        const=CACHE_STABLE_STEP,
+        const=_STEP,
         metavar="STEP|auto",
         help="move history cut points in steps of STEP messages "
-        f"(default {CACHE_STABLE_STEP}); auto: the step that bills the least input under the "
+        f"(default {_STEP}); auto: the step that bills the least input under the "
         "provider's prompt cache, beside the default step",
     )
     g = p.add_argument_group("replay")
@@ -138,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(problem)
     check_output(args.output)  # before replaying: a FIFO or symlink at OUT is refused
     if args.plot:
-        check_target(Path(args.plot))
+        check_output(args.plot)
         check_matplotlib()  # bench.plot_unavailable before a long replay, not after
     bar = ProgressBar(sys.stderr)
     try:

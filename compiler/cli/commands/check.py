@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compiler._driver.check_report import budget_requested, check_sources
+from compiler import budget_requested, check_sources
 from compiler.cli.commands._common import (
     add_format,
     add_options,
@@ -21,7 +21,7 @@ from compiler.cli.commands._common import (
 )
 from compiler.cli.render import print_diagnostics
 from compiler.errors import Diagnostic
-from compiler.inputs.read import is_file
+from compiler.inputs import is_file
 
 if TYPE_CHECKING:
     from compiler import CompileOptions

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from compiler import BudgetLedger, WorldInfoReport
 from compiler.cli.commands._common import (
     add_format,
     check_output,
@@ -23,8 +24,6 @@ from compiler.cli.commands._compile_options import (
 )
 from compiler.cli.render import print_diagnostics
 from compiler.errors import BudgetError
-from compiler.fit.ledger import BudgetLedger
-from compiler.st.world.report import WorldInfoReport
 
 
 def register(sub: Any) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 from compiler.cli.commands._common import add_format
 from compiler.cli.render import print_diagnostics
 from compiler.errors import ContextError, PolicyError
-from compiler.inputs.read import parse_json, read_bytes
+from compiler.inputs import parse_json, read_bytes
 from compiler.policy import PlanAction, PlanGuard, check_plan, load_plan
 from compiler.profile import (
     ResolvedAgentProfile,

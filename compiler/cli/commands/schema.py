@@ -17,8 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from compiler.cli.commands._common import dumps
-from compiler.profile.embedded import TavernProfiles
-from compiler.profile.models import AgentProfile, AgentSchema
+from compiler.profile import AgentProfile, AgentSchema, TavernProfiles
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -59,7 +58,7 @@ def preset_schema() -> dict[str, Any]:
 
 def context_schema() -> dict[str, Any]:
     """The schema of a run context (RUN.json)."""
-    from compiler.inputs.run import RunContext
+    from compiler import RunContext
 
     return with_draft(RunContext.model_json_schema(by_alias=True), "Run context")
 

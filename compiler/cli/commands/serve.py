@@ -15,7 +15,7 @@ from typing import Any
 from compiler.cli.commands._common import usage_error
 from compiler.cli.commands.schema import SCHEMAS
 from compiler.errors import APCError
-from compiler.inputs.read import real_dir
+from compiler.inputs import real_dir
 from compiler.serve import limits
 
 INSTALL_HINT = "pip install 'agent-prompt-compiler[serve]'"
