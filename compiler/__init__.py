@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler._driver.api import CompileResult
     from compiler._driver.checking import PresetCheck, check, check_string
     from compiler._driver.feasibility import Feasibility
+    from compiler._driver.messages import request_messages
     from compiler._driver.options import CompileOptions
     from compiler._driver.session import Session, check_budget, compile, compile_string
     from compiler.context.chat_log import ChatLog
@@ -56,6 +57,7 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
 _HOMES = {
     "compiler._driver.api": "CompileResult",
     "compiler._driver.feasibility": "Feasibility",
+    "compiler._driver.messages": "request_messages",
     "compiler._driver.checking": "PresetCheck check check_string",
     "compiler.context.chat_log": "ChatLog",
     "compiler.context.run": "RunContext load_context",
@@ -141,5 +143,6 @@ __all__ = [
     "compile_string",
     "load_context",
     "parse",
+    "request_messages",
     "resolve_profile",
 ]

@@ -60,9 +60,12 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     ("api", frozenset({"_driver", "compiler", "replay"}), frozenset({"tavern", "fit", "lower"})),
     # serve: the HTTP compile service over the api (apc serve; FastAPI, an optional extra)
     ("serve", frozenset({"serve"}), frozenset({"api"})),
+    # report: the HTML pages of apc explain and apc bench (compiler/report/), over the public
+    # API only (FACADE_ONLY)
+    ("report", frozenset({"report"}), frozenset({"api"})),
     # front-ends: the apc command line (compiler/cli/: its commands and diagnostics rendering)
     # and python -m compiler
-    ("frontends", frozenset({"cli", "__main__"}), frozenset({"api", "serve"})),
+    ("frontends", frozenset({"cli", "__main__"}), frozenset({"api", "serve", "report"})),
 )
 
 #: modules that are a unit of their own, not their package's: the dialect interface lives with
@@ -70,6 +73,11 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
 SUBUNITS = {"compiler.providers.dialect": "providers.dialect"}
 
 STAGE_OF = {unit: stage for stage, units, _ in LAYERS for unit in units}
+
+#: units that import only the public API: the facade (``compiler``), its errors and the
+#: providers package (never a module inside another unit)
+FACADE_ONLY = frozenset({"report"})
+PUBLIC_MODULES = frozenset({"compiler", "compiler.errors", "compiler.providers"})
 
 
 def _may_import() -> dict[str, frozenset[str]]:
@@ -253,6 +261,17 @@ def test_nothing_private_crosses_a_package() -> None:
         )
     ]
     assert not bad, "private names used from another package:\n" + "\n".join(bad)
+
+
+def test_front_ends_import_only_the_public_api() -> None:
+    bad = [
+        str(edge)
+        for edge in EDGES
+        if unit(edge.module) in FACADE_ONLY
+        and unit(edge.target) != unit(edge.module)
+        and edge.target not in PUBLIC_MODULES
+    ]
+    assert not bad, "front-ends past the public API:\n" + "\n".join(bad)
 
 
 def test_the_checker_sees_every_kind_of_import() -> None:
