@@ -35,14 +35,30 @@ function tip(node, text) {
   return node;
 }
 
-function fmt(n) {
-  return n === null || n === undefined ? "-" : Math.round(n).toLocaleString("en-US");
+// Python's format(x, f".{d}f"): x's exact decimal value rounded, a tie to the even digit
+// (JavaScript's toFixed rounds a tie up), so the page prints the text report's figures
+function pyFixed(x, d) {
+  const exact = Math.abs(x).toFixed(100);  // every digit of the double (|x| < 1e21)
+  const [ip, fp] = exact.split(".");
+  const keep = fp.slice(0, d), rest = fp.slice(d);
+  const last = Number((ip + keep).slice(-1));
+  const tie = rest[0] === "5" && /^0*$/.test(rest.slice(1));
+  const up = rest[0] > "5" || (rest[0] === "5" && (!tie || last % 2 === 1));
+  let digits = ip + keep;
+  if (up) digits = (BigInt(digits) + 1n).toString().padStart(digits.length, "0");
+  const whole = d ? digits.slice(0, -d) || "0" : digits;
+  const sign = x < 0 && /[1-9]/.test(digits) ? "-" : "";
+  return sign + whole + (d ? "." + digits.slice(-d) : "");
 }
-function pct(x) {
-  return x === null || x === undefined ? "-" : (x * 100).toFixed(1) + "%";
+function fmt(n) {  // Python's f"{round(n):,}"
+  if (n === null || n === undefined) return "-";
+  return pyFixed(n, 0).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
-function ms(x) {
-  return x === null || x === undefined ? "-" : x.toFixed(1);
+function pct(x) {  // Python's f"{x:.1%}"
+  return x === null || x === undefined ? "-" : pyFixed(x * 100, 1) + "%";
+}
+function ms(x) {  // Python's f"{x:.1f}"
+  return x === null || x === undefined ? "-" : pyFixed(x, 1);
 }
 
 // one colour per budget category (and per component kind, for components in no category)
