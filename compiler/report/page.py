@@ -14,10 +14,11 @@ import json
 from importlib import resources
 from typing import Any, Literal
 
-#: The scripts of each page, in order (``common.js`` first: the helpers the others use).
+#: The scripts of each page, in order, by name (``assets/NAME.js``; ``common`` first: the
+#: helpers the others use).
 SCRIPTS: dict[str, tuple[str, ...]] = {
-    "explain": ("common.js", "explain.js"),
-    "bench": ("common.js", "chart.js", "bench.js"),
+    "explain": ("common", "explain"),
+    "bench": ("common", "chart", "bench"),
 }
 #: The id of the ``<script type="application/json">`` element that holds the document.
 DATA_ID = "apc-data"
@@ -55,7 +56,7 @@ def render_page(kind: Literal["explain", "bench"], title: str, payload: Any) -> 
     the page's scripts. Only those scripts and that stylesheet may run (their hashes are the
     policy); the page may fetch nothing, not even an image."""
     style = asset("report.css")
-    script = "\n".join(asset(name) for name in SCRIPTS[kind])
+    script = "\n".join(asset(f"{name}.js") for name in SCRIPTS[kind])
     policy = (
         "default-src 'none'; "
         f"script-src {_digest(script)}; style-src {_digest(style)}; "
