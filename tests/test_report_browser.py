@@ -280,6 +280,22 @@ def test_bench_page_shows_the_figures_of_the_text_and_json(
     screenshot(opened, "bench-writer.png")
 
 
+def test_a_failed_fit_shows_the_ledger_up_to_the_failure(
+    open_page: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "failed.html"
+    assert main([*WRITER_ARGS, "--budget", "50", "--format", "html", "-o", str(path)]) == 1
+    capsys.readouterr()
+    opened = open_page(path)
+    page = opened.page
+    opened.assert_clean()
+    assert page.text_content("[data-field=totalTokens] b") == "none (failed)"
+    actions = {r["id"]: r["action"] for r in ledger_rows(page)}
+    assert actions["012:chat.history"] == "not_reached" and actions["013:text"] == "kept"
+    assert page.get_attribute("#diagnostics .diag", "data-code") == "context.budget_exceeded"
+    assert page.locator("ol.messages").count() == 0
+
+
 def test_figures_are_written_as_the_text_report_writes_them(
     open_page: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -24,7 +24,7 @@
     app.append(el("p", { class: "diag error", text: "The fit failed: the ledger below stops at the component whose budget could not be met (failed); those after it were not reached." }));
   }
   app.append(el("div", { class: "cards" },
-    card("request tokens", fmt(L.totalTokens), "totalTokens"),
+    card("request tokens", DATA.failed ? "none (failed)" : fmt(L.totalTokens), "totalTokens"),
     card("components", fmt(L.totalTokens - L.overheadTokens), "componentTokens"),
     card("overhead", fmt(L.overheadTokens), "overheadTokens"),
     card("budget", fmt(L.budget), "budget"),
@@ -98,6 +98,7 @@
     { key: "budget", label: "budget", num: true, value: (r) => r.budget, cell: (r) => fmt(r.budget) },
     { key: "used", label: "used", num: true, value: (r) => r.used, cell: (r) => fmt(r.used) },
   ], catRows, { rowCats: (r) => r.name, cls: "categories" }));
+  if (!catRows.length) app.append(el("p", { class: "muted", text: "No component in a budget category used tokens, and no category has a budget." }));
 
   app.append(el("h2", { text: "Ledger" }), el("p", { class: "note", text: "Click a column to sort by it." }));
   const num = (f) => (e) => f(e);
