@@ -254,6 +254,7 @@ def test_bench_page_shows_the_figures_of_the_text_and_json(
         assert re.split(r"\s{2,}", line.strip()) == cells
     runs = [r for r in data["runs"] if r["primary"]]
     assert page.locator("section.run").count() == len(runs) == 2
+    assert any(t["cuts"] for t in runs[0]["perTurn"])  # budget 1,100 cuts
     for i, run in enumerate(data["runs"]):
         if not run["primary"]:
             continue
@@ -268,6 +269,14 @@ def test_bench_page_shows_the_figures_of_the_text_and_json(
             if n
         ]
         assert sorted(rects) == sorted(expected)
+        cuts = page.eval_on_selector_all(
+            f"section[data-run='{i}'] .chart.turn-cuts rect[data-turn]",
+            "rs => rs.map(r => [r.dataset.turn, r.dataset.cat, +r.dataset.tokens])",
+        )
+        expected = [
+            [str(t["messages"]), a, n] for t in run["perTurn"] for a, n in t["cuts"].items()
+        ]
+        assert sorted(cuts) == sorted(expected)
         points = page.locator(f"section[data-run='{i}'] .chart.stability circle").count()
         cmp = next(r for r in data["runs"] if not r["primary"] and r["budget"] == run["budget"])
         stable = [t["prefixStability"] for t in (*run["perTurn"], *cmp["perTurn"])]

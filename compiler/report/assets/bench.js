@@ -60,10 +60,12 @@
     charts.append(el("div", { class: "chart stability" }, el("h3", { text: "Prefix stability" }), lines("prefix stability", xLabels(run), stab, 1, pct)));
     const msMax = niceMax(Math.max(0.1, ...run.perTurn.map((t) => t.compileMs)));
     charts.append(el("div", { class: "chart compile" }, el("h3", { text: "Compile time (ms)" }), lines("compile time", xLabels(run), [{ name: "compile ms", colour: "#59a14f", values: run.perTurn.map((t) => t.compileMs) }], msMax, ms)));
+    const perTurn = CUTS.map((k) => ({ name: k, colour: CUT_COLOURS[k], values: run.perTurn.map((t) => (t.cuts || {})[k] || 0) }));
+    charts.append(el("div", { class: "chart turn-cuts" }, el("h3", { text: "Components cut per turn" }), stackedTurns("components cut per turn", xLabels(run), perTurn, [])));
     const cutBox = el("div", { class: "chart cuts" });
     const drawCuts = () => {
       const rows = run.categories.filter((c) => !HIDDEN.has(c.name)).map((c) => ({ name: c.name, parts: c.cuts }));
-      cutBox.replaceChildren(el("h3", { text: "Cuts (turns with one, per category)" }), hbars("cuts", rows, CUTS, CUT_COLOURS));
+      cutBox.replaceChildren(el("h3", { text: "Turns with a cut, per category" }), hbars("cuts", rows, CUTS, CUT_COLOURS));
     };
     REDRAW.push(drawCuts);
     drawCuts();

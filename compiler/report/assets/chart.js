@@ -1,5 +1,5 @@
 // apc report: small SVG charts (stacked bars per turn, lines per turn, horizontal bars).
-const CHART = { W: 560, H: 230, left: 52, right: 12, top: 14, bottom: 30 };
+const CHART = { W: 560, H: 240, left: 52, right: 12, top: 24, bottom: 30 };
 
 function niceMax(v) {
   if (!(v > 0)) return 1;
@@ -30,18 +30,29 @@ function frame(label, xLabels, yMax, yFmt) {
   return { svg: svg, y: y, x: (i) => c.left + step * i, step: step, plotH: plotH };
 }
 
-// tokens per category per turn, stacked; ``budgets`` per turn draws the budget's line
+// values per turn, stacked: tokens per category (``budgets`` per turn draws the budget's
+// line), or counts (series with their own ``colour``: a legend, whole-number ticks)
 function stackedTurns(label, xLabels, series, budgets) {
   const totals = xLabels.map((_, i) => series.reduce((s, ser) => s + (ser.values[i] || 0), 0));
-  const yMax = niceMax(Math.max(1, ...totals, ...budgets.filter((b) => b !== null)));
+  const counts = series.some((ser) => ser.colour);
+  const most = Math.max(1, ...totals, ...budgets.filter((b) => b !== null));
+  const yMax = counts ? 4 * Math.ceil(most / 4) : niceMax(most);
   const f = frame(label, xLabels, yMax, fmt);
+  if (counts) {
+    let lx = CHART.left + 6;
+    for (const ser of series) {
+      f.svg.append(svgEl("rect", { x: lx, y: 2, width: 10, height: 10, fill: ser.colour }));
+      f.svg.append(svgEl("text", { x: lx + 14, y: 11, text: ser.name }));
+      lx += 24 + 7 * ser.name.length;
+    }
+  }
   xLabels.forEach((t, i) => {
     let base = 0;
     for (const ser of series) {
       const v = ser.values[i] || 0;
       if (!v) continue;
-      const rect = svgEl("rect", { x: f.x(i) + f.step * 0.1, width: Math.max(f.step * 0.8, 0.5), y: f.y(base + v), height: Math.max(f.y(base) - f.y(base + v), 0.3), fill: colour(ser.name), "data-cat": ser.name, "data-turn": t, "data-tokens": v });
-      f.svg.append(tip(rect, "turn of " + t + " messages: " + ser.name + " " + fmt(v) + " tokens"));
+      const rect = svgEl("rect", { x: f.x(i) + f.step * 0.1, width: Math.max(f.step * 0.8, 0.5), y: f.y(base + v), height: Math.max(f.y(base) - f.y(base + v), 0.3), fill: ser.colour || colour(ser.name), "data-cat": ser.name, "data-turn": t, "data-tokens": v });
+      f.svg.append(tip(rect, "turn of " + t + " messages: " + ser.name + " " + fmt(v) + (ser.colour ? "" : " tokens")));
       base += v;
     }
   });
