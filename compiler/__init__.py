@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads 
     from compiler._driver.checking import PresetCheck, check, check_string
     from compiler._driver.environment import Environment, check_budget, compile, compile_string
     from compiler._driver.feasibility import Feasibility
+    from compiler._driver.messages import request_messages
     from compiler._driver.option_specs import OPTIONS, Option, budget_requested
     from compiler._driver.options import CompileOptions, OptionFields
     from compiler._driver.session import Limits, Session
@@ -71,6 +72,7 @@ _HOMES = {
     "compiler.codes": "CodeExplanation explain_code",
     "compiler._driver.api": "CompileResult",
     "compiler._driver.feasibility": "Feasibility",
+    "compiler._driver.messages": "request_messages",
     "compiler._driver.checking": "PresetCheck check check_string",
     "compiler._driver.check_report": "CheckReport check_sources",
     "compiler._driver.sources": "SourceText read_source",
@@ -186,6 +188,7 @@ __all__ = [
     "macro_catalogue",
     "parse",
     "read_source",
+    "request_messages",
     "resolve_profile",
     "sillytavern_macros",
 ]

@@ -76,6 +76,14 @@ def test_template_replay_reports_the_ledgers_numbers(files: dict[str, Path]) -> 
     assert [t.categories.get("history", 0) for t in run.per_turn] == [
         ledger.categories["history"].used for ledger in alone
     ]
+    assert [t.cuts for t in run.per_turn] == [
+        {
+            a: n
+            for a in ("truncated", "dropped")
+            if (n := [e.action for e in ledger.entries].count(a))
+        }
+        for ledger in alone
+    ]
     totals = sorted(ledger.total_tokens for ledger in alone)
     assert run.total_tokens.median == totals[2] and run.total_tokens.max == totals[-1]
     assert run.budget_use.max is not None and run.budget_use.max <= 1.0
@@ -267,7 +275,7 @@ def test_cli_json_schema(files: dict[str, Path], capsys: pytest.CaptureFixture[s
     assert set(run["totalTokens"]) == {"count", "min", "median", "mean", "p95", "max"}
     assert set(run["perTurn"][0]) == {
         "messages", "totalTokens", "budget", "compileMs", "prefixStability", "cachedShare",
-        "categories", "error", "cut", "summaryTokens", "cachedTokens", "writtenTokens",
+        "categories", "cuts", "error", "cut", "summaryTokens", "cachedTokens", "writtenTokens",
         "uncachedTokens", "billed",
     }  # fmt: skip
     component = run["components"][0]

@@ -71,9 +71,12 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     ),
     # serve: the HTTP compile service over the api (apc serve; FastAPI, an optional extra)
     ("serve", frozenset({"serve"}), frozenset({"api"})),
+    # report: the HTML pages of apc explain and apc bench (compiler/report/), over the public
+    # API only (FACADE_ONLY)
+    ("report", frozenset({"report"}), frozenset({"api"})),
     # front-ends: the apc command line (compiler/cli/: its commands and diagnostics rendering),
     # python -m compiler, and the language server (compiler/lsp/: apc lsp, pygls)
-    ("frontends", frozenset({"cli", "__main__", "lsp"}), frozenset({"api", "serve"})),
+    ("frontends", frozenset({"cli", "__main__", "lsp"}), frozenset({"api", "serve", "report"})),
 )
 
 #: modules that are a unit of their own, not their package's: the dialect interface lives with
@@ -81,6 +84,11 @@ LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
 SUBUNITS = {"compiler.providers.dialect": "providers.dialect"}
 
 STAGE_OF = {unit: stage for stage, units, _ in LAYERS for unit in units}
+
+#: units that import only the public API: the facade (``compiler``), its errors and the
+#: providers package (never a module inside another unit)
+FACADE_ONLY = frozenset({"report"})
+PUBLIC_MODULES = frozenset({"compiler", "compiler.errors", "compiler.providers"})
 
 
 def _may_import() -> dict[str, frozenset[str]]:
@@ -265,6 +273,17 @@ def test_nothing_private_crosses_a_package() -> None:
         )
     ]
     assert not bad, "private names used from another package:\n" + "\n".join(bad)
+
+
+def test_front_ends_import_only_the_public_api() -> None:
+    bad = [
+        str(edge)
+        for edge in EDGES
+        if unit(edge.module) in FACADE_ONLY
+        and unit(edge.target) != unit(edge.module)
+        and edge.target not in PUBLIC_MODULES
+    ]
+    assert not bad, "front-ends past the public API:\n" + "\n".join(bad)
 
 
 def test_the_checker_sees_every_kind_of_import() -> None:

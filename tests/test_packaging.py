@@ -39,6 +39,8 @@ def test_wheel_ships_grammar_and_installed_copy_loads_it(tmp_path: Path) -> None
         names = zf.namelist()
         assert "compiler/_grammar/agent.lark" in names
         assert "compiler/syntax/_lark_tables.py" in names
+        for asset in ("report.css", "common.js", "chart.js", "explain.js", "bench.js"):
+            assert f"compiler/report/assets/{asset}" in names  # the HTML report's page
         assert (
             zf.read("compiler/_grammar/agent.lark")
             == (ROOT / "grammar" / "agent.lark").read_bytes()
@@ -63,6 +65,9 @@ def test_wheel_ships_grammar_and_installed_copy_loads_it(tmp_path: Path) -> None
         "import lark; from compiler.syntax import _lark_tables as t;"
         "fit = lark.__version__ == t.LARK_VERSION;"
         "assert (g.parser().source_path == '<deserialized>') == fit, lark.__version__;"
+        "import compiler.report as r;"
+        "assert 'explain.js' not in r.render_page('explain', 't', {}) and "
+        "'use strict' in r.render_page('explain', 't', {});"
         "print(compiler.parse('x <<agent.plan>>').macros[0].name)"
     )
     out = subprocess.run(

@@ -76,6 +76,12 @@ def kept_by_category(ledger: BudgetLedger) -> dict[str, int]:
     return {name: n for name, n in kept.items() if n}
 
 
+def _cuts(ledger: BudgetLedger) -> dict[str, int]:
+    """How many components the ledger cut, per action in :data:`CUTS` order (no zeros)."""
+    counts: Counter[str] = Counter(e.action for e in ledger.entries)
+    return {action: counts[action] for action in CUTS if counts[action]}
+
+
 def _offered_by_category(ledger: BudgetLedger) -> dict[str, int | None]:
     """Per category the sum of its components' ``tokensOffered`` (None: one was not counted
     all). A chat history offers the text placed in it (``usedByCategory``) in those
@@ -123,6 +129,7 @@ class RunAccumulator:
                 prefix_stability=None if shares is None else round(shares[0], 4),
                 cached_share=None if shares is None else round(shares[1], 4),
                 categories=kept_by_category(ledger),
+                cuts=_cuts(ledger),
             )
         )
         self.offered.append(_offered_by_category(ledger))

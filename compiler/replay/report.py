@@ -96,8 +96,9 @@ class TurnRecord(_Model):
     that this turn's request keeps unchanged from the start (1.0: it only appended), and
     ``cached_share`` the share of this turn's request that is that common prefix (what a
     provider's prompt cache can serve); both None for the first turn and after a failed one;
-    ``categories`` the tokens kept per category (zeros left out); ``error`` the code of a
-    budget failure (then no tokens)."""
+    ``categories`` the tokens kept per category (zeros left out); ``cuts`` how many
+    components the ledger truncated, summarized, dropped or skipped, per action (zeros left
+    out); ``error`` the code of a budget failure (then no tokens)."""
 
     messages: int
     total_tokens: int | None = None
@@ -106,6 +107,7 @@ class TurnRecord(_Model):
     prefix_stability: float | None = None
     cached_share: float | None = None
     categories: dict[str, int] = Field(default_factory=dict)
+    cuts: dict[str, int] = Field(default_factory=dict)
     error: str | None = None
     #: the chat history's oldest messages left out, and its summary's tokens (None: no history)
     cut: int | None = None

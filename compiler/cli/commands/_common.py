@@ -14,10 +14,25 @@ from compiler import OPTIONS, Option
 from compiler._base.atomic import atomic_write_text, check_target
 
 
-def add_format(parser: argparse.ArgumentParser) -> None:
+def add_format(parser: argparse.ArgumentParser, *, html: bool = False) -> None:
+    """``--format text|json`` (and ``html`` where a command draws a report page)."""
+    if html:
+        parser.add_argument(
+            "--format",
+            choices=("text", "json", "html"),
+            default="text",
+            help="output format (html: a self-contained page to open in a browser; its "
+            "diagnostics are on the page, and in text on stderr)",
+        )
+        return
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="diagnostics format"
     )
+
+
+def diagnostics_format(args: argparse.Namespace) -> str:
+    """The format of the diagnostics on stderr: a page's are text."""
+    return "json" if args.format == "json" else "text"
 
 
 def dumps(value: Any) -> str:

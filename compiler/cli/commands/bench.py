@@ -14,7 +14,14 @@ from typing import Any, TextIO
 
 from compiler import OPTIONS
 from compiler.cli.commands._bench_text import render_report
-from compiler.cli.commands._common import add_format, check_output, dumps, usage_error, write_output
+from compiler.cli.commands._common import (
+    add_format,
+    check_output,
+    diagnostics_format,
+    dumps,
+    usage_error,
+    write_output,
+)
 from compiler.cli.commands._compile_options import (
     add_compile_arguments,
     options_from_args,
@@ -23,6 +30,7 @@ from compiler.cli.commands._compile_options import (
 from compiler.cli.render import print_diagnostics
 from compiler.errors import APCError
 from compiler.replay import MAX_BUDGETS, bench, check_matplotlib, plot_report
+from compiler.report import bench_html
 
 #: ``--cache-stable auto``
 AUTO = "auto"
@@ -67,7 +75,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--plot", metavar="FILE.png", help="write a chart of tokens per category")
     p.add_argument("-o", "--output", metavar="OUT", help="write the report here, not stdout")
-    add_format(p)
+    add_format(p, html=True)
     p.set_defaults(func=run)
 
 
@@ -156,15 +164,18 @@ def run(args: argparse.Namespace) -> int:
         )
     except APCError as exc:
         bar.close()
-        print_diagnostics(exc.diagnostics, fmt=args.format)
+        print_diagnostics(exc.diagnostics, fmt=diagnostics_format(args))
         if "turn" in exc.details:
             sys.stderr.write(f"apc bench: stopped at the turn of {exc.details['turn']} messages\n")
         return 1
     finally:  # also on Ctrl-C: the bar's line is cleared
         bar.close()
     if report.warnings:
-        print_diagnostics(report.warnings, fmt=args.format)
-    text = dumps(report.to_json()) if args.format == "json" else render_report(report)
+        print_diagnostics(report.warnings, fmt=diagnostics_format(args))
+    if args.format == "html":
+        text = bench_html(report)
+    else:
+        text = dumps(report.to_json()) if args.format == "json" else render_report(report)
     write_output(text, args.output)
     if args.plot:
         plot_report(report, Path(args.plot))

@@ -13,6 +13,7 @@ from compiler import BudgetLedger, WorldInfoReport
 from compiler.cli.commands._common import (
     add_format,
     check_output,
+    diagnostics_format,
     dumps,
     usage_error,
     write_output,
@@ -24,13 +25,14 @@ from compiler.cli.commands._compile_options import (
 )
 from compiler.cli.render import print_diagnostics
 from compiler.errors import BudgetError
+from compiler.report import explain_document, explain_html, explain_page
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("explain", help="show how a compile spends its token budget")
     add_compile_arguments(p)
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
-    add_format(p)
+    add_format(p, html=True)
     p.set_defaults(func=run)
 
 
@@ -43,13 +45,22 @@ def run(args: argparse.Namespace) -> int:
         result = compile_from_args(args)
     except BudgetError as exc:  # show what was decided up to the failure, then the error
         data = exc.details.get("ledger")
-        if data is not None:
+        if data is not None and args.format == "html":
+            document = explain_document(BudgetLedger.model_validate(data))
+            page = explain_page(
+                document, source=args.source, diagnostics=exc.diagnostics, failed=True
+            )
+            write_output(page, args.output)
+        elif data is not None:
             _emit(BudgetLedger.model_validate(data), args)
-        print_diagnostics(exc.diagnostics, fmt=args.format)
+        print_diagnostics(exc.diagnostics, fmt=diagnostics_format(args))
         return 1
     if result.warnings:
-        print_diagnostics(result.warnings, fmt=args.format)
-    _emit(result.ledger, args, result.world_info_report)
+        print_diagnostics(result.warnings, fmt=diagnostics_format(args))
+    if args.format == "html":
+        write_output(explain_html(result, source=args.source), args.output)
+    else:
+        _emit(result.ledger, args, result.world_info_report)
     return 0
 
 
@@ -59,9 +70,7 @@ def _emit(
     """The ledger, with the world info report when the compile scanned lorebooks (JSON:
     its ``worldInfo``, null when none)."""
     if args.format == "json":
-        data = ledger.model_dump(mode="json", by_alias=True)
-        data["worldInfo"] = world.as_json() if world is not None else None
-        write_output(dumps(data), args.output)
+        write_output(dumps(explain_document(ledger, world)), args.output)
     else:
         text = render_ledger(ledger)
         write_output(text + ("\n" + world.table() if world is not None else ""), args.output)
