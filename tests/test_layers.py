@@ -85,10 +85,15 @@ SUBUNITS = {"compiler.providers.dialect": "providers.dialect"}
 
 STAGE_OF = {unit: stage for stage, units, _ in LAYERS for unit in units}
 
-#: units that import only the public API: the facade (``compiler``), its errors and the
-#: providers package (never a module inside another unit)
-FACADE_ONLY = frozenset({"report"})
+#: units that import only the public API's core: the facade (``compiler``), its errors and
+#: the providers package (never a module inside another unit)
+FACADE_ONLY = frozenset({"report", "lsp"})
 PUBLIC_MODULES = frozenset({"compiler", "compiler.errors", "compiler.providers"})
+#: front-ends that import only the public API (the documented public modules: see
+#: tests/test_public_api.py), the base layer's utilities (compiler._base: atomic writes, the
+#: journal) and other front-ends
+PUBLIC_API_ONLY = frozenset({"cli", "__main__"})
+FRONT_ENDS = frozenset({"cli", "__main__", "lsp", "report", "serve"})
 
 
 def _may_import() -> dict[str, frozenset[str]]:
@@ -284,6 +289,21 @@ def test_front_ends_import_only_the_public_api() -> None:
         and edge.target not in PUBLIC_MODULES
     ]
     assert not bad, "front-ends past the public API:\n" + "\n".join(bad)
+
+
+def test_the_command_line_imports_only_the_public_api() -> None:
+    from tests.test_public_api import _documented_public_modules
+
+    public = _documented_public_modules()
+    bad = [
+        str(edge)
+        for edge in EDGES
+        if unit(edge.module) in PUBLIC_API_ONLY
+        and unit(edge.target) not in FRONT_ENDS
+        and edge.target not in public
+        and not edge.target.startswith("compiler._base")
+    ]
+    assert not bad, "the command line past the public API:\n" + "\n".join(bad)
 
 
 def test_the_checker_sees_every_kind_of_import() -> None:
