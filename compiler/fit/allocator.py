@@ -91,7 +91,7 @@ from compiler.fit.text import TextFitter
 from compiler.fit.turns import HINT as TURN_HINT
 from compiler.fit.turns import newest_turns
 from compiler.fit.windows import SUMMARY_MODE_TOKENS as SUMMARY_MODE_TOKENS
-from compiler.fit.windows import WindowFitter
+from compiler.fit.windows import WindowFitter, search_tool_alias
 from compiler.providers.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
 
 #: Over the budget by a seam, the grant loop runs again with a total this many times one
@@ -118,20 +118,6 @@ class FitResult:
     lowered: list[Diagnostic] = field(default_factory=list)
     #: what the budget left out that a reader would miss (:meth:`Recorder.losses`)
     warnings: list[Diagnostic] = field(default_factory=list)
-
-
-def search_tool_alias(frame: ContextFrame) -> str | None:
-    """The name the model sees for chat.search, when the request offers it."""
-    return next(
-        (
-            tool["alias"]
-            for c in frame.components
-            if c.kind == ComponentKind.TOOL_DEFINITIONS
-            for tool in c.tools or ()
-            if tool["name"] == "chat.search"
-        ),
-        None,
-    )
 
 
 class _Allocator:
@@ -214,17 +200,26 @@ class _Allocator:
         losses = self.record.losses(self.items)
         return FitResult(frame, ledger, total, request, report, losses)
 
-    def fitted(self, turns: bool = False) -> ContextFrame:
+    def fitted(self, turns: bool = False, required: bool = False) -> ContextFrame:
         """The frame of the fitted components; a history the assembler left lazy (see
         :class:`~compiler.inputs.lazy_chat.LazyChat`) and the fit kept whole is a list.
-        ``turns``: with the newest turn of each history not fitted yet, where it will be."""
+        ``turns``: with the newest turn of each history not fitted yet, where it will be;
+        ``required``: with the required components not fitted yet whole (a history apart)."""
         out = []
         for i in self.items:
             if i.outcome.out is not None:
                 out.append(_listed(i.outcome.out))
             elif turns and (turn := self.turns.get(i.index)) is not None:
                 out.append(turn_part(i.comp, turn.keep))
+            elif required and i.comp.required and i.comp.kind != ComponentKind.CHAT_HISTORY:
+                out.append(_listed(i.comp))
         return ContextFrame(components=out, metadata=self.frame.metadata)
+
+    def count(self, frame: ContextFrame) -> int:
+        """The exact count of ``frame``'s request, as the budget counts it."""
+        return self.dialect.count_request(
+            self.dialect.lower(as_counted(frame), self.model), self.counter
+        )
 
     def grant(self, virtual: int | None) -> None:
         """One grant run at the total ``virtual``: fresh state, the fixed components counted
@@ -460,18 +455,26 @@ class _Allocator:
         """Keep a component whole if the exact count of what is kept so far, with it, is
         within the total of this grant run (the seam estimate can over-count by a token or
         two, which would fail a required part at exactly its need), with the room of the
-        newest turns still to come held."""
+        newest turns still to come held.
+
+        A required component (nothing of which fit, else it is cut) is held to the budget
+        itself: a grant run's total is smaller only because what came after it in grant
+        order (optional) went over in an earlier run. And it is kept when the request fits
+        with the required components still to come as well, whole: a request can cost less
+        with more of them (SillyTavern's Claude layout opens with a placeholder user turn
+        only when no user text comes first)."""
         if self.virtual is None:
             return False
+        required = item.comp.required and self.budget is not None
+        cap = self.budget if required and self.budget is not None else self.virtual
         cost = self.costs.cost(item.comp)
         own, cat = item.turn.applied.own, item.turn.applied.category
         if (own is not None and cost > own) or (cat is not None and cost > cat):
             return False
         before = item.outcome
         item.outcome = Outcome(out=item.comp, offered=cost, used=cost)
-        kept = as_counted(self.fitted(turns=True))  # the turns to come too
-        total = self.dialect.count_request(self.dialect.lower(kept, self.model), self.counter)
-        if total > self.virtual:
+        total = self.count(self.fitted(turns=True))  # the turns to come too
+        if total > cap and not (required and self.count(self.fitted(True, True)) <= cap):
             item.outcome = before
             return False
         self.charge(item, None)
@@ -480,11 +483,11 @@ class _Allocator:
             for i, t in self.turns.items()
             if i != item.index and self.items[i].outcome.out is None
         )
-        if held:  # the room left, less what the turns take back (their estimate)
-            total = self.dialect.count_request(
-                self.dialect.lower(as_counted(self.fitted()), self.model), self.counter
-            )
-        self.left = self.virtual - total - held
+        if held:  # the room left, less what the turns take back (their estimate), or less
+            # what they add where they will be when that is more (text after a chat costs
+            # more beside it: Anthropic sends system text after the chat as a tagged note)
+            total = max(total, self.count(self.fitted()) + held)
+        self.left = self.virtual - total
         return True
 
     def fit_elastic(self, item: Item, limit: int | None) -> Outcome:

@@ -61,17 +61,20 @@ def turn_part(comp: Component, keep: int) -> Component:
     return comp.model_copy(update={"messages": list(msgs[len(msgs) - keep :])})
 
 
-def floor_components(frame: ContextFrame) -> list[Component]:
+def floor_components(frame: ContextFrame, *, required: bool = False) -> list[Component]:
     """What is left when everything that can be cut is cut: the components whose strategy
     is ``fail`` (required, system instruction, template text, tool definitions), the
     newest turn of a chat history (:func:`required_turn`) and the empty components (an
-    empty message block still separates the text around it)."""
+    empty message block still separates the text around it). ``required``: with the
+    required components that can be cut (a history apart) whole instead of left out."""
     out = []
     for c in frame.components:
         if effective_strategy(c) == "fail" or not (c.inline_content or c.messages or c.tools):
             out.append(c)
         elif keep := required_turn(c):
             out.append(turn_part(c, keep))
+        elif required and c.required and c.kind != ComponentKind.CHAT_HISTORY:
+            out.append(c)
     return out
 
 
@@ -80,11 +83,22 @@ def floor_tokens(
 ) -> int:
     """Tokens of the request when everything that can be cut is cut (see
     :func:`floor_components`: the newest turn is never cut), with message framing and the
-    reply priming, counted exactly.
+    reply priming, counted exactly; or of the request with the required components that
+    can be cut whole, when that is less (a request can cost more without them: a layout
+    that opens with a placeholder turn when no text of the user's comes first, as
+    SillyTavern's for Claude does, sends it only then).
     Every budget from this one up fits the frame, unless a required component that can be
     cut needs more room than its cut leaves."""
-    floor = ContextFrame(components=floor_components(frame), metadata=frame.metadata)
-    return dialect.count_request(dialect.lower(as_counted(floor), model), counter)
+
+    def count(components: list[Component]) -> int:
+        floor = ContextFrame(components=components, metadata=frame.metadata)
+        return dialect.count_request(dialect.lower(as_counted(floor), model), counter)
+
+    least = floor_components(frame)
+    fuller = floor_components(frame, required=True)
+    if len(fuller) == len(least):
+        return count(least)
+    return min(count(least), count(fuller))
 
 
 def as_counted(frame: ContextFrame) -> ContextFrame:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler._base.frame import Component, Message
+from compiler._base.frame import Component, ComponentKind, ContextFrame, Message
 from compiler.fit.budgets import IN_CHAT
 from compiler.fit.history import fit_history, min_present
 from compiler.fit.items import Item, Outcome
@@ -26,6 +26,20 @@ from compiler.providers.dialect import Dialect
 
 #: ``<<agent.tool_results mode="summary">>``: each result is at most this many tokens.
 SUMMARY_MODE_TOKENS = 200
+
+
+def search_tool_alias(frame: ContextFrame) -> str | None:
+    """The name the model sees for chat.search, when the request offers it."""
+    return next(
+        (
+            tool["alias"]
+            for c in frame.components
+            if c.kind == ComponentKind.TOOL_DEFINITIONS
+            for tool in c.tools or ()
+            if tool["name"] == "chat.search"
+        ),
+        None,
+    )
 
 
 def _a(word: str | None) -> str:
