@@ -10,6 +10,7 @@ failed in the local example database. ``HYPOTHESIS_PROFILE=ci|dev`` picks one ex
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,21 @@ settings.register_profile(
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _rank_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The token-rank cache of the session (and of the processes it starts) in a temp dir,
+    not the user's."""
+    from compiler._base.ranks import CACHE_VARIABLE
+
+    before = os.environ.get(CACHE_VARIABLE)
+    os.environ[CACHE_VARIABLE] = str(tmp_path_factory.mktemp("apc-cache"))
+    yield
+    if before is None:
+        del os.environ[CACHE_VARIABLE]
+    else:
+        os.environ[CACHE_VARIABLE] = before
 
 
 @pytest.fixture
