@@ -1,6 +1,6 @@
 """Start-up: `apc check` and `apc compile` processes beside the import floor, as ratios.
 
-    python benchmarks/startup.py [--runs 21] [--python PATH]
+    python benchmarks/startup.py [--runs 21] [--python PATH] [--compare PATH]
 
 Contenders, each a fresh process, run interleaved (one of each per round, the order rotating
 from round to round) and reported as medians in milliseconds and as ratios to the floor,
@@ -19,11 +19,12 @@ The package is measured installed as a wheel: without ``--python``, the script b
 wheel of this checkout (``pip wheel --no-deps --no-build-isolation``) and installs it with
 ``--no-deps`` into a throwaway venv under the system's temp dir, whose dependencies are this
 interpreter's (a ``.pth`` line), so it runs offline. ``--python`` takes the interpreter of a
-venv where the package is already installed (e.g. ``python -m venv /tmp/v &&
-/tmp/v/bin/pip install dist/*.whl``), its ``apc`` beside it. Bytecode is cached as an
-install has it (a first, untimed run of each writes what is missing; PYTHONDONTWRITEBYTECODE
-is dropped). Each process runs in an empty temp dir, so nothing of this checkout is importable
-but through the install.
+venv where the package is already installed instead (e.g. ``python -m venv /tmp/v &&
+/tmp/v/bin/pip install dist/*.whl``), its ``apc`` beside it. ``--compare`` takes another
+such interpreter (e.g. of a venv with main's wheel): its ``apc check`` and ``apc compile``
+then run beside the others. Bytecode is cached as an install has it (a first, untimed run of
+each writes what is missing; PYTHONDONTWRITEBYTECODE is dropped). Each process runs in an
+empty temp dir, so nothing of this checkout is importable but through the install.
 """
 
 from __future__ import annotations
@@ -70,17 +71,22 @@ def build_venv(where: Path) -> Path:
     return python
 
 
-def contenders(python: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
+def contenders(python: Path, compare: Path | None) -> dict[str, tuple[list[str], dict[str, str]]]:
     apc = str(python.parent / "apc")
     template, run = str(EXAMPLE / "template.txt"), str(EXAMPLE / "run.json")
     compile_args = [apc, "compile", template, "--context", run]
-    return {
+    jobs = {
         "floor": ([str(python), "-c", "import pydantic, lark, tiktoken"], {}),
         "check floor": ([str(python), "-c", "import pydantic, lark"], {}),
         "apc check": ([apc, "check", template], {}),
         "apc compile": (compile_args, {}),
         "apc compile, no rank cache": (compile_args, {"APC_CACHE_DIR": ""}),
     }
+    if compare is not None:
+        other = str(compare.parent / "apc")
+        jobs["apc check (--compare)"] = ([other, "check", template], {})
+        jobs["apc compile (--compare)"] = ([other, "compile", template, "--context", run], {})
+    return jobs
 
 
 def cpu() -> float:
@@ -89,12 +95,14 @@ def cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(python: Path, runs: int, cache: Path, cwd: Path) -> dict[str, tuple[float, float]]:
+def measure(
+    python: Path, compare: Path | None, runs: int, cache: Path, cwd: Path
+) -> dict[str, tuple[float, float]]:
     """Each contender's median wall time and median CPU time, in ms."""
     dropped = ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")
     env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["APC_CACHE_DIR"] = str(cache)
-    jobs = contenders(python)
+    jobs = contenders(python, compare)
     names = list(jobs)
     wall: dict[str, list[float]] = {name: [] for name in names}
     used: dict[str, list[float]] = {name: [] for name in names}
@@ -113,13 +121,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=21, help="processes of each contender")
     parser.add_argument("--python", help="a venv's python with the package installed")
+    parser.add_argument(
+        "--compare", help="another install's python (e.g. of main): its apc runs beside"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="apc-startup-"))
     try:
         python = Path(args.python) if args.python else build_venv(work)
         cwd = work / "cwd"
         cwd.mkdir()
-        medians = measure(python, args.runs, work / "cache", cwd)
+        compare = Path(args.compare) if args.compare else None
+        medians = measure(python, compare, args.runs, work / "cache", cwd)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     floor, floor_cpu = medians["floor"]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from compiler._base import ranks, tokens
+from compiler._base.rank_table import FlatRanks
 
 ROOT = Path(__file__).resolve().parents[1]
 O200K = tokens.OFFLINE_ENCODINGS["o200k_base"]
@@ -54,11 +55,17 @@ def test_the_parse_is_cached_and_read_back_as_the_rank_file_gives_it(
     first = ranks.load_ranks(CL100K.rank_file, CL100K.expected_hash)
     assert parses == [CL100K.rank_file] and cache_file(cache).name.startswith("cl100k_base-")
     again = ranks.load_ranks(CL100K.rank_file, CL100K.expected_hash)
-    ascii_part = ranks.load_ranks(CL100K.rank_file, CL100K.expected_hash, "ascii")
+    ascii_part = ranks.load_ascii_ranks(CL100K.rank_file, CL100K.expected_hash)
     assert parses == [CL100K.rank_file]  # both parts read from the cache
     want = reference(CL100K)
     assert list(first.items()) == list(again.items()) == list(want.items())
-    assert ascii_part == {t: r for t, r in want.items() if t.isascii()}
+    assert isinstance(ascii_part, FlatRanks)  # read in place
+    ascii_want = {t: r for t, r in want.items() if t.isascii()}
+    assert len(ascii_part) == len(ascii_want)
+    assert all(ascii_part.get(t, -1) == r for t, r in ascii_want.items())
+    others = [*[t for t in want if not t.isascii()][:2000], b"", b"zzqxzzqx", b"\x00" * 9]
+    assert not any(t in ascii_part for t in others)
+    assert all(ascii_part.get(t, -7) == -7 for t in others)
 
 
 def damage(path: Path, how: str) -> None:
@@ -70,9 +77,9 @@ def damage(path: Path, how: str) -> None:
     elif how == "flipped byte in the ascii part":
         data[200] ^= 0x01
     elif how == "another rank file's hash":
-        data[11] ^= 0xFF
+        data[len(ranks._MAGIC) + len(ranks._FORMAT)] ^= 0xFF
     elif how == "another format":
-        data[10] = ord("9")
+        data[len(ranks._MAGIC)] = ord("9")
     elif how == "empty":
         data = bytearray()
     elif how == "garbage":
@@ -106,12 +113,7 @@ def expected() -> list[int]:
 
 
 def intact(path: Path) -> bool:
-    want = reference(O200K)
-    ascii_part = {t: r for t, r in want.items() if t.isascii()}
-    return (
-        ranks._read_cache(path, O200K.expected_hash, "full") == want
-        and ranks._read_cache(path, O200K.expected_hash, "ascii") == ascii_part
-    )
+    return all(ranks._cached(path, O200K.expected_hash, part) for part in ranks.PARTS)
 
 
 @pytest.mark.parametrize("how", HOW)
@@ -122,9 +124,7 @@ def test_a_corrupt_cache_never_changes_a_count_and_is_rebuilt(
     path = cache_file(cache)
     for encoder in (False, True):  # counted without the encoder (ASCII), and with it
         damage(path, how)
-        assert ranks._read_cache(path, O200K.expected_hash, "full") is None or how.endswith(
-            "ascii part"
-        )
+        assert not intact(path)
         parses.clear()
         monkeypatch.setattr(tokens, "_ENCODINGS", {})  # a fresh process's encoders
         tokens.ascii_counter.cache_clear()
@@ -132,7 +132,7 @@ def test_a_corrupt_cache_never_changes_a_count_and_is_rebuilt(
         if encoder:
             counter._encoding = tokens.get_encoding("o200k_base")
         assert [counter.count(text) for text in TEXTS] == expected
-        ranks.load_ranks(O200K.rank_file, O200K.expected_hash, "ascii")
+        ranks.load_ascii_ranks(O200K.rank_file, O200K.expected_hash)
         assert parses == ["o200k_base.tiktoken"]  # parsed once, then the cache rewritten
         assert intact(path)
     tokens.ascii_counter.cache_clear()
@@ -145,7 +145,7 @@ def test_a_damaged_part_is_refused_even_if_the_other_is_intact(
     damage(cache_file(cache), "flipped byte in the ranks")  # in the full part
     want = reference(O200K)
     parses.clear()
-    assert ranks.load_ranks(O200K.rank_file, O200K.expected_hash, "ascii")
+    assert b" the" in ranks.load_ascii_ranks(O200K.rank_file, O200K.expected_hash)
     assert parses == []  # the ASCII part is intact: read from the cache
     assert ranks.load_ranks(O200K.rank_file, O200K.expected_hash) == want
     assert parses == [O200K.rank_file]  # the full part is not: parsed again, and rewritten

@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 import threading
 
+from compiler._base.rank_table import RankLookup
+
 _WS = "\\t\\n\\x0b\\x0c\\r "  # \s of tiktoken's (Rust) regex in ASCII: Unicode White_Space
 _CONTRACTIONS = "(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
 _O200K = "|".join(
@@ -53,7 +55,7 @@ _NONE = 1 << 62  # the rank of a pair that is no token (tiktoken's Rank::MAX)
 MAX_PIECES = 100_000  # distinct pieces a counter remembers, then it starts over
 
 
-def merge_count(piece: bytes, ranks: dict[bytes, int]) -> int:
+def merge_count(piece: bytes, ranks: RankLookup) -> int:
     """The tokens of ``piece`` (a pre-tokenizer piece that is no token itself), merged as
     tiktoken's ``byte_pair_merge`` merges it: the adjacent pair of least rank first (the
     leftmost of equal ones), until no adjacent pair is a token."""
@@ -75,7 +77,7 @@ def merge_count(piece: bytes, ranks: dict[bytes, int]) -> int:
 class AsciiCounter:
     """Counts ASCII text for one encoding from its ASCII ranks (tiktoken's counts)."""
 
-    def __init__(self, encoding: str, ranks: dict[bytes, int]) -> None:
+    def __init__(self, encoding: str, ranks: RankLookup) -> None:
         self._split = re.compile(ASCII_PATTERNS[encoding]).findall
         self._ranks = ranks
         self._pieces: dict[str, int] = {}

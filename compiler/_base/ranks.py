@@ -17,7 +17,8 @@ rebuilt. A cache directory that cannot be written leaves counting as it is, unca
 
 A cache file holds two parts, each with its own digest, read and checked alone: the ranks
 of the ASCII tokens (all that ASCII text can contain, counted from that smaller table alone:
-:mod:`compiler._base.ascii_bpe`) and all the ranks.
+:mod:`compiler._base.ascii_bpe`), as a table read in place (:mod:`compiler._base.rank_table`),
+and all the ranks.
 """
 
 from __future__ import annotations
@@ -31,13 +32,14 @@ import marshal
 import os
 from pathlib import Path
 
+from compiler._base.rank_table import LAYOUT, FlatRanks, RankLookup, flatten
 from compiler.errors import APCError, TokenizerError
 
 CACHE_VARIABLE = "APC_CACHE_DIR"
 """The environment variable naming the cache directory (empty: no cache)."""
 
 _MAGIC = b"apc-ranks\n"
-_FORMAT = b"1"  # the payload's layout: bump on any change
+_FORMAT = b"2-" + LAYOUT  # the payload's layout (bump on any change), the machine's
 _DIGEST = 32  # bytes of a sha256
 _ENTRY = _DIGEST + 8  # a part's digest and its size
 PARTS = ("ascii", "full")
@@ -92,44 +94,39 @@ def parse_rank_file(file: str, expected_hash: str) -> dict[bytes, int]:
 
 def _cache_path(directory: Path, file: str, expected_hash: str) -> Path:
     stem = file.rsplit("/", 1)[-1].removesuffix(".tiktoken")
-    return directory / "ranks" / f"{stem}-{expected_hash[:16]}.v{_FORMAT.decode()}"
+    return directory / "ranks" / f"{stem}-{expected_hash[:16]}.v{_FORMAT[:1].decode()}"
 
 
 def _parts(ranks: dict[bytes, int]) -> dict[str, bytes]:
-    """The cached parts of ``ranks``: each a marshalled pair of lists (tokens, ranks)."""
-    ascii = {token: rank for token, rank in ranks.items() if token.isascii()}
+    """The cached parts of ``ranks``: the ASCII tokens' table (:func:`flatten`, padded to
+    4 bytes) and all the ranks, a marshalled pair of lists (tokens, ranks)."""
+    table = flatten({token: rank for token, rank in ranks.items() if token.isascii()})
     return {
-        part: marshal.dumps((list(table), list(table.values())))
-        for part, table in (("ascii", ascii), ("full", ranks))
+        "ascii": table + bytes(-len(table) % 4),
+        "full": marshal.dumps((list(ranks), list(ranks.values()))),
     }
 
 
-def _read_cache(path: Path, expected_hash: str, part: str) -> dict[bytes, int] | None:
-    """The part ``part`` of the table cached at ``path``, or None when it is absent or not
-    exactly what this module wrote for the rank file of ``expected_hash`` (see the module
-    docstring). Only that part is checked and read."""
+def _cached(path: Path, expected_hash: str, part: str) -> memoryview | None:
+    """The part ``part`` of the cache file at ``path``, or None when the file is absent or
+    not exactly what this module wrote for the rank file of ``expected_hash`` (see the module
+    docstring). Only that part is read and checked."""
+    lead = _MAGIC + _FORMAT + bytes.fromhex(expected_hash)
+    index = PARTS.index(part)
     try:
-        data = memoryview(path.read_bytes())
+        with path.open("rb") as file:
+            head = file.read(len(lead) + len(PARTS) * _ENTRY)
+            if len(head) < len(lead) + len(PARTS) * _ENTRY or not head.startswith(lead):
+                return None
+            entries = [head[len(lead) + i * _ENTRY :][:_ENTRY] for i in range(len(PARTS))]
+            sizes = [int.from_bytes(entry[_DIGEST:], "big") for entry in entries]
+            file.seek(len(head) + sum(sizes[:index]))
+            body = file.read(sizes[index])
     except OSError:
         return None
-    lead = _MAGIC + _FORMAT + bytes.fromhex(expected_hash)
-    head = len(lead) + len(PARTS) * _ENTRY
-    if len(data) < head or data[: len(lead)] != lead:
-        return None
-    entries = [
-        data[len(lead) + i * _ENTRY : len(lead) + (i + 1) * _ENTRY] for i in range(len(PARTS))
-    ]
-    sizes = [int.from_bytes(entry[_DIGEST:], "big") for entry in entries]
-    index = PARTS.index(part)
-    start = head + sum(sizes[:index])
-    body = data[start : start + sizes[index]]
     if len(body) != sizes[index] or hashlib.sha256(body).digest() != entries[index][:_DIGEST]:
         return None
-    try:
-        tokens, ranks = marshal.loads(body)
-        return dict(zip(tokens, ranks, strict=True))
-    except (EOFError, ValueError, TypeError):  # a digest that matches: not expected
-        return None
+    return memoryview(body)
 
 
 def _write_cache(path: Path, expected_hash: str, ranks: dict[bytes, int]) -> None:
@@ -145,20 +142,42 @@ def _write_cache(path: Path, expected_hash: str, ranks: dict[bytes, int]) -> Non
         atomic_write_bytes(path, head + b"".join(parts[part] for part in PARTS))
 
 
-def load_ranks(file: str, expected_hash: str, part: str = "full") -> dict[bytes, int]:
-    """The ranks of the rank file ``file`` whose sha256 is ``expected_hash`` (``part``
-    ``"ascii"``: only its ASCII tokens): from the cache when a valid one is there, else
-    parsed from the rank file (and cached)."""
+def _load(file: str, expected_hash: str, part: str) -> memoryview | dict[bytes, int]:
+    """The cached part ``part``, or (no cache, or none valid) the parsed rank file, which
+    is then cached."""
     directory = cache_dir()
     if directory is None:
-        ranks = parse_rank_file(file, expected_hash)
-    else:
-        path = _cache_path(directory, file, expected_hash)
-        cached = _read_cache(path, expected_hash, part)
-        if cached is not None:
-            return cached
-        ranks = parse_rank_file(file, expected_hash)
-        _write_cache(path, expected_hash, ranks)
-    if part == "ascii":
-        return {token: rank for token, rank in ranks.items() if token.isascii()}
+        return parse_rank_file(file, expected_hash)
+    path = _cache_path(directory, file, expected_hash)
+    cached = _cached(path, expected_hash, part)
+    if cached is not None:
+        return cached
+    ranks = parse_rank_file(file, expected_hash)
+    _write_cache(path, expected_hash, ranks)
     return ranks
+
+
+def load_ranks(file: str, expected_hash: str) -> dict[bytes, int]:
+    """The ranks of the rank file ``file`` whose sha256 is ``expected_hash``: from the
+    cache when a valid one is there, else parsed from the rank file (and cached)."""
+    found = _load(file, expected_hash, "full")
+    if isinstance(found, dict):
+        return found
+    try:
+        tokens, ranks = marshal.loads(found)
+        return dict(zip(tokens, ranks, strict=True))
+    except (EOFError, ValueError, TypeError):  # under a digest that matched: not expected
+        return parse_rank_file(file, expected_hash)
+
+
+def load_ascii_ranks(file: str, expected_hash: str) -> RankLookup:
+    """The ranks of the ASCII tokens of that rank file, as :func:`load_ranks` finds them:
+    from the cache, read in place (:class:`FlatRanks`)."""
+    found = _load(file, expected_hash, "ascii")
+    if isinstance(found, dict):
+        return {token: rank for token, rank in found.items() if token.isascii()}
+    try:
+        return FlatRanks(found)
+    except ValueError:  # under a digest that matched: not expected
+        ascii = parse_rank_file(file, expected_hash).items()
+        return {token: rank for token, rank in ascii if token.isascii()}

@@ -28,7 +28,7 @@ import tiktoken
 import tiktoken.model
 
 from compiler._base.ascii_bpe import AsciiCounter
-from compiler._base.ranks import load_ranks
+from compiler._base.ranks import load_ascii_ranks, load_ranks
 from compiler.errors import TokenizerError, did_you_mean
 
 
@@ -267,7 +267,7 @@ def ascii_counter(name: str) -> AsciiCounter:
     """The counter of ASCII text for encoding ``name`` (its ASCII ranks loaded once per
     process)."""
     spec = OFFLINE_ENCODINGS[name]
-    return AsciiCounter(name, load_ranks(spec.rank_file, spec.expected_hash, "ascii"))
+    return AsciiCounter(name, load_ascii_ranks(spec.rank_file, spec.expected_hash))
 
 
 ASCII_CHARS = 1_000_000

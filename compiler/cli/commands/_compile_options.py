@@ -18,6 +18,28 @@ from compiler.providers.dialect import SAMPLER_FLAGS
 from compiler.providers.registry import provider_help
 
 
+class _ProviderOption(argparse.Action):
+    """``--provider``, stored as given. Its help lists the installed providers, read from
+    the installed packages' metadata only when the help is shown (not on every run)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+
+    @property
+    def help(self) -> str:
+        return f"{provider_help()} (default: {DEFAULT_PROVIDER})"
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        """argparse sets it (to None); the property above is the help."""
+
+
 def add_compile_arguments(p: argparse.ArgumentParser) -> None:
     """SOURCE, --context, --mode, model and budget options, and the profile layers."""
     p.add_argument("source", metavar="SOURCE", help="a template, or a SillyTavern preset .json")
@@ -28,11 +50,7 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
         help="preset mode (default: agent when the preset or card has an enabled agent schema "
         "or the preset's entries hold <<agent.*>> macros)",
     )
-    p.add_argument(
-        "--provider",
-        default=DEFAULT_PROVIDER,
-        help=f"{provider_help()} (default: {DEFAULT_PROVIDER})",
-    )
+    p.add_argument("--provider", default=DEFAULT_PROVIDER, action=_ProviderOption)
     p.add_argument(
         "--model", help="the model (default: the provider's: gpt-4o, claude-sonnet-4-5, ...)"
     )
