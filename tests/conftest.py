@@ -9,8 +9,10 @@ failed in the local example database. ``HYPOTHESIS_PROFILE=ci|dev`` picks one ex
 
 from __future__ import annotations
 
+import atexit
 import os
-from collections.abc import Iterator
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,12 @@ from hypothesis import HealthCheck, settings
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 CORPUS = ROOT.parent / "shared" / "corpus"
+
+# the token-rank cache of the session (and of the processes it starts) in a temp dir, not
+# the user's: set at import, before any test module is collected (some count at import)
+_RANK_CACHE = tempfile.mkdtemp(prefix="apc-test-cache-")
+os.environ["APC_CACHE_DIR"] = _RANK_CACHE
+atexit.register(shutil.rmtree, _RANK_CACHE, ignore_errors=True)
 
 _EXAMPLES = os.environ.get("APC_EXAMPLES")
 _SLOW_DATA = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -37,21 +45,6 @@ settings.register_profile(
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _rank_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The token-rank cache of the session (and of the processes it starts) in a temp dir,
-    not the user's."""
-    from compiler._base.ranks import CACHE_VARIABLE
-
-    before = os.environ.get(CACHE_VARIABLE)
-    os.environ[CACHE_VARIABLE] = str(tmp_path_factory.mktemp("apc-cache"))
-    yield
-    if before is None:
-        del os.environ[CACHE_VARIABLE]
-    else:
-        os.environ[CACHE_VARIABLE] = before
 
 
 @pytest.fixture
