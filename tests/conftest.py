@@ -9,7 +9,10 @@ failed in the local example database. ``HYPOTHESIS_PROFILE=ci|dev`` picks one ex
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,12 @@ from hypothesis import HealthCheck, settings
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 CORPUS = ROOT.parent / "shared" / "corpus"
+
+# the token-rank cache of the session (and of the processes it starts) in a temp dir, not
+# the user's: set at import, before any test module is collected (some count at import)
+_RANK_CACHE = tempfile.mkdtemp(prefix="apc-test-cache-")
+os.environ["APC_CACHE_DIR"] = _RANK_CACHE
+atexit.register(shutil.rmtree, _RANK_CACHE, ignore_errors=True)
 
 _EXAMPLES = os.environ.get("APC_EXAMPLES")
 _SLOW_DATA = [HealthCheck.too_slow, HealthCheck.data_too_large]

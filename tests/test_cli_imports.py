@@ -1,6 +1,8 @@
 """`apc check` of a template loads the parser and the macro catalogue only: no pydantic, no
-pipeline, no tokenizer (issue 14: a check process starts fast). Checked on sys.modules in a
-fresh interpreter, never by timing."""
+pipeline, no tokenizer (a check process starts fast); `import compiler` loads none of them
+either; `apc compile` of the (ASCII) example builds no tiktoken encoder (its counts come
+from the ASCII counter and the rank cache). Checked on sys.modules in a fresh interpreter,
+never by timing."""
 
 from __future__ import annotations
 
@@ -19,12 +21,20 @@ HEAVY = (
 )
 
 
-def loaded_after(args: list[str]) -> dict[str, object]:
+def loaded_after(args: list[str] | None) -> dict[str, object]:
+    """The exit code of ``main(args)`` (no call for None: ``import compiler`` only), the
+    modules of HEAVY then loaded, and the tiktoken encoders built."""
+    run = (
+        "code = 0\n" if args is None else f"from compiler.cli import main\ncode = main({args!r})\n"
+    )
     code = (
         "import json, sys\n"
-        "from compiler.cli import main\n"
-        f"code = main({args!r})\n"
-        f"print(json.dumps({{'code': code, 'heavy': [m for m in {HEAVY!r} if m in sys.modules]}}))"
+        "import compiler\n"
+        f"{run}"
+        "built = sys.modules.get('compiler._base.tokens')\n"
+        "built = sorted(built._ENCODINGS) if built else []\n"
+        f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
+        "print(json.dumps({'code': code, 'heavy': heavy, 'encoders': built}))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
@@ -32,9 +42,13 @@ def loaded_after(args: list[str]) -> dict[str, object]:
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
+def test_importing_compiler_loads_no_pipeline() -> None:
+    assert loaded_after(None) == {"code": 0, "heavy": [], "encoders": []}
+
+
 def test_checking_a_template_loads_no_pipeline() -> None:
     got = loaded_after(["check", "examples/writer/template.txt"])
-    assert got == {"code": 0, "heavy": []}
+    assert got == {"code": 0, "heavy": [], "encoders": []}
 
 
 def test_a_budget_check_and_a_compile_still_load_what_they_need() -> None:
@@ -45,7 +59,9 @@ def test_a_budget_check_and_a_compile_still_load_what_they_need() -> None:
         ["compile", "examples/writer/template.txt", "--context", "examples/writer/run.json"]
     )
     assert got["code"] == 0 and "tiktoken" in got["heavy"]  # type: ignore[operator]
+    assert got["encoders"] == []  # ASCII text: counted without building the encoder
 
 
 def test_explaining_a_code_loads_no_pipeline() -> None:
-    assert loaded_after(["explain-code", "template.unknown_macro"]) == {"code": 0, "heavy": []}
+    got = loaded_after(["explain-code", "template.unknown_macro"])
+    assert got == {"code": 0, "heavy": [], "encoders": []}

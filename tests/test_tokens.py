@@ -36,7 +36,9 @@ def test_encodings_load_offline(name: str, text: str, tokens: list[int]) -> None
 
 
 def test_rank_files_are_checked_against_tiktokens_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
-    from compiler._base import tokens
+    from tiktoken import load
+
+    from compiler._base import ranks
 
     seen: list[str] = []
 
@@ -44,13 +46,11 @@ def test_rank_files_are_checked_against_tiktokens_hashes(monkeypatch: pytest.Mon
         seen.append(expected)
         return check_hash(data, expected)
 
-    monkeypatch.setattr(tokens, "check_hash", spy)
-    tokens.get_encoding.cache_clear()
-    try:
-        assert get_encoding("cl100k_base").n_vocab == 100277
-        assert get_encoding("o200k_base").encode_ordinary("hello world") == [24912, 2375]
-    finally:
-        tokens.get_encoding.cache_clear()
+    monkeypatch.setattr(load, "check_hash", spy)
+    monkeypatch.setenv(ranks.CACHE_VARIABLE, "")  # no rank cache: the files are read
+    monkeypatch.setattr(tokens, "_ENCODINGS", {})
+    assert get_encoding("cl100k_base").n_vocab == 100277
+    assert get_encoding("o200k_base").encode_ordinary("hello world") == [24912, 2375]
     # the hashes tiktoken's own constructors pass, i.e. the official files
     source = inspect.getsource(public)
     official = set(re.findall(r'expected_hash="([0-9a-f]{64})"', source))
@@ -64,26 +64,31 @@ def test_rank_files_are_checked_against_tiktokens_hashes(monkeypatch: pytest.Mon
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 def test_rank_files_parse_as_tiktoken_parses_them(name: str) -> None:
     """The offline ranks are what tiktoken's load_tiktoken_bpe makes of the same file (its
-    line loop, copied here as the reference), entry for entry and in order."""
+    line loop, copied here as the reference), entry for entry and in order; so are the
+    cached ones."""
     import base64
 
+    from compiler._base import ranks
+
     spec = tokens.OFFLINE_ENCODINGS[name]
-    contents = tokens._rank_file(spec.rank_file.rsplit("/", 1)[-1])
+    contents = ranks.rank_file(spec.rank_file.rsplit("/", 1)[-1])
     reference = {}
     for line in contents.splitlines():
         if line:
             token, rank = line.split()
             reference[base64.b64decode(token)] = int(rank)
-    got = tokens._offline_load(spec.rank_file, spec.expected_hash)
+    got = ranks.parse_rank_file(spec.rank_file, spec.expected_hash)
     assert list(got.items()) == list(reference.items())
+    cached = ranks.load_ranks(spec.rank_file, spec.expected_hash)
+    assert list(cached.items()) == list(reference.items())
 
 
 def test_tampered_rank_file_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from compiler._base import tokens
+    from compiler._base import ranks
 
-    monkeypatch.setattr(tokens, "_rank_file", lambda name: b"dGVzdA== 0\n")
+    monkeypatch.setattr(ranks, "rank_file", lambda name: b"dGVzdA== 0\n")
     with pytest.raises(TokenizerError) as info:
-        tokens._offline_load("x/cl100k_base.tiktoken", "0" * 64)
+        ranks.parse_rank_file("x/cl100k_base.tiktoken", "0" * 64)
     assert info.value.code == "tokenizer.rank_file_hash"
 
 

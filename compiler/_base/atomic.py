@@ -23,7 +23,6 @@ import contextlib
 import os
 import signal
 import stat
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -118,6 +117,8 @@ def atomic_write_text(path: Path, text: str, *, code: str = "io.write_failed") -
 
 def atomic_write_bytes(path: Path, data: bytes, *, code: str = "io.write_failed") -> None:
     """Write ``data`` to ``path`` atomically; an OS failure is an APCError with ``code``."""
+    import tempfile  # imported on first write: most processes never write a file
+
     check_target(path, code)
     tmp: str | None = None
     with _sigterm_raises():

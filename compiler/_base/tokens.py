@@ -10,25 +10,25 @@ URL, and copies what it reads into a cache directory), and given to the public
 :class:`tiktoken.Encoding` constructor with the split pattern and special tokens of
 tiktoken's own ``tiktoken_ext.openai_public`` constructors (:data:`OFFLINE_ENCODINGS`; a
 test fails when they drift from tiktoken's). Nothing touches the network and nothing in
-tiktoken is patched. Encodings load lazily, once per process (o200k_base takes about half
-a second).
+tiktoken is patched (the loading and its on-disk cache of the parse:
+:mod:`compiler._base.ranks`). Encodings load lazily, once per process; building o200k_base's
+encoder takes more than a tenth of a second, so a counter counts ASCII text without it
+(:mod:`compiler._base.ascii_bpe`, the same counts) until it has counted
+:data:`ASCII_CHARS` characters of it.
 """
 
 from __future__ import annotations
 
-import binascii
 import functools
-import gzip
-import importlib.util
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import tiktoken
 import tiktoken.model
-from tiktoken.load import check_hash
 
+from compiler._base.ascii_bpe import AsciiCounter
+from compiler._base.ranks import load_ascii_ranks, load_ranks
 from compiler.errors import TokenizerError, did_you_mean
 
 
@@ -233,43 +233,11 @@ def encoding_name_for_model(model: str) -> str:
     return name
 
 
-def _rank_file(name: str) -> bytes:
-    """The uncompressed official rank file ``name`` (e.g. ``o200k_base.tiktoken``).
-
-    The file is located through the import system without importing ``bpe_openai`` (whose
-    import loads a large native library we do not use).
-    """
-    spec = importlib.util.find_spec("bpe_openai")
-    origin = spec.origin if spec is not None else None
-    path = Path(origin).parent / "data" / f"{name}.gz" if origin else None
-    if path is None or not path.is_file():
-        raise TokenizerError(
-            code="tokenizer.rank_file_missing",
-            message=f"the offline rank file {name} is not installed",
-            hint="reinstall agent-prompt-compiler (it depends on bpe-openai for the rank files)",
-        )
-    return gzip.decompress(path.read_bytes())
-
-
-def _offline_load(file: str, expected_hash: str) -> dict[bytes, int]:
-    """The ranks of the rank file ``file`` (a name, or a path or URL ending in it), from the
-    local copy, checked against ``expected_hash`` and parsed as ``load_tiktoken_bpe`` does."""
-    name = file.rsplit("/", 1)[-1]
-    contents = _rank_file(name)
-    if not check_hash(contents, expected_hash):
-        raise TokenizerError(
-            code="tokenizer.rank_file_hash",
-            message=f"the offline rank file {name} does not match tiktoken's expected hash",
-        )
-    # the lines "<base64 token> <rank>" of a file whose hash was just checked, parsed as
-    # load_tiktoken_bpe parses them, in C passes (about twice as fast as its loop)
-    fields = contents.split()
-    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
-
-
-@functools.cache
 def get_encoding(name: str) -> tiktoken.Encoding:
     """Load a tiktoken encoding offline (cached for the process)."""
+    encoding = _ENCODINGS.get(name)
+    if encoding is not None:
+        return encoding
     spec = OFFLINE_ENCODINGS.get(name)
     if spec is None:
         raise TokenizerError(
@@ -277,12 +245,36 @@ def get_encoding(name: str) -> tiktoken.Encoding:
             message=f"unknown encoding '{name}'",
             hint=did_you_mean(name, ENCODINGS) or f"known: {', '.join(ENCODINGS)}",
         )
-    return tiktoken.Encoding(
-        name,
-        pat_str=spec.pat_str,
-        mergeable_ranks=_offline_load(spec.rank_file, spec.expected_hash),
-        special_tokens=dict(spec.special_tokens),
-    )
+    with _LOADING:
+        encoding = _ENCODINGS.get(name)
+        if encoding is None:
+            encoding = tiktoken.Encoding(
+                name,
+                pat_str=spec.pat_str,
+                mergeable_ranks=load_ranks(spec.rank_file, spec.expected_hash),
+                special_tokens=dict(spec.special_tokens),
+            )
+            _ENCODINGS[name] = encoding
+    return encoding
+
+
+_ENCODINGS: dict[str, tiktoken.Encoding] = {}  # the encodings loaded in this process
+_LOADING = threading.Lock()
+
+
+@functools.cache
+def ascii_counter(name: str) -> AsciiCounter:
+    """The counter of ASCII text for encoding ``name`` (its ASCII ranks loaded once per
+    process)."""
+    spec = OFFLINE_ENCODINGS[name]
+    return AsciiCounter(name, load_ascii_ranks(spec.rank_file, spec.expected_hash))
+
+
+ASCII_CHARS = 1_000_000
+"""The characters of ASCII text a counter counts without tiktoken's encoder
+(:mod:`compiler._base.ascii_bpe`, about twice as slow per character) before it loads the
+encoder: about where the encoder's load (0.15 s) pays for itself. A counter uses the encoder
+as soon as any counter of the process has loaded it."""
 
 
 MAX_CACHED_CHARS = 64 * 1024 * 1024
@@ -318,6 +310,7 @@ class TokenCounter:
         tiktoken count), or None: tiktoken's count (or the caller's ``count_fn``'s) as it is."""
         self._scaled: dict[ScriptScale, TokenCounter] = {}
         self._encoding: tiktoken.Encoding | None = None
+        self._ascii_chars = 0  # of text counted without the encoder (see _ordinary)
         self._cache: dict[str, int] = {}
         self._max = max_entries
         self._max_chars = max_chars
@@ -370,12 +363,25 @@ class TokenCounter:
         elif "\n-" in text and self.encoding_name in SEAMED:
             n = self._seamed(text)
         else:
-            encoding = self._encoding or self.encoding
-            n = len(encoding.encode_ordinary(text))
+            n = self._ordinary(text)
             if self.scale is not None:
                 n = self.scale.estimate(text, n)
         self._keep(text, n)
         return n
+
+    def _ordinary(self, text: str) -> int:
+        """tiktoken's count of ``text`` as ordinary text: from its encoder, or, for ASCII
+        text while this counter has counted less than :data:`ASCII_CHARS` of it and no
+        counter of the process has loaded the encoder, the same count without it
+        (:mod:`compiler._base.ascii_bpe`)."""
+        encoding = self._encoding
+        if encoding is None:
+            encoding = _ENCODINGS.get(self.encoding_name)
+            if encoding is None and self._ascii_chars < ASCII_CHARS and text.isascii():
+                self._ascii_chars += len(text)
+                return ascii_counter(self.encoding_name).count(text)
+            self._encoding = encoding = encoding or self.encoding
+        return len(encoding.encode_ordinary(text))
 
     def _seamed(self, text: str) -> int:
         """Tokens of a text with lines that start with ``-`` (a list; a history's summary):
@@ -388,7 +394,7 @@ class TokenCounter:
         the sum of the pieces' estimates: at least the whole text's (each piece rounds up
         and adds its ``per_text``), so still an upper bound, and the same sum every time."""
         if text.count("\n-") >= MAX_SEAMS:  # counted, not split: no copy of a hostile text
-            n = len((self._encoding or self.encoding).encode_ordinary(text))
+            n = self._ordinary(text)
             return n if self.scale is None else self.scale.estimate(text, n)
         parts = text.split("\n-")
         # each piece but the last keeps the newline that ends it, each but the first its "-"
@@ -440,8 +446,10 @@ class TokenCounter:
         if None not in hits:
             return hits  # type: ignore[return-value]  # no None among them
         new = list({t: None for t, n in zip(texts, hits, strict=True) if n is None and t})
-        encode = (self._encoding or self.encoding).encode_ordinary
-        found = dict(zip(new, map(len, map(encode, new)), strict=True))
+        if self._encoding is not None:
+            found = dict(zip(new, map(len, map(self._encoding.encode_ordinary, new)), strict=True))
+        else:
+            found = dict(zip(new, map(self._ordinary, new), strict=True))
         if self.scale is not None:
             estimate = self.scale.estimate
             found = {text: estimate(text, n) for text, n in found.items()}

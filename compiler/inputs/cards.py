@@ -76,7 +76,7 @@ MAX_CHARX_DIRECTORY_BYTES = 1024 * 1024
 class CharacterCard(BaseModel):
     """A character card, the same shape whatever version or container it came from."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     name: str
     description: str = ""
@@ -105,7 +105,7 @@ class CharacterCard(BaseModel):
 class _CardData(BaseModel):
     """The card fields as the specs name them (V2/V3 ``data``, or a flat V1 card)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     name: str
     description: str = ""

@@ -35,7 +35,7 @@ _Pos = int | str
 class _BookEntry(BaseModel):
     """An entry of a V2/V3 ``character_book``."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     id: int | str | None = None
     keys: list[str] = Field(default_factory=list)
@@ -53,7 +53,7 @@ class _BookEntry(BaseModel):
 class _BookExtensions(BaseModel):
     """The SillyTavern fields it stores under a character book entry's ``extensions``."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     position: _Pos | None = None
     depth: int | None = None
@@ -77,7 +77,7 @@ class _BookExtensions(BaseModel):
 
 
 class _BookHeader(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     name: str = ""
     description: str = ""

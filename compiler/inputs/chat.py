@@ -65,7 +65,7 @@ _CODE = "context.invalid_chat"
 class ChatToolCall(BaseModel):
     """A tool call an assistant message made; ``arguments`` is JSON text, as providers send."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     id: str
     name: str
@@ -95,7 +95,7 @@ class ChatMetadata(BaseModel):
     SillyTavern's default (public/scripts/authors-note.js loadSettings): no note, interval 1,
     depth 4, position 1 (in chat), role 0 (system), no variables."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     note_prompt: str = ""
     #: insert the note when the number of user messages is a multiple of it (1: always)
@@ -120,7 +120,9 @@ class ChatMetadata(BaseModel):
 class ChatMessage(BaseModel):
     """One chat message, oldest-first order is the caller's."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
     role: ChatRole
     content: str = ""

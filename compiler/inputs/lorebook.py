@@ -81,7 +81,9 @@ class CharacterFilter(BaseModel):
     """SillyTavern's ``characterFilter``: the entry is only for (or, with ``isExclude``, not
     for) these character file names and tags."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=True, extra="allow"
+    )
 
     names: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
@@ -91,7 +93,9 @@ class CharacterFilter(BaseModel):
 class WorldEntry(BaseModel):
     """One lorebook entry, normalised from either input form (camelCase on the wire)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
     uid: int | str
     keys: list[str] = Field(default_factory=list)
@@ -135,7 +139,9 @@ class WorldEntry(BaseModel):
 class Lorebook(BaseModel):
     """A set of world info entries, in scan order, with the book's own settings."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
     name: str = ""
     description: str = ""
@@ -155,7 +161,7 @@ _Pos = int | str
 class _FileEntry(BaseModel):
     """An entry of a SillyTavern world file, with its own key names."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     uid: int | str | None = None
     key: list[str] = Field(default_factory=list)

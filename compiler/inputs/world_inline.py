@@ -17,7 +17,9 @@ class WorldEntryIn(BaseModel):
     """An activated world info entry as the runtime gives it (SillyTavern's other entry fields
     are allowed and kept): its text must be text."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=True, extra="allow"
+    )
 
     content: str = ""
     position: Literal["before", "after"] | int = "before"

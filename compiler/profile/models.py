@@ -75,7 +75,9 @@ Layer = Literal["builtin", "preset", "character", "user", "run"]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
 
 def _partial(info: ValidationInfo) -> bool:

@@ -108,7 +108,7 @@ def fragment_from_model(
 class ProvenanceEntry(_Model):
     """Which layer, and which file, set a field (immutable: a copy of a profile shares it)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     layer: Layer
     file: str | None = None

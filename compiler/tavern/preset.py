@@ -74,7 +74,7 @@ PromptKind = Literal["marker", "agent_marker", "default", "custom"]
 class PresetPrompt(BaseModel):
     """One ``prompts[]`` entry; ``enabled`` comes from the prompt order."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     identifier: str = Field(min_length=1)
     name: str = ""
@@ -114,14 +114,14 @@ class PresetPrompt(BaseModel):
 
 
 class PromptOrderEntry(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     identifier: str
     enabled: bool = True
 
 
 class PromptOrder(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     character_id: int
     order: list[PromptOrderEntry] = Field(default_factory=list)
@@ -181,7 +181,7 @@ class PresetSettings(BaseModel):
     (absent: :data:`DEFAULT_HUMAN_SYSPROMPT`), ``assistant_prefill`` (absent: none).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     max_context: int | None = None
     max_tokens: int = DEFAULT_MAX_TOKENS
@@ -316,7 +316,7 @@ def _texts(obj: Mapping[str, Any], bad: Callable[[str, str], ContextError]) -> d
 class TavernPreset(BaseModel):
     """A chat-completion preset as read; ``source`` is the file (or ``<inline>``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     source: str = INLINE
     prompts: list[PresetPrompt]

@@ -81,11 +81,13 @@ def add_options(
     *,
     provider_help: str | None = None,
     provider_default: str | None = None,
+    provider_action: type[argparse.Action] | None = None,
 ) -> None:
     """The command-line options ``names`` of CompileOptions' option table
     (:mod:`compiler._driver.option_specs`), each ``--name-with-dashes`` with its help, in
-    its group. ``provider_help``/``provider_default``: what a command that loads the
-    provider registry says of ``--provider`` (``apc check`` does not load it)."""
+    its group. ``provider_help``/``provider_default``/``provider_action``: what a command
+    says of ``--provider`` (an action whose help reads the installed providers only when
+    the help is shown)."""
     groups: dict[str, argparse._ArgumentGroup] = {}
     for name in names:
         option = _BY_NAME[name]
@@ -97,6 +99,8 @@ def add_options(
         kwargs = _argparse_form(option)
         if name == "provider":
             kwargs.update(help=provider_help or option.help, default=provider_default)
+            if provider_action is not None:
+                kwargs.update(action=provider_action, help=None)
         target.add_argument(option.flag, *option.aliases, dest=option.name, **kwargs)
 
 

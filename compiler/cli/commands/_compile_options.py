@@ -36,16 +36,35 @@ COMPILE_OPTIONS = (
 )
 
 
+class _ProviderOption(argparse.Action):
+    """``--provider``, stored as given. Its help lists the installed providers, read from
+    the installed packages' metadata only when the help is shown (not on every run)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+
+    @property
+    def help(self) -> str:
+        return f"{provider_help()} (default: {DEFAULT_PROVIDER})"
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        """argparse sets it (to None); the property above is the help."""
+
+
 def add_compile_arguments(p: argparse.ArgumentParser) -> None:
     """SOURCE, --context, the compile options (made from CompileOptions' option table), and
     the profile layers."""
     p.add_argument("source", metavar="SOURCE", help="a template, or a SillyTavern preset .json")
     p.add_argument("--context", metavar="RUN.json", help="the run context")
     add_options(
-        p,
-        COMPILE_OPTIONS,
-        provider_help=f"{provider_help()} (default: {DEFAULT_PROVIDER})",
-        provider_default=DEFAULT_PROVIDER,
+        p, COMPILE_OPTIONS, provider_action=_ProviderOption, provider_default=DEFAULT_PROVIDER
     )
     add_profile_arguments(p)
 
