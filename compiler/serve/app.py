@@ -30,7 +30,7 @@ from starlette.responses import Response
 
 from compiler._base.tokens import counter_for
 from compiler.errors import APCError, Diagnostic, is_too_deep, too_deep
-from compiler.inputs.read import collect_warnings, decode_text, parse_json
+from compiler.inputs import collect_warnings, decode_text, parse_json
 from compiler.serve.guard import Guard
 from compiler.serve.limits import ServeConfig
 from compiler.serve.models import (

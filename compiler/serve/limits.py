@@ -9,7 +9,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compiler.profile.registry import PROFILES_DIR
+from compiler.profile import PROFILES_DIR
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765

@@ -10,13 +10,12 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic.alias_generators import to_camel
 
-from compiler._base.journal import Event
-from compiler._driver.option_specs import MAX_STOPS, NAME_CHARS, OPTIONS, Option
-from compiler.fit.ledger import BudgetLedger
+from compiler import OPTIONS, BudgetLedger, Event, Option
 from compiler.providers import DEFAULT_PROVIDER
-from compiler.syntax.parser import MAX_TEMPLATE_CHARS
+from compiler.syntax import MAX_TEMPLATE_CHARS
 
-MAX_NAME_CHARS = NAME_CHARS
+MAX_NAME_CHARS = next(o.max_chars for o in OPTIONS if o.name == "provider") or 200
+"""The longest name a request gives (a provider, model, caller or inline source name)."""
 MAX_PATH_CHARS = 4096
 
 
@@ -57,15 +56,17 @@ def _field(option: Option) -> tuple[Any, Any]:
     if option.kind == "choice":
         return Literal[option.choices] | None, Field(default=None, description=about)
     if option.kind == "strings":
-        text = Annotated[str, Field(max_length=1000)]
-        return list[text], Field(default_factory=list, max_length=MAX_STOPS, description=about)
+        text = Annotated[str, Field(max_length=option.max_chars)]
+        return list[text], Field(
+            default_factory=list, max_length=option.max_items, description=about
+        )
     if option.kind == "step":
         step = Annotated[int, Field(ge=option.low, le=option.high)]
         about = "true (a step of 32 messages) or the step: history cut points move in steps"
         return bool | step, Field(default=False, description=about)
     if option.name == "provider":
-        return str, Field(default=DEFAULT_PROVIDER, max_length=NAME_CHARS, description=about)
-    return str | None, Field(default=None, max_length=NAME_CHARS, description=about)
+        return str, Field(default=DEFAULT_PROVIDER, max_length=option.max_chars, description=about)
+    return str | None, Field(default=None, max_length=option.max_chars, description=about)
 
 
 _OPTION_FIELDS: dict[str, Any] = {o.name: _field(o) for o in OPTIONS if o.serve}

@@ -18,7 +18,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from compiler._driver.api import CompileResult
+from compiler import CompileResult
 from compiler.errors import APCError, Diagnostic, InternalError, PolicyError, omitted_json
 
 MAX_DIAGNOSTICS = 200

@@ -17,18 +17,20 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from compiler._driver.api import CompileResult
-from compiler._driver.check_report import CheckReport, check_sources
-from compiler._driver.option_specs import budget_requested
-from compiler._driver.options import CompileOptions
-from compiler._driver.session import Session
-from compiler._driver.sources import SourceText, read_source
-from compiler.errors import APCError, Diagnostic, StrictError, deep_inputs_coded
-from compiler.inputs.read import (
-    collect_warnings,
+from compiler import (
+    CheckReport,
+    CompileOptions,
+    CompileResult,
+    RunContext,
+    Session,
+    SourceText,
+    budget_requested,
+    check_sources,
+    load_context,
+    read_source,
 )
-from compiler.inputs.run import RunContext, load_context
-from compiler.inputs.sandbox import admit, confine
+from compiler.errors import APCError, Diagnostic, StrictError, deep_inputs_coded
+from compiler.inputs import admit, collect_warnings, confine
 from compiler.profile import ProfileLayers
 from compiler.serve.limits import ServeConfig, session_bytes
 from compiler.serve.models import CheckIn, ProfileIn, SourceIn

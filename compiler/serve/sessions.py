@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from compiler._driver.session import Session
+from compiler import Session
 
 
 def session_key(*parts: Any) -> str:
