@@ -233,28 +233,94 @@ def test_hostile_inputs_are_shown_as_text(
     assert page.locator("main img, main script, main iframe").count() == 0
 
 
-def test_bench_page_shows_the_figures_of_the_text_and_json(
-    open_page: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+#: the bill chart's series: a turn's input tokens read from the cache, written, and neither
+BILL_PARTS = (
+    ("cached", "cachedTokens"),
+    ("cache-written", "writtenTokens"),
+    ("uncached", "uncachedTokens"),
+)
+
+
+def bench_page(
+    open_page: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> tuple[Opened, dict[str, Any]]:
+    """The page of ``apc bench ARGS``, opened clean, and its JSON document."""
     path = tmp_path / "bench.html"
-    args = ["bench", str(WRITER / "template.txt"), "--context", str(WRITER / "run.json")]
-    assert main([*args, "--budget", "1100", "2000", "--format", "html", "-o", str(path)]) == 0
+    assert main([*args, "--format", "html", "-o", str(path)]) == 0
+    capsys.readouterr()
     opened = open_page(path)
-    page = opened.page
     opened.assert_clean()
-    data = json.loads(page.text_content("#apc-data"))["bench"]
-    # the text report of the same replay: its first table, cell for cell
-    text = render_report(BenchReport.model_validate(data))
-    lines = text.splitlines()[2:12]
+    return opened, json.loads(opened.page.text_content("#apc-data"))["bench"]
+
+
+def check_bench_page(page: Any, data: dict[str, Any]) -> None:
+    """The page shows the text report's set-up and prompt-cache rule lines and its first
+    table cell for cell, and per primary run its label, its bill's figures (the JSON's
+    numbers) and each turn's input as billed, stacked: cached, cache-written, uncached."""
+    report = BenchReport.model_validate(data)
+    lines = render_report(report).splitlines()
+    assert f"{data['source']}: " + page.text_content("#meta") == lines[0]  # the source: h1
+    assert page.text_content("#rule") == lines[1]
+    table = lines[3 : lines.index("", 3)]  # head, dashes, one row per figure
     summary = page.eval_on_selector_all(
         "table.summary tr", "rs => rs.map(r => [...r.cells].map(c => c.textContent))"
     )
-    assert len(summary) == 9 == len(lines) - 1
-    for line, cells in zip([lines[0], *lines[2:]], summary, strict=True):
+    assert len(summary) == len(table) - 1 == 16
+    for line, cells in zip([table[0], *table[2:]], summary, strict=True):
         assert re.split(r"\s{2,}", line.strip()) == cells
+    for i, run in enumerate(data["runs"]):
+        if not run["primary"]:
+            continue
+        section = f"section[data-run='{i}']"
+        assert page.text_content(f"{section} h2") == report.runs[i].label
+        bill = run["bill"]
+        cards = page.eval_on_selector_all(
+            f"{section} .cards.bill .card",
+            "cs => cs.map(c => [c.dataset.field, 'value' in c.dataset ? +c.dataset.value : null])",
+        )
+        per_token = bill["billed"] / bill["requestTokens"] if bill["requestTokens"] else None
+        assert dict(cards) == {
+            "billed": bill["billed"],
+            "perRequestToken": per_token,
+            "cachedShare": bill["cachedShare"],
+            "boundRatio": bill["boundRatio"],
+        }
+        assert page.text_content(f"{section} [data-field=billed] b") == fmt(bill["billed"])
+        rects = page.eval_on_selector_all(
+            f"{section} .chart.bill rect[data-turn]",
+            "rs => rs.map(r => [r.dataset.turn, r.dataset.cat, +r.dataset.tokens])",
+        )
+        turns = run["perTurn"]
+        expected = [[str(t["messages"]), n, t[k]] for t in turns for n, k in BILL_PARTS if t[k]]
+        assert sorted(rects) == sorted(expected)
+        for t in turns:  # a turn's stack is its request
+            stack = sum(n for turn, _, n in rects if turn == str(t["messages"]))
+            assert stack == (t["totalTokens"] or 0)
+        marks = page.eval_on_selector_all(
+            f"{section} .chart.bill line.mark",
+            "ls => ls.map(l => [l.dataset.turn, +l.dataset.value])",
+        )
+        assert marks == [
+            [str(t["messages"]), t["billed"]] for t in turns if t["billed"] is not None
+        ]
+        # prefix stability: the run's and each comparison run's of the same budget
+        points = page.locator(f"{section} .chart.stability circle").count()
+        same = [r for r in data["runs"] if r["budget"] == run["budget"]]
+        assert points == sum(t["prefixStability"] is not None for r in same for t in r["perTurn"])
+
+
+def test_bench_page_shows_the_figures_of_the_text_and_json(
+    open_page: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["bench", str(WRITER / "template.txt"), "--context", str(WRITER / "run.json")]
+    opened, data = bench_page(open_page, tmp_path, capsys, [*args, "--budget", "1100", "2000"])
+    page = opened.page
+    check_bench_page(page, data)
+    assert data["cacheRule"]["caching"] == "automatic"
     runs = [r for r in data["runs"] if r["primary"]]
     assert page.locator("section.run").count() == len(runs) == 2
     assert any(t["cuts"] for t in runs[0]["perTurn"])  # budget 1,100 cuts
+    assert any(t["cachedTokens"] for t in runs[0]["perTurn"])  # over 1,024 tokens: cached
     for i, run in enumerate(data["runs"]):
         if not run["primary"]:
             continue
@@ -277,16 +343,61 @@ def test_bench_page_shows_the_figures_of_the_text_and_json(
             [str(t["messages"]), a, n] for t in run["perTurn"] for a, n in t["cuts"].items()
         ]
         assert sorted(cuts) == sorted(expected)
-        points = page.locator(f"section[data-run='{i}'] .chart.stability circle").count()
-        cmp = next(r for r in data["runs"] if not r["primary"] and r["budget"] == run["budget"])
-        stable = [t["prefixStability"] for t in (*run["perTurn"], *cmp["perTurn"])]
-        assert points == sum(v is not None for v in stable)
     page.uncheck("input[data-cat=history]")
     assert page.locator(".chart.tokens rect[data-cat=history]").count() == 0
     assert page.locator("table.categories tr[data-id=history]:not([hidden])").count() == 0
     page.check("input[data-cat=history]")
     assert page.locator(".chart.tokens rect[data-cat=history]").count() == 2 * len(data["turns"])
     screenshot(opened, "bench-writer.png")
+
+
+def test_bench_page_shows_auto_beside_the_fixed_steps(
+    open_page: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--cache-stable auto`` under Anthropic's explicit cache: the chosen step (``auto N``)
+    beside the runs without steps and with the default step, each bill with cache writes."""
+    args = ["bench", str(WRITER / "template.txt"), "--context", str(WRITER / "run.json")]
+    args += ["--budget", "2000", "--cache-stable", "auto", "--provider", "anthropic"]
+    opened, data = bench_page(open_page, tmp_path, capsys, args)
+    page = opened.page
+    check_bench_page(page, data)
+    assert data["cacheRule"]["caching"] == "explicit"
+    steps = page.eval_on_selector_all(
+        "table.summary tr[data-id=cache-stable] td", "ts => ts.map(t => t.textContent)"
+    )
+    auto = next(r for r in data["runs"] if r["primary"])
+    assert steps == ["cache-stable", "off (cmp)", "32 (cmp)", f"auto {auto['cacheStable']}"]
+    assert auto["auto"] and auto["bill"]["written"] > 0
+    assert any(t["writtenTokens"] for t in auto["perTurn"])
+    names = page.eval_on_selector_all(
+        "section.run .chart.stability circle", "cs => [...new Set(cs.map(c => c.dataset.series))]"
+    )
+    primary = f"cache-stable auto {auto['cacheStable']}"
+    assert names == [primary, "cache-stable off (cmp)", "cache-stable 32 (cmp)"]
+    screenshot(opened, "bench-auto.png")
+
+
+def test_hostile_bench_inputs_are_shown_as_text(
+    open_page: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A source, chat and model name with markup: shown as text, nothing run or fetched; a
+    model with no known prompt-cache rule is billed in full and says so."""
+    template = tmp_path / "t<b>'&.txt"
+    template.write_text(f"{HOSTILE}\n<<agent.chat.history>>\n")
+    chat = [{"role": "user", "content": f"a dragon {HOSTILE}"}]
+    (tmp_path / "run.json").write_text(json.dumps({"chat": chat}))
+    model = "m</script><b>'&"
+    args = ["bench", str(template), "--context", str(tmp_path / "run.json")]
+    args += ["--provider", "openai-compatible", "--model", model]
+    opened, data = bench_page(open_page, tmp_path, capsys, args)
+    page = opened.page
+    assert page.evaluate("window.__pwned") is None
+    assert page.text_content("h1") == f"apc bench: {template}"
+    assert data["cacheRule"] is None
+    no_rule = f"no rule known for openai-compatible {model}: every input token billed in full"
+    assert page.text_content("#rule") == f"prompt cache: {no_rule}"
+    check_bench_page(page, data)
+    assert page.locator("main img, main script, main iframe").count() == 0
 
 
 def test_a_failed_fit_shows_the_ledger_up_to_the_failure(

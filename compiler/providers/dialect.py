@@ -183,13 +183,13 @@ class CacheRule:
         )
 
     def describe(self) -> dict[str, Any]:
-        """The rule as JSON-ready data (camelCase keys)."""
+        """The rule as JSON-ready data (camelCase keys; the multipliers always floats)."""
         return {
             "caching": "explicit" if self.explicit else "automatic",
             "minimumTokens": self.minimum,
             "incrementTokens": self.increment,
-            "readMultiplier": self.read,
-            "writeMultiplier": self.write,
+            "readMultiplier": float(self.read),  # a float: written as one (2.0x, not 2x)
+            "writeMultiplier": float(self.write),
             "ttl": self.ttl,
             "source": self.source,
             "asOf": self.as_of,

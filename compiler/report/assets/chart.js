@@ -1,5 +1,6 @@
 // apc report: small SVG charts (stacked bars per turn, lines per turn, horizontal bars).
 const CHART = { W: 560, H: 240, left: 52, right: 12, top: 24, bottom: 30 };
+const MARK_COLOUR = "#1f2328";
 
 function niceMax(v) {
   if (!(v > 0)) return 1;
@@ -30,30 +31,40 @@ function frame(label, xLabels, yMax, yFmt) {
   return { svg: svg, y: y, x: (i) => c.left + step * i, step: step, plotH: plotH };
 }
 
-// values per turn, stacked: tokens per category (``budgets`` per turn draws the budget's
-// line), or counts (series with their own ``colour``: a legend, whole-number ticks)
-function stackedTurns(label, xLabels, series, budgets) {
+// values per turn, stacked: tokens per category (``opts.budgets`` per turn draws the
+// budget's line), or tokens or counts (``opts.counts``: whole-number ticks) of series with
+// their own ``colour`` (a legend); ``opts.marks`` ({name, values}) draws a dash per turn
+function stackedTurns(label, xLabels, series, opts) {
+  opts = opts || {};
+  const budgets = opts.budgets || [], marks = opts.marks || null, counts = !!opts.counts;
   const totals = xLabels.map((_, i) => series.reduce((s, ser) => s + (ser.values[i] || 0), 0));
-  const counts = series.some((ser) => ser.colour);
-  const most = Math.max(1, ...totals, ...budgets.filter((b) => b !== null));
+  const marked = marks ? marks.values.filter((v) => v !== null && v !== undefined) : [];
+  const most = Math.max(1, ...totals, ...budgets.filter((b) => b !== null), ...marked);
   const yMax = counts ? 4 * Math.ceil(most / 4) : niceMax(most);
   const f = frame(label, xLabels, yMax, fmt);
-  if (counts) {
-    let lx = CHART.left + 6;
-    for (const ser of series) {
-      f.svg.append(svgEl("rect", { x: lx, y: 2, width: 10, height: 10, fill: ser.colour }));
-      f.svg.append(svgEl("text", { x: lx + 14, y: 11, text: ser.name }));
-      lx += 24 + 7 * ser.name.length;
-    }
+  const keyed = series.filter((ser) => ser.colour).map((ser) => ({ name: ser.name, colour: ser.colour }));
+  if (marks) keyed.push({ name: marks.name, colour: MARK_COLOUR, dash: true });
+  let lx = CHART.left + 6;
+  for (const k of keyed) {
+    f.svg.append(k.dash ? svgEl("rect", { x: lx, y: 6, width: 10, height: 2, fill: k.colour })
+      : svgEl("rect", { x: lx, y: 2, width: 10, height: 10, fill: k.colour }));
+    f.svg.append(svgEl("text", { x: lx + 14, y: 11, text: k.name }));
+    lx += 24 + 7 * k.name.length;
   }
+  const unit = counts ? "" : " tokens";
   xLabels.forEach((t, i) => {
     let base = 0;
     for (const ser of series) {
       const v = ser.values[i] || 0;
       if (!v) continue;
       const rect = svgEl("rect", { x: f.x(i) + f.step * 0.1, width: Math.max(f.step * 0.8, 0.5), y: f.y(base + v), height: Math.max(f.y(base) - f.y(base + v), 0.3), fill: ser.colour || colour(ser.name), "data-cat": ser.name, "data-turn": t, "data-tokens": v });
-      f.svg.append(tip(rect, "turn of " + t + " messages: " + ser.name + " " + fmt(v) + (ser.colour ? "" : " tokens")));
+      f.svg.append(tip(rect, "turn of " + t + " messages: " + ser.name + " " + fmt(v) + unit));
       base += v;
+    }
+    const m = marks ? marks.values[i] : null;
+    if (m !== null && m !== undefined) {
+      const mark = svgEl("line", { x1: f.x(i) + f.step * 0.04, x2: f.x(i + 1) - f.step * 0.04, y1: f.y(m), y2: f.y(m), class: "mark", "data-turn": t, "data-value": m });
+      f.svg.append(tip(mark, "turn of " + t + " messages: " + marks.name + " " + fmt(m)));
     }
   });
   const pts = budgets.map((b, i) => (b === null ? null : [f.x(i), f.y(b), f.x(i + 1)])).filter((p) => p);

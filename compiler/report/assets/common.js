@@ -183,7 +183,10 @@ function diagnostics(list) {
   return box;
 }
 
-function card(label, value, key) {
-  return el("div", { class: "card", dataset: key ? { field: key } : {} },
+// a figure with its label; ``raw``: the JSON's number it shows (data-value; none when null)
+function card(label, value, key, raw) {
+  const data = key ? { field: key } : {};
+  if (raw !== null && raw !== undefined) data.value = String(raw);
+  return el("div", { class: "card", dataset: data },
     el("b", { text: value }), el("span", { text: label }));
 }
