@@ -137,6 +137,24 @@ def test_check(server: Server) -> None:
     assert [d["code"] for d in tight["diagnostics"]] == ["context.budget_infeasible"]
 
 
+def test_a_strict_check_of_the_budget_is_apc_check_strict(
+    server: Server, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``strict`` promotes the check's findings; it never makes the budget check's own
+    unbounded compile report a budget over the window."""
+    options = {"budget": 100, "strict": True}
+    r = server.post(
+        "/v1/check", {"source": "template.txt", "context": "run.json", "options": options}
+    )
+    assert r.status_code == 200, r.text
+    monkeypatch.chdir(WRITER)
+    capsys.readouterr()
+    args = ["check", "template.txt", "--context", "run.json", "--budget", "100", "--strict"]
+    assert main([*args, "--format", "json"]) == 1
+    assert r.json() == {"ok": False, "diagnostics": json.loads(capsys.readouterr().err)}
+    assert [d["code"] for d in r.json()["diagnostics"]] == ["context.budget_infeasible"]
+
+
 def test_schemas_health_and_openapi(server: Server) -> None:
     with server.client() as c:
         for name, make in SCHEMAS.items():
