@@ -80,3 +80,22 @@ def test_check_through_the_environment_is_apc_check(tmp_path: Path) -> None:
     assert [d.code for d in report.diagnostics] == ["template.unknown_macro"]
     tight = env.check([TEMPLATE], context=RUN, budget=100)
     assert not tight.ok and "context.budget_infeasible" in {d.code for d in tight.diagnostics}
+
+
+def test_the_environments_budget_options_ask_for_the_budget_check() -> None:
+    """A budget option given as the environment's default asks as a job's keyword does."""
+    env = compiler.Environment(model="gpt-4o", budget=1_000_000)
+    found = env.check([TEMPLATE]).diagnostics
+    assert "context.budget_over_window" in {d.code for d in found}
+    asked = compiler.Environment().check([TEMPLATE], model="gpt-4o", budget=1_000_000)
+    assert found == asked.diagnostics
+    assert env.check([TEMPLATE], with_budget=False).diagnostics == ()
+
+
+@pytest.mark.parametrize("one", [str(TEMPLATE), TEMPLATE])
+def test_one_path_is_not_a_list_of_sources(one: object) -> None:
+    """A path alone would be checked character by character (``/``, ``w``, ...)."""
+    with pytest.raises(TypeError, match="pass \\[path\\]"):
+        compiler.check_sources(one)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        compiler.Environment().check(one)  # type: ignore[arg-type]

@@ -59,6 +59,8 @@ def check_sources(
     source compiled's floors with ``context``, a value or what to call for it), None: the
     sources only. ``session_of`` gives the :class:`compiler.Session` a budget check runs in
     (default: a new one)."""
+    if isinstance(sources, str | os.PathLike | SourceText):
+        raise TypeError("sources is a list of paths or SourceTexts: for one file, pass [path]")
     diagnostics = list(read)
     failed = False
     texts: list[SourceText] = []

@@ -17,7 +17,12 @@ from collections.abc import Callable, Sequence
 from typing import Unpack
 
 from compiler._driver.api import CompileResult, Context
-from compiler._driver.check_report import CheckReport, budget_requested, check_sources
+from compiler._driver.check_report import (
+    BUDGET_OPTIONS,
+    CheckReport,
+    budget_requested,
+    check_sources,
+)
 from compiler._driver.feasibility import Feasibility
 from compiler._driver.options import CompileOptions, OptionFields
 from compiler._driver.session import Limits, Session
@@ -118,10 +123,12 @@ class Environment:
     ) -> CheckReport:
         """``apc check`` of ``sources`` (see :func:`compiler.check_sources`) with these
         options (``mode``, ``strict``, and the budget set-up's). ``with_budget``: whether to
-        check the budget set-up too (None: when a context or a budget option is given)."""
+        check the budget set-up too (None: when a context or a budget option is given, as a
+        keyword or as the environment's default)."""
         options = self._options.with_fields(**overrides)
-        if with_budget is None:
-            with_budget = budget_requested(dict(overrides), context)
+        if with_budget is None:  # the environment's defaults ask as much as a job's keywords
+            asked = {name: getattr(options, name) for name in BUDGET_OPTIONS}
+            with_budget = budget_requested(asked, context)
         if session_of is None:
 
             def session_of(source: SourceText, given: CompileOptions) -> Session:
