@@ -99,3 +99,16 @@ def test_one_path_is_not_a_list_of_sources(one: object) -> None:
         compiler.check_sources(one)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         compiler.Environment().check(one)  # type: ignore[arg-type]
+
+
+def test_a_card_file_over_the_environments_limit_is_refused(tmp_path: Path) -> None:
+    """``Limits.max_input_bytes`` bounds a card file as it bounds the other input files."""
+    card = tmp_path / "card.json"
+    card.write_text(json.dumps({"name": "Mira", "description": "x" * 2000}))
+    context = {"character": str(card)}
+    small = compiler.Environment(limits=compiler.Limits(max_input_bytes=1000))
+    with pytest.raises(compiler.ContextError) as info:
+        small.compile_string("Hi {{char}}", context=context)
+    assert info.value.code == "context.card_too_large"
+    assert "1000 bytes" in info.value.message
+    assert compiler.Environment().compile_string("Hi {{char}}", context=context).request
