@@ -91,3 +91,21 @@ def test_the_bounds_hold_on_the_command_line(
     args = ["compile", template, option.flag, str(option.low - 1)]
     assert main(args) == 2  # a usage error, before anything is read
     assert f"apc: error: {option.flag}" in capsys.readouterr().err
+
+
+HIGH = [o for o in OPTIONS if o.high is not None]
+
+
+@pytest.mark.parametrize("option", HIGH, ids=[o.name for o in HIGH])
+def test_the_upper_bounds_hold_on_the_command_line(
+    option: Option, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As ``apc serve`` refuses them; ``apc bench`` too, whose ``--budget`` takes several."""
+    assert option.high is not None
+    writer = Path(__file__).parents[1] / "examples" / "writer"
+    template, run = str(writer / "template.txt"), str(writer / "run.json")
+    over = [option.flag, str(option.high + 1)]
+    assert main(["compile", template, *over]) == 2
+    assert f"apc: error: {option.flag}" in capsys.readouterr().err
+    assert main(["bench", template, "--context", run, "--budget", "1000", *over]) == 2
+    assert f"apc: error: {option.flag}" in capsys.readouterr().err

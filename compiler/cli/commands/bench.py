@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from compiler._base.atomic import check_target
+from compiler._driver.option_specs import BY_NAME, bound_problem
 from compiler._driver.options import CACHE_STABLE_STEP
 from compiler.cli.commands._bench_text import render_report
 from compiler.cli.commands._common import add_format, check_output, dumps, usage_error, write_output
@@ -86,6 +87,10 @@ def _problem(args: argparse.Namespace) -> str | None:
         return "apc bench needs --context RUN.json (the run whose chat is replayed)"
     if any(b < 1 for b in args.budget or ()):
         return "--budget must be at least 1"
+    for budget in args.budget or ():
+        problem = bound_problem(BY_NAME["budget"], budget)  # the table's upper bound
+        if problem is not None:
+            return f"--budget {problem}"
     if len(set(args.budget or ())) > MAX_BUDGETS:
         return f"at most {MAX_BUDGETS} budgets (--budget) are compared in one bench"
     if args.every < 1:
