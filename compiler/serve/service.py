@@ -79,11 +79,14 @@ class Service:
         assert body.source is not None  # the model requires one of the three
         return read_source(self.path(body.source), name=body.source)
 
-    def session(self, body: SourceIn) -> tuple[Session, Callable[[int], None]]:
+    def session(
+        self, body: SourceIn, src: SourceText | None = None
+    ) -> tuple[Session, Callable[[int], None]]:
         """The session of this caller, source content and options (made on first use), and
         what to call with the size of the body once a turn is done: it weighs the session
-        again, with what the turn left in its caches."""
-        src = self.source(body)
+        again, with what the turn left in its caches. ``src``: the request's source, when
+        already read."""
+        src = src if src is not None else self.source(body)
         key = session_key(
             body.caller, src.kind, src.name, src.text, body.options.model_dump(mode="json")
         )
@@ -151,8 +154,8 @@ class Service:
             options = options_of(body.options, self.config.data_root)
         weighs: list[Callable[[int], None]] = []
 
-        def session_of(source: SourceText, options: CompileOptions) -> Session:
-            session, weigh = self.session(body)
+        def session_of(source: SourceText, _: CompileOptions) -> Session:
+            session, weigh = self.session(body, source)  # the source checked, not read again
             weighs.append(weigh)
             return session
 
