@@ -109,3 +109,18 @@ def test_the_upper_bounds_hold_on_the_command_line(
     assert f"apc: error: {option.flag}" in capsys.readouterr().err
     assert main(["bench", template, "--context", run, "--budget", "1000", *over]) == 2
     assert f"apc: error: {option.flag}" in capsys.readouterr().err
+
+
+def test_the_request_schema_speaks_of_requests_not_of_flags() -> None:
+    """``apc serve``'s OpenAPI document describes each option, in the request's terms: no
+    ``--flag``, no exit status, no "repeatable"."""
+    pytest.importorskip("fastapi")
+    from pydantic.alias_generators import to_camel
+
+    from compiler.serve.models import OptionsIn
+
+    schema = OptionsIn.model_json_schema()["properties"]
+    for option in OPTIONS:
+        if option.serve and option.help:
+            about = schema[to_camel(option.name)]["description"]
+            assert "--" not in about and "exit" not in about and "repeatable" not in about

@@ -24,7 +24,8 @@ CACHE_STABLE_STEP = 32
 class Option:
     """One option: ``name`` (``CompileOptions``' field; the flag is ``--name-with-dashes``),
     ``kind``, ``help``, the least (and greatest) value, the command-line group and metavar,
-    other flags, and whether ``apc serve``'s request takes it."""
+    other flags, whether ``apc serve``'s request takes it, and what its OpenAPI document
+    says of it when ``help`` speaks of flags or exit codes (``api_help``)."""
 
     name: str
     kind: Kind
@@ -36,6 +37,7 @@ class Option:
     aliases: tuple[str, ...] = ()
     choices: tuple[str, ...] = ()
     serve: bool = True
+    api_help: str | None = None
 
     @property
     def flag(self) -> str:
@@ -47,7 +49,9 @@ PLAN = "plan (compile for one node of a plan)"
 NAME_CHARS = 200
 """The longest provider, model or encoding name ``apc serve`` takes."""
 MAX_STOPS = 16
-"""The most stop sequences ``apc serve`` takes (each at most 1,000 characters)."""
+"""The most stop sequences ``apc serve`` takes (each at most :data:`STOP_CHARS`)."""
+STOP_CHARS = 1000
+"""The longest stop sequence ``apc serve`` takes."""
 
 OPTIONS: tuple[Option, ...] = (
     Option("provider", "str", "the provider"),
@@ -83,6 +87,7 @@ OPTIONS: tuple[Option, ...] = (
         "a stop sequence (repeatable)",
         metavar="TEXT",
         group=GENERATION,
+        api_help=f"stop sequences (at most {MAX_STOPS}, each at most {STOP_CHARS:,} characters)",
     ),
     Option(
         "reserve",
@@ -92,6 +97,8 @@ OPTIONS: tuple[Option, ...] = (
         low=0,
         high=2**53,
         metavar="N",
+        api_help="tokens reserved for the response: the total budget is the model's window "
+        "minus this (default: maxOutputTokens; budget overrides)",
     ),
     Option(
         "cache_stable",
@@ -101,6 +108,8 @@ OPTIONS: tuple[Option, ...] = (
         low=1,
         high=2**31,
         metavar="STEP",
+        api_help=f"true (a step of {CACHE_STABLE_STEP} messages) or the step: history cut points "
+        "move in steps of that many messages so successive turns keep a byte-identical prefix",
     ),
     Option(
         "mode",
@@ -125,6 +134,8 @@ OPTIONS: tuple[Option, ...] = (
         "strict",
         "bool",
         "treat warnings (e.g. context.budget_over_window) as errors: exit 1, no output",
+        api_help="treat warnings (e.g. context.budget_over_window) as errors: a compile "
+        "answers 422 with them, a check is not ok",
     ),
 )
 

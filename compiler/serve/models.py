@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic.alias_generators import to_camel
 
 from compiler._base.journal import Event
-from compiler._driver.option_specs import MAX_STOPS, NAME_CHARS, OPTIONS, Option
+from compiler._driver.option_specs import MAX_STOPS, NAME_CHARS, OPTIONS, STOP_CHARS, Option
 from compiler.fit.ledger import BudgetLedger
 from compiler.providers import DEFAULT_PROVIDER
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
@@ -47,7 +47,7 @@ class ProfileIn(_In):
 
 def _field(option: Option) -> tuple[Any, Any]:
     """The request field of a compile option (its type, default and bounds)."""
-    about = option.help or None
+    about = option.api_help or option.help or None
     if option.kind == "int":
         return int | None, Field(default=None, ge=option.low, le=option.high, description=about)
     if option.kind == "float":
@@ -57,11 +57,10 @@ def _field(option: Option) -> tuple[Any, Any]:
     if option.kind == "choice":
         return Literal[option.choices] | None, Field(default=None, description=about)
     if option.kind == "strings":
-        text = Annotated[str, Field(max_length=1000)]
+        text = Annotated[str, Field(max_length=STOP_CHARS)]
         return list[text], Field(default_factory=list, max_length=MAX_STOPS, description=about)
     if option.kind == "step":
         step = Annotated[int, Field(ge=option.low, le=option.high)]
-        about = "true (a step of 32 messages) or the step: history cut points move in steps"
         return bool | step, Field(default=False, description=about)
     if option.name == "provider":
         return str, Field(default=DEFAULT_PROVIDER, max_length=NAME_CHARS, description=about)
