@@ -274,3 +274,19 @@ def test_a_budget_check_reads_its_source_once(
         r = c.post("/v1/check", json=body, headers={"Host": "localhost"})
         assert r.status_code == 200 and r.json()["ok"] is True, r.text
     assert len(reads) == 1
+
+
+def test_a_check_reports_what_reading_its_context_file_found(tmp_path: Path) -> None:
+    """A RUN.json the check reads (a lone surrogate repaired) warns as ``apc check
+    --context`` and ``POST /v1/compile`` do: under ``strict`` the check is not ok."""
+    run = tmp_path / "run.json"
+    run.write_text('{"chat": [{"role": "user", "content": "hi \\ud83d there"}]}', "utf-8")
+    body: dict[str, Any] = {"template": "Hi <<agent.chat.history>>", "context": "run.json"}
+    for c in client(ServeConfig(roots=(tmp_path.resolve(),))):
+        for strict in (False, True):
+            options = {"model": "gpt-4o", "strict": strict}
+            r = c.post("/v1/check", json={**body, "options": options})
+            assert r.status_code == 200, r.text
+            found = r.json()["diagnostics"]
+            assert [d["code"] for d in found] == ["context.lone_surrogate"]
+            assert found[0]["file"] == "run.json" and r.json()["ok"] is not strict
