@@ -5,7 +5,9 @@ through a :class:`~compiler.Session`; the module's functions are the default env
 As jinja2's ``Environment`` holds a template loader's configuration and httpx's ``Client``
 a transport's, an Environment holds a runtime's: make one with its defaults, then compile
 with it (``env.compile(path, context=...)``) or open sessions (``env.session(path)``).
-Front-ends (``apc``, ``apc serve``) go through it too.
+``apc compile`` and ``apc explain`` compile through the default environment; ``apc check``,
+``apc serve`` and ``compiler.bench`` (whose limits are the defaults) call what its jobs do:
+:func:`~compiler.check_sources` and :class:`~compiler.Session`.
 
 Internal: the names are public as ``compiler.Environment``, ``compiler.compile`` and friends.
 """
