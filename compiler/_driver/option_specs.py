@@ -47,7 +47,8 @@ class Option:
 GENERATION = "generation options (each sent under the provider's own name)"
 PLAN = "plan (compile for one node of a plan)"
 NAME_CHARS = 200
-"""The longest provider, model or encoding name ``apc serve`` takes."""
+"""The longest provider, model or encoding name ``apc serve`` takes (and the longest name,
+caller or profile id of its requests)."""
 MAX_STOPS = 16
 """The most stop sequences ``apc serve`` takes (each at most :data:`STOP_CHARS`)."""
 STOP_CHARS = 1000

@@ -16,7 +16,6 @@ from compiler.fit.ledger import BudgetLedger
 from compiler.providers import DEFAULT_PROVIDER
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 
-MAX_NAME_CHARS = NAME_CHARS
 MAX_PATH_CHARS = 4096
 
 
@@ -38,7 +37,7 @@ class ProfileIn(_In):
     inline (each the JSON its file would hold); absent layers come from the preset and the
     run's card, as for ``apc compile``."""
 
-    id: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
+    id: str | None = Field(default=None, max_length=NAME_CHARS)
     preset: JSONObject | None = None
     character: JSONObject | None = None
     user: JSONObject | None = None
@@ -85,7 +84,7 @@ class SourceIn(_In):
     preset: JSONObject | None = None
     source: str | None = Field(default=None, min_length=1, max_length=MAX_PATH_CHARS)
     #: what diagnostics call an inline source (default ``<template>`` / ``<preset>``)
-    name: str | None = Field(default=None, min_length=1, max_length=MAX_NAME_CHARS)
+    name: str | None = Field(default=None, min_length=1, max_length=NAME_CHARS)
     #: the run context: inline (RUN.json's schema, ``GET /v1/schema/context``; its paths
     #: resolve under the first root) or a RUN.json path under a root (paths beside it)
     context: JSONObject | Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS)] | None = (
@@ -93,7 +92,7 @@ class SourceIn(_In):
     )
     options: OptionsIn = Field(default_factory=OptionsIn)
     #: who is calling: sessions (and their caches) are never shared between callers
-    caller: str = Field(default="", max_length=MAX_NAME_CHARS)
+    caller: str = Field(default="", max_length=NAME_CHARS)
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
