@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +154,8 @@ class Service:
         if budget_requested(given, body.context):
             options = options_of(body.options, self.config.data_root)
         weighs: list[Callable[[int], None]] = []
+        # read when the budget check runs; none given: the source alone, as apc check counts it
+        context = None if body.context is None else partial(self.context, body.context, sent)
 
         def session_of(source: SourceText, _: CompileOptions) -> Session:
             session, weigh = self.session(body, source)  # the source checked, not read again
@@ -167,7 +170,7 @@ class Service:
                     strict=given["strict"],
                     read=read,
                     budget=options,
-                    context=lambda: self.context(body.context, sent),
+                    context=context,
                     session_of=session_of,
                 )
             finally:

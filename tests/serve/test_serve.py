@@ -308,3 +308,13 @@ def test_the_world_info_state_comes_back_for_the_next_turn(server: Server) -> No
     assert "DRAGON-LORE" in json.dumps(second["request"])
     del context["timedWorldInfo"]
     assert "DRAGON-LORE" not in json.dumps(server.post("/v1/compile", body).json()["request"])
+
+
+def test_a_budget_check_without_a_context_counts_the_source_alone(server: Server) -> None:
+    """As ``apc check --budget``: no empty run context, so no ``context.empty_chat`` or
+    ``context.no_character`` of a context the client never sent."""
+    preset = {"prompts": [{"identifier": "main", "content": "Hi {{char}}."}]}
+    options = {"model": "gpt-4o", "budget": 1_000_000}
+    r = server.post("/v1/check", {"preset": preset, "name": "p.json", "options": options})
+    assert r.status_code == 200, r.text
+    assert [d["code"] for d in r.json()["diagnostics"]] == ["context.budget_over_window"]
