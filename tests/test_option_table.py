@@ -124,3 +124,13 @@ def test_the_request_schema_speaks_of_requests_not_of_flags() -> None:
         if option.serve and option.help:
             about = schema[to_camel(option.name)]["description"]
             assert "--" not in about and "exit" not in about and "repeatable" not in about
+
+
+def test_a_mode_outside_the_tables_choices_is_refused() -> None:
+    """As ``--mode`` and ``compiler.check(mode=...)`` refuse it (a preset compiled in a mode
+    no compile has)."""
+    with pytest.raises(ValueError, match="mode must be agent or legacy"):
+        compiler.CompileOptions(mode="chat")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        compiler.compile_string("{}", kind="preset", mode="bogus")  # type: ignore[arg-type]
+    assert compiler.CompileOptions(mode="legacy").mode == "legacy"
