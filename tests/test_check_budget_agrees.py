@@ -43,3 +43,13 @@ def test_a_budget_within_the_safety_margin_is_infeasible_not_raised(
     (tmp_path / "run.json").write_text(json.dumps(ctx))
     assert main([*args, "--context", str(tmp_path / "run.json")]) == 1
     assert "error[context.budget_infeasible]" in capsys.readouterr().err
+
+
+def test_strict_does_not_make_the_unbounded_compile_a_finding(tmp_path: Path) -> None:
+    """The budget check compiles at an unbounded budget on purpose: under ``strict`` that is
+    no ``context.budget_over_window`` (it was, for every strict check of a known model)."""
+    path, ctx = template(tmp_path), {"chat": CHAT}
+    plain = compiler.check_budget(path, context=ctx, budget=5)
+    strict = compiler.check_budget(path, context=ctx, budget=5, strict=True)
+    assert strict.diagnostics(str(path)) == plain.diagnostics(str(path))
+    assert [d.code for d in plain.diagnostics(str(path))] == ["context.budget_infeasible"]

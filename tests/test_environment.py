@@ -75,8 +75,40 @@ def test_check_through_the_environment_is_apc_check(tmp_path: Path) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_text("hi <<agent.fiel>>")
     env = compiler.Environment(strict=True)
-    report = env.check([TEMPLATE, bad])
+    report = env.check_sources([TEMPLATE, bad])
     assert not report.ok
     assert [d.code for d in report.diagnostics] == ["template.unknown_macro"]
-    tight = env.check([TEMPLATE], context=RUN, budget=100)
+    tight = env.check_sources([TEMPLATE], context=RUN, budget=100)
     assert not tight.ok and "context.budget_infeasible" in {d.code for d in tight.diagnostics}
+
+
+def test_the_environments_budget_options_ask_for_the_budget_check() -> None:
+    """A budget option given as the environment's default asks as a job's keyword does."""
+    env = compiler.Environment(model="gpt-4o", budget=1_000_000)
+    found = env.check_sources([TEMPLATE]).diagnostics
+    assert "context.budget_over_window" in {d.code for d in found}
+    asked = compiler.Environment().check_sources([TEMPLATE], model="gpt-4o", budget=1_000_000)
+    assert found == asked.diagnostics
+    assert env.check_sources([TEMPLATE], with_budget=False).diagnostics == ()
+
+
+@pytest.mark.parametrize("one", [str(TEMPLATE), TEMPLATE])
+def test_one_path_is_not_a_list_of_sources(one: object) -> None:
+    """A path alone would be checked character by character (``/``, ``w``, ...)."""
+    with pytest.raises(TypeError, match="pass \\[path\\]"):
+        compiler.check_sources(one)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        compiler.Environment().check_sources(one)  # type: ignore[arg-type]
+
+
+def test_a_card_file_over_the_environments_limit_is_refused(tmp_path: Path) -> None:
+    """``Limits.max_input_bytes`` bounds a card file as it bounds the other input files."""
+    card = tmp_path / "card.json"
+    card.write_text(json.dumps({"name": "Mira", "description": "x" * 2000}))
+    context = {"character": str(card)}
+    small = compiler.Environment(limits=compiler.Limits(max_input_bytes=1000))
+    with pytest.raises(compiler.ContextError) as info:
+        small.compile_string("Hi {{char}}", context=context)
+    assert info.value.code == "context.card_too_large"
+    assert "1000 bytes" in info.value.message
+    assert compiler.Environment().compile_string("Hi {{char}}", context=context).request

@@ -91,3 +91,46 @@ def test_the_bounds_hold_on_the_command_line(
     args = ["compile", template, option.flag, str(option.low - 1)]
     assert main(args) == 2  # a usage error, before anything is read
     assert f"apc: error: {option.flag}" in capsys.readouterr().err
+
+
+HIGH = [o for o in OPTIONS if o.high is not None]
+
+
+@pytest.mark.parametrize("option", HIGH, ids=[o.name for o in HIGH])
+def test_the_upper_bounds_hold_on_the_command_line(
+    option: Option, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As ``apc serve`` refuses them; ``apc bench`` too, whose ``--budget`` takes several."""
+    assert option.high is not None
+    writer = Path(__file__).parents[1] / "examples" / "writer"
+    template, run = str(writer / "template.txt"), str(writer / "run.json")
+    over = [option.flag, str(option.high + 1)]
+    assert main(["compile", template, *over]) == 2
+    assert f"apc: error: {option.flag}" in capsys.readouterr().err
+    assert main(["bench", template, "--context", run, "--budget", "1000", *over]) == 2
+    assert f"apc: error: {option.flag}" in capsys.readouterr().err
+
+
+def test_the_request_schema_speaks_of_requests_not_of_flags() -> None:
+    """``apc serve``'s OpenAPI document describes each option, in the request's terms: no
+    ``--flag``, no exit status, no "repeatable"."""
+    pytest.importorskip("fastapi")
+    from pydantic.alias_generators import to_camel
+
+    from compiler.serve.models import OptionsIn
+
+    schema = OptionsIn.model_json_schema()["properties"]
+    for option in OPTIONS:
+        if option.serve and option.help:
+            about = schema[to_camel(option.name)]["description"]
+            assert "--" not in about and "exit" not in about and "repeatable" not in about
+
+
+def test_a_mode_outside_the_tables_choices_is_refused() -> None:
+    """As ``--mode`` and ``compiler.check(mode=...)`` refuse it (a preset compiled in a mode
+    no compile has)."""
+    with pytest.raises(ValueError, match="mode must be agent or legacy"):
+        compiler.CompileOptions(mode="chat")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        compiler.compile_string("{}", kind="preset", mode="bogus")  # type: ignore[arg-type]
+    assert compiler.CompileOptions(mode="legacy").mode == "legacy"

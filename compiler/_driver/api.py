@@ -547,9 +547,12 @@ def check_source_budget(
 ) -> Feasibility:
     """The budget set-up of a compile of ``src``, checked before fitting: the required
     floors (exact) plus the reserved response against the model's window, and against the
-    total budget (``opts.budget``)."""
+    total budget (``opts.budget``). ``strict`` does not apply: the warnings are the
+    feasibility's (:func:`compiler.check_sources` applies the strict rule to its report)."""
     asked = opts
-    full = compile_source(src, context, opts.with_fields(budget=sys.maxsize), found, counters)
+    # unbounded on purpose, so never strict: its own context.budget_over_window is no finding
+    unbounded = opts.with_fields(budget=sys.maxsize, strict=False)
+    full = compile_source(src, context, unbounded, found, counters)
     settings = src.preset.settings if src.preset is not None else None
     opts, _ = _preset_options(opts, settings)
     dialect = get_dialect(opts.provider)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from compiler._driver.checking import add_new, check_string, over_window
 from compiler._driver.sources import SourceText, read_source
 from compiler.errors import APCError, Diagnostic, promoted
+from compiler.inputs.read import collect_warnings
 
 if TYPE_CHECKING:
     from compiler._assemble.assemble import PresetMode
@@ -51,6 +52,8 @@ def check_sources(
     source compiled's floors with ``context``, a value or what to call for it), None: the
     sources only. ``session_of`` gives the :class:`compiler.Session` a budget check runs in
     (default: a new one)."""
+    if isinstance(sources, str | os.PathLike | SourceText):
+        raise TypeError("sources is a list of paths or SourceTexts: for one file, pass [path]")
     diagnostics = list(read)
     failed = False
     texts: list[SourceText] = []
@@ -102,7 +105,8 @@ def _check_budget(
             session = Session.from_string(
                 source.text, kind=source.kind, name=source.name, options=options
             )
-        given = context() if callable(context) else context
-        return session.check_budget(given).diagnostics(source.name)
+        with collect_warnings() as read:  # a context read here reports as one read within
+            given = context() if callable(context) else context
+        return [*read, *session.check_budget(given).diagnostics(source.name)]
     except APCError as exc:
         return exc.diagnostics

@@ -5,7 +5,9 @@ through a :class:`~compiler.Session`; the module's functions are the default env
 As jinja2's ``Environment`` holds a template loader's configuration and httpx's ``Client``
 a transport's, an Environment holds a runtime's: make one with its defaults, then compile
 with it (``env.compile(path, context=...)``) or open sessions (``env.session(path)``).
-Front-ends (``apc``, ``apc serve``) go through it too.
+``apc compile`` and ``apc explain`` compile through the default environment; ``apc check``,
+``apc serve`` and ``compiler.bench`` (whose limits are the defaults) call what its jobs do:
+:func:`~compiler.check_sources` and :class:`~compiler.Session`.
 
 Internal: the names are public as ``compiler.Environment``, ``compiler.compile`` and friends.
 """
@@ -13,17 +15,16 @@ Internal: the names are public as ``compiler.Environment``, ``compiler.compile``
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Unpack
 
 from compiler._driver.api import CompileResult, Context
 from compiler._driver.check_report import CheckReport, check_sources
 from compiler._driver.feasibility import Feasibility
-from compiler._driver.option_specs import budget_requested
+from compiler._driver.option_specs import OPTIONS, budget_requested
 from compiler._driver.options import CompileOptions, OptionFields
 from compiler._driver.session import Limits, Session
 from compiler._driver.sources import SourceKind, SourceText
-from compiler.errors import Diagnostic
 from compiler.inputs.read import input_limit
 
 __all__ = ["Environment", "check_budget", "compile", "compile_string"]
@@ -107,39 +108,33 @@ class Environment:
         """The budget set-up of a compile of ``source`` (see :func:`compiler.check_budget`)."""
         return self.session(source, **overrides).check_budget(context)
 
-    def check(
+    def check_sources(
         self,
         sources: Sequence[SourceText | str | os.PathLike[str]],
         *,
-        context: Context | Callable[[], Context] = None,
+        context: Context = None,
         with_budget: bool | None = None,
-        read: Sequence[Diagnostic] = (),
-        session_of: Callable[[SourceText, CompileOptions], Session] | None = None,
         **overrides: Unpack[OptionFields],
     ) -> CheckReport:
         """``apc check`` of ``sources`` (see :func:`compiler.check_sources`) with these
         options (``mode``, ``strict``, and the budget set-up's). ``with_budget``: whether to
-        check the budget set-up too (None: when a context or a budget option is given)."""
+        check the budget set-up too (None: when a context or a budget option is given, as a
+        keyword or as the environment's default)."""
         options = self._options.with_fields(**overrides)
-        if with_budget is None:
-            with_budget = budget_requested(dict(overrides), context)
-        if session_of is None:
+        if with_budget is None:  # the environment's defaults ask as much as a job's keywords
+            asked = {o.name: getattr(options, o.name) for o in OPTIONS if o.budget_setup}
+            with_budget = budget_requested(asked, context)
 
-            def session_of(source: SourceText, given: CompileOptions) -> Session:
-                return Session.from_string(
-                    source.text,
-                    kind=source.kind,
-                    name=source.name,
-                    options=given,
-                    limits=self._limits,
-                )
+        def session_of(source: SourceText, given: CompileOptions) -> Session:
+            return Session.from_string(
+                source.text, kind=source.kind, name=source.name, options=given, limits=self._limits
+            )
 
         with input_limit(self._limits.max_input_bytes):
             return check_sources(
                 sources,
                 mode=options.mode,
                 strict=options.strict,
-                read=read,
                 budget=options.with_fields(strict=False) if with_budget else None,
                 context=context,
                 session_of=session_of,

@@ -33,8 +33,9 @@ class Option:
     ``kind``, ``help``, the least (and greatest) value, the command-line group and metavar,
     other flags, whether ``apc serve``'s request takes it, whether it is part of the budget
     set-up (any of those given, ``apc check`` checks the budget), the value of a flag given
-    without its number (``const``: the cache-stable step), and the longest text and most
-    items ``apc serve`` takes."""
+    without its number (``const``: the cache-stable step), the longest text and most items
+    ``apc serve`` takes, and what its OpenAPI document says of it when ``help`` speaks of
+    flags or exit codes (``api_help``)."""
 
     name: str
     kind: Kind
@@ -50,6 +51,7 @@ class Option:
     const: int | None = None
     max_chars: int | None = None
     max_items: int | None = None
+    api_help: str | None = None
 
     @property
     def flag(self) -> str:
@@ -69,6 +71,8 @@ class Option:
 
 GENERATION = "generation options (each sent under the provider's own name)"
 PLAN = "plan (compile for one node of a plan)"
+STOP_CHARS = 1000
+"""The longest stop sequence ``apc serve`` takes."""
 
 OPTIONS: tuple[Option, ...] = (
     Option("provider", "str", "the provider", max_chars=NAME_CHARS),
@@ -125,8 +129,9 @@ OPTIONS: tuple[Option, ...] = (
         "a stop sequence (repeatable)",
         metavar="TEXT",
         group=GENERATION,
-        max_chars=1000,
+        max_chars=STOP_CHARS,
         max_items=MAX_STOPS,
+        api_help=f"stop sequences (at most {MAX_STOPS}, each at most {STOP_CHARS:,} characters)",
     ),
     Option(
         "reserve",
@@ -137,6 +142,8 @@ OPTIONS: tuple[Option, ...] = (
         high=2**53,
         metavar="N",
         budget_setup=True,
+        api_help="tokens reserved for the response: the total budget is the model's window "
+        "minus this (default: maxOutputTokens; budget overrides)",
     ),
     Option(
         "cache_stable",
@@ -147,6 +154,8 @@ OPTIONS: tuple[Option, ...] = (
         high=2**31,
         metavar="STEP",
         const=CACHE_STABLE_STEP,
+        api_help=f"true (a step of {CACHE_STABLE_STEP} messages) or the step: history cut points "
+        "move in steps of that many messages so successive turns keep a byte-identical prefix",
     ),
     Option(
         "mode",
@@ -172,6 +181,8 @@ OPTIONS: tuple[Option, ...] = (
         "strict",
         "bool",
         "treat warnings (e.g. context.budget_over_window) as errors: exit 1, no output",
+        api_help="treat warnings (e.g. context.budget_over_window) as errors: a compile "
+        "answers 422 with them, a check is not ok",
     ),
 )
 

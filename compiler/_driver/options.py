@@ -96,6 +96,9 @@ class CompileOptions:
                 not isinstance(value, int) or isinstance(value, bool) or value < low
             ):
                 raise ValueError(f"{name} must be an integer of at least {low}, not {value!r}")
+        modes = BY_NAME["mode"].choices
+        if self.mode is not None and self.mode not in modes:
+            raise ValueError(f"mode must be {' or '.join(modes)} (or None), not {self.mode!r}")
         step = self.cache_stable
         if not isinstance(step, bool) and (not isinstance(step, int) or step < 0):
             raise ValueError(f"cache_stable must be True, False or a step >= 0, not {step!r}")

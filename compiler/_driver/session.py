@@ -58,10 +58,6 @@ class Limits:
                 raise ValueError(f"{name} must be an integer of at least 1, not {value!r}")
 
 
-COUNT_CACHE_ENTRIES = Limits().count_cache_entries
-"""How many texts a session's token counter remembers per encoding by default."""
-
-
 class Session:
     """A template or SillyTavern preset, read and checked once, compiled for run after run.
 

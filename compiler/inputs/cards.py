@@ -16,9 +16,10 @@ Internal: the public names are :class:`compiler.RunContext` and :func:`compiler.
 Size limits (a card is untrusted input: a small file must not cost much time or memory).
 Over a limit is ``context.card_too_large``, found before the excess is read or inflated:
 
-- a ``.json`` or ``.png`` card file is at most :data:`MAX_CARD_FILE_BYTES` (64 MiB); a
-  ``.charx`` is not read whole (only its central directory, at most
-  :data:`MAX_CHARX_DIRECTORY_BYTES` (1 MiB), and ``card.json``);
+- a ``.json`` or ``.png`` card file is at most :data:`MAX_CARD_FILE_BYTES` (64 MiB, or a
+  session's ``Limits.max_input_bytes`` when less); a ``.charx`` is not read whole (only
+  its central directory, at most :data:`MAX_CHARX_DIRECTORY_BYTES` (1 MiB), and
+  ``card.json``);
 - the card text is at most :data:`MAX_CARD_TEXT_BYTES` (16 MiB, room for a card with a
   large embedded lorebook): a ``ccv3``/``chara`` chunk's text after inflating (so the
   base64-decoded JSON is at most 12 MiB), and ``card.json`` in a ``.charx`` (its declared
@@ -54,8 +55,10 @@ from compiler.inputs.read import (
     decode_text,
     expect_object,
     join_path,
+    limit_in_force,
     open_input,
     parse_json,
+    size_text,
     validate,
 )
 
@@ -196,7 +199,7 @@ def _truncated(file: str, at: int) -> ContextError:
 def _too_large(what: str, limit: int, name: str, file: str) -> ContextError:
     """``context.card_too_large``: ``what`` ("is larger than", ...) ``limit`` (the ``name``)."""
     return ContextError(
-        code=_TOO_LARGE, message=f"{what} {limit // 2**20} MiB (the {name} limit)", file=file
+        code=_TOO_LARGE, message=f"{what} {size_text(limit)} (the {name} limit)", file=file
     )
 
 
@@ -354,9 +357,12 @@ def _card_file(path: Path) -> BinaryIO:
 
 
 def _read_bounded(fh: IO[bytes], head: bytes, file: str) -> bytes:
-    rest = fh.read(MAX_CARD_FILE_BYTES + 1 - len(head))
-    if len(head) + len(rest) > MAX_CARD_FILE_BYTES:
-        raise _too_large("the card file is larger than", MAX_CARD_FILE_BYTES, "card file", file)
+    """The card file's bytes, at most :data:`MAX_CARD_FILE_BYTES` or the input limit in
+    force (a session's ``Limits.max_input_bytes``), whichever is less."""
+    limit = min(MAX_CARD_FILE_BYTES, limit_in_force())
+    rest = fh.read(limit + 1 - len(head))
+    if len(head) + len(rest) > limit:
+        raise _too_large("the card file is larger than", limit, "card file", file)
     return head + rest
 
 

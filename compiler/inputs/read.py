@@ -153,6 +153,12 @@ def input_limit(limit: int) -> Iterator[None]:
         _INPUT_LIMIT.reset(token)
 
 
+def limit_in_force() -> int:
+    """The largest input file read now: :func:`input_limit`'s, else :data:`MAX_INPUT_BYTES`
+    (a reader with its own, larger limit takes the lesser of the two)."""
+    return _INPUT_LIMIT.get()
+
+
 def read_bytes(path: Path, *, limit: int | None = None, what: str = "input") -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them (None: the input
     limit in force, :data:`MAX_INPUT_BYTES` by default); a missing, unreadable, irregular or
@@ -179,12 +185,13 @@ def too_large(path: PathLike, limit: int, what: str = "input") -> ContextError:
     """``context.file_too_large`` for ``path`` over ``limit`` bytes."""
     return ContextError(
         code="context.file_too_large",
-        message=f"{what} {path} is over the limit of {_size(limit)}",
+        message=f"{what} {path} is over the limit of {size_text(limit)}",
         file=str(path),
     )
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
+    """``n`` bytes as a limit is said: ``64 MiB``, or ``1000 bytes`` below a MiB."""
     return f"{n // (1024 * 1024)} MiB" if n >= 1024 * 1024 else f"{n} bytes"
 
 

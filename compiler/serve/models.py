@@ -14,8 +14,10 @@ from compiler import OPTIONS, BudgetLedger, Event, Option
 from compiler.providers import DEFAULT_PROVIDER
 from compiler.syntax import MAX_TEMPLATE_CHARS
 
-MAX_NAME_CHARS = next(o.max_chars for o in OPTIONS if o.name == "provider") or 200
-"""The longest name a request gives (a provider, model, caller or inline source name)."""
+NAME_CHARS = next(o.max_chars for o in OPTIONS if o.name == "provider") or 200
+"""The longest name a request gives (a provider, model, caller, profile id or inline source
+name): the option table's."""
+
 MAX_PATH_CHARS = 4096
 
 
@@ -37,7 +39,7 @@ class ProfileIn(_In):
     inline (each the JSON its file would hold); absent layers come from the preset and the
     run's card, as for ``apc compile``."""
 
-    id: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
+    id: str | None = Field(default=None, max_length=NAME_CHARS)
     preset: JSONObject | None = None
     character: JSONObject | None = None
     user: JSONObject | None = None
@@ -46,7 +48,7 @@ class ProfileIn(_In):
 
 def _field(option: Option) -> tuple[Any, Any]:
     """The request field of a compile option (its type, default and bounds)."""
-    about = option.help or None
+    about = option.api_help or option.help or None
     if option.kind == "int":
         return int | None, Field(default=None, ge=option.low, le=option.high, description=about)
     if option.kind == "float":
@@ -62,7 +64,6 @@ def _field(option: Option) -> tuple[Any, Any]:
         )
     if option.kind == "step":
         step = Annotated[int, Field(ge=option.low, le=option.high)]
-        about = "true (a step of 32 messages) or the step: history cut points move in steps"
         return bool | step, Field(default=False, description=about)
     if option.name == "provider":
         return str, Field(default=DEFAULT_PROVIDER, max_length=option.max_chars, description=about)
@@ -87,7 +88,7 @@ class SourceIn(_In):
     preset: JSONObject | None = None
     source: str | None = Field(default=None, min_length=1, max_length=MAX_PATH_CHARS)
     #: what diagnostics call an inline source (default ``<template>`` / ``<preset>``)
-    name: str | None = Field(default=None, min_length=1, max_length=MAX_NAME_CHARS)
+    name: str | None = Field(default=None, min_length=1, max_length=NAME_CHARS)
     #: the run context: inline (RUN.json's schema, ``GET /v1/schema/context``; its paths
     #: resolve under the first root) or a RUN.json path under a root (paths beside it)
     context: JSONObject | Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS)] | None = (
@@ -95,7 +96,7 @@ class SourceIn(_In):
     )
     options: OptionsIn = Field(default_factory=OptionsIn)
     #: who is calling: sessions (and their caches) are never shared between callers
-    caller: str = Field(default="", max_length=MAX_NAME_CHARS)
+    caller: str = Field(default="", max_length=NAME_CHARS)
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -82,11 +83,14 @@ class Service:
         assert body.source is not None  # the model requires one of the three
         return read_source(self.path(body.source), name=body.source)
 
-    def session(self, body: SourceIn) -> tuple[Session, Callable[[int], None]]:
+    def session(
+        self, body: SourceIn, src: SourceText | None = None
+    ) -> tuple[Session, Callable[[int], None]]:
         """The session of this caller, source content and options (made on first use), and
         what to call with the size of the body once a turn is done: it weighs the session
-        again, with what the turn left in its caches."""
-        src = self.source(body)
+        again, with what the turn left in its caches. ``src``: the request's source, when
+        already read."""
+        src = src if src is not None else self.source(body)
         key = session_key(
             body.caller, src.kind, src.name, src.text, body.options.model_dump(mode="json")
         )
@@ -153,9 +157,11 @@ class Service:
         if budget_requested(given, body.context):
             options = options_of(body.options, self.config.data_root)
         weighs: list[Callable[[int], None]] = []
+        # read when the budget check runs; none given: the source alone, as apc check counts it
+        context = None if body.context is None else partial(self.context, body.context, sent)
 
-        def session_of(source: SourceText, options: CompileOptions) -> Session:
-            session, weigh = self.session(body)
+        def session_of(source: SourceText, _: CompileOptions) -> Session:
+            session, weigh = self.session(body, source)  # the source checked, not read again
             weighs.append(weigh)
             return session
 
@@ -167,7 +173,7 @@ class Service:
                     strict=given["strict"],
                     read=read,
                     budget=options,
-                    context=lambda: self.context(body.context, sent),
+                    context=context,
                     session_of=session_of,
                 )
             finally:

@@ -1,4 +1,4 @@
-"""Plan validation against the resolved profile (compiler.profile.check_plan)."""
+"""Plan validation against the resolved profile (compiler.policy.check_plan)."""
 
 from __future__ import annotations
 

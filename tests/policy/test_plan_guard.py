@@ -1,4 +1,4 @@
-"""The plan guard (compiler.profile.PlanGuard): one test per rule, each fails if reversed."""
+"""The plan guard (compiler.policy.PlanGuard): one test per rule, each fails if reversed."""
 
 from __future__ import annotations
 

@@ -137,6 +137,24 @@ def test_check(server: Server) -> None:
     assert [d["code"] for d in tight["diagnostics"]] == ["context.budget_infeasible"]
 
 
+def test_a_strict_check_of_the_budget_is_apc_check_strict(
+    server: Server, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``strict`` promotes the check's findings; it never makes the budget check's own
+    unbounded compile report a budget over the window."""
+    options = {"budget": 100, "strict": True}
+    r = server.post(
+        "/v1/check", {"source": "template.txt", "context": "run.json", "options": options}
+    )
+    assert r.status_code == 200, r.text
+    monkeypatch.chdir(WRITER)
+    capsys.readouterr()
+    args = ["check", "template.txt", "--context", "run.json", "--budget", "100", "--strict"]
+    assert main([*args, "--format", "json"]) == 1
+    assert r.json() == {"ok": False, "diagnostics": json.loads(capsys.readouterr().err)}
+    assert [d["code"] for d in r.json()["diagnostics"]] == ["context.budget_infeasible"]
+
+
 def test_schemas_health_and_openapi(server: Server) -> None:
     with server.client() as c:
         for name, make in SCHEMAS.items():
@@ -290,3 +308,13 @@ def test_the_world_info_state_comes_back_for_the_next_turn(server: Server) -> No
     assert "DRAGON-LORE" in json.dumps(second["request"])
     del context["timedWorldInfo"]
     assert "DRAGON-LORE" not in json.dumps(server.post("/v1/compile", body).json()["request"])
+
+
+def test_a_budget_check_without_a_context_counts_the_source_alone(server: Server) -> None:
+    """As ``apc check --budget``: no empty run context, so no ``context.empty_chat`` or
+    ``context.no_character`` of a context the client never sent."""
+    preset = {"prompts": [{"identifier": "main", "content": "Hi {{char}}."}]}
+    options = {"model": "gpt-4o", "budget": 1_000_000}
+    r = server.post("/v1/check", {"preset": preset, "name": "p.json", "options": options})
+    assert r.status_code == 200, r.text
+    assert [d["code"] for d in r.json()["diagnostics"]] == ["context.budget_over_window"]

@@ -251,3 +251,42 @@ def test_answers_name_files_as_the_client_named_them(
         r = c.post(route, json=body, headers={"Host": "localhost"})
         assert named in r.text, r.text
         assert str(tmp_path) not in r.text, r.text
+
+
+def test_a_budget_check_reads_its_source_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The budget set-up is checked on the source the check read, not on a second read of
+    the file (which might have changed in between)."""
+    from compiler.serve import service
+
+    (tmp_path / "t.txt").write_text("Hello <<agent.chat.history>>", "utf-8")
+    reads: list[Path] = []
+
+    def counted(path: Path, name: str | None = None) -> Any:
+        reads.append(path)
+        return read(path, name)
+
+    read = service.read_source
+    monkeypatch.setattr(service, "read_source", counted)
+    for c in client(ServeConfig(roots=(tmp_path.resolve(),))):
+        body = {"source": "t.txt", "context": {"chat": []}, "options": {"budget": 1000}}
+        r = c.post("/v1/check", json=body, headers={"Host": "localhost"})
+        assert r.status_code == 200 and r.json()["ok"] is True, r.text
+    assert len(reads) == 1
+
+
+def test_a_check_reports_what_reading_its_context_file_found(tmp_path: Path) -> None:
+    """A RUN.json the check reads (a lone surrogate repaired) warns as ``apc check
+    --context`` and ``POST /v1/compile`` do: under ``strict`` the check is not ok."""
+    run = tmp_path / "run.json"
+    run.write_text('{"chat": [{"role": "user", "content": "hi \\ud83d there"}]}', "utf-8")
+    body: dict[str, Any] = {"template": "Hi <<agent.chat.history>>", "context": "run.json"}
+    for c in client(ServeConfig(roots=(tmp_path.resolve(),))):
+        for strict in (False, True):
+            options = {"model": "gpt-4o", "strict": strict}
+            r = c.post("/v1/check", json={**body, "options": options})
+            assert r.status_code == 200, r.text
+            found = r.json()["diagnostics"]
+            assert [d["code"] for d in found] == ["context.lone_surrogate"]
+            assert found[0]["file"] == "run.json" and r.json()["ok"] is not strict

@@ -133,7 +133,7 @@ def option_values(args: argparse.Namespace) -> dict[str, Any]:
             value = tuple(value or ())
         elif option.kind == "step":
             value = value or 0
-        if value is not None or option.kind in ("bool",):
+        if value is not None:
             values[option.name] = value
     return values
 

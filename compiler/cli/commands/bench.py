@@ -36,6 +36,8 @@ from compiler.report import bench_html
 AUTO = "auto"
 
 
+#: the option table's budget (its bounds)
+_BUDGET = next(o for o in OPTIONS if o.name == "budget")
 #: the cache-stable step of a bare --cache-stable (the option table's)
 _STEP = next(o.const for o in OPTIONS if o.name == "cache_stable")
 
@@ -95,6 +97,10 @@ def _problem(args: argparse.Namespace) -> str | None:
         return "apc bench needs --context RUN.json (the run whose chat is replayed)"
     if any(b < 1 for b in args.budget or ()):
         return "--budget must be at least 1"
+    for budget in args.budget or ():
+        problem = _BUDGET.problem(budget)  # the table's upper bound
+        if problem is not None:
+            return f"--budget {problem}"
     if len(set(args.budget or ())) > MAX_BUDGETS:
         return f"at most {MAX_BUDGETS} budgets (--budget) are compared in one bench"
     if args.every < 1:

@@ -197,11 +197,6 @@ def world_pieces(entries: Sequence[dict[str, Any]], position: object = None) -> 
     ]
 
 
-def world_text(entries: Sequence[dict[str, Any]], position: object = None) -> str:
-    """:func:`world_pieces` joined with ``\n``."""
-    return "\n".join(world_pieces(entries, position))
-
-
 def _file_of(warning: Diagnostic, files: dict[str, str]) -> str | None:
     """The lorebook a scan warning is about (its message names the entry's world)."""
     for name, file in files.items():
