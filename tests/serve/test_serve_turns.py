@@ -6,10 +6,12 @@ digest is the documented chain, which a client can compute itself."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import re
 import threading
+import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,7 +28,7 @@ from compiler.serve.app import create_app
 from compiler.serve.chat_chain import canonical
 from compiler.serve.limits import ServeConfig
 from compiler.serve.sessions import SessionCache
-from tests.serve.server import WRITER
+from tests.serve.server import ROOT, WRITER
 
 OPTIONS = {"model": "gpt-4o", "budget": 1300, "cacheStable": 4}
 """A budget the example's chat outgrows within a few turns: history is cut and summarized."""
@@ -286,3 +288,56 @@ def test_the_digest_is_of_canonical_json(message: dict[str, Any]) -> None:
     """Whichever encoder writes a message, its bytes are json's sorted compact form."""
     expected = json.dumps(message, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     assert canonical(message) == expected.encode("utf-8", "surrogatepass")
+
+
+@pytest.mark.parametrize(
+    "chat",
+    [
+        [{"role": "user", "content": "a"}] * 3000,  # the most messages a byte of JSON
+        [{"role": "user", "content": "the ferry creaked across the grey river " * 9}] * 300,
+    ],
+    ids=["tiny-messages", "ordinary-messages"],
+)
+def test_a_turn_session_s_weight_bounds_what_it_holds(chat: list[Any]) -> None:
+    """A session's weight (what --max-session-bytes counts) is at least the memory it keeps,
+    measured: what dropping it frees, after a few turns."""
+    tracemalloc.start()
+    try:
+        with TestClient(create_app(ServeConfig()), base_url="http://localhost") as c:
+            sessions = c.app.state.service.sessions  # type: ignore[attr-defined]
+            sid, base = started(c)
+            turn = {"base": base, "replaceFrom": 0, "append": chat}
+            for _ in range(3):
+                r = c.post(f"/v1/sessions/{sid}/turns", json=turn)
+                turn = {"base": state(r), "append": [{"role": "user", "content": "b"}]}
+            weight = sessions.weight
+            gc.collect()
+            before = tracemalloc.get_traced_memory()[0]
+            sessions.clear()
+            gc.collect()
+            held = before - tracemalloc.get_traced_memory()[0]
+            assert 0 < held <= weight, (held, weight)
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_documented_python_client_works(c: TestClient) -> None:
+    """The TurnClient of docs/pages/runtime/serve.md, run as written (its HTTP client the
+    test's): appends, an edit, and a session the server lost are each answered as
+    /v1/compile answers the whole chat."""
+    page = (ROOT / "docs" / "pages" / "runtime" / "serve.md").read_text(encoding="utf-8")
+    code = next(b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "TurnClient" in b)
+    scope: dict[str, Any] = {}
+    exec(code, scope)
+    start = {"source": "template.txt", "options": OPTIONS, "context": run_rest()}
+    client = scope["TurnClient"]("http://localhost", "documented", start)
+    client.http = c
+    chat = [{"role": "user", "content": f"line {i} " * 20} for i in range(12)]
+    edited = [*chat[:2], {"role": "user", "content": "edited"}]
+    for i, now in enumerate((chat[:3], chat[:4], edited, chat)):
+        got = client.compile(now)
+        full = c.post("/v1/compile", json={**start, "context": {**run_rest(), "chat": now}})
+        assert got["request"] == full.json()["request"]
+        assert client.base == {"count": len(now), "digest": chain(now)}
+        if i == 1:
+            c.delete("/v1/sessions/documented")  # lost: the next compile starts it again
