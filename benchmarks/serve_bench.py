@@ -1,19 +1,27 @@
-"""``apc serve`` against a new ``apc compile`` process per turn, for a 10,000-message chat.
+"""``apc serve``'s two protocols side by side with the same turns in process, 10,000 messages.
 
-    python benchmarks/serve_bench.py [--messages 10000] [--turns 6] [--clients 1,8,64]
+    python benchmarks/serve_bench.py [--messages 10000] [--turns 200] [--many 64]
+                                     [--many-turns 6] [--process-turns 3] [--workers 4]
 
-Each client is one chat: it sends its chat turn after turn (one message appended per turn)
-to ``POST /v1/compile`` with its own ``caller``, so it has its own warm session; its first
-request (cold) is not measured. Requests per second count every measured request of all
-clients; p50/p99 are per-request latencies. The baseline runs ``python -m compiler compile``
-once per turn (a process per turn: imports, rank files, a cold compile). Peak RSS is the
-server's high-water mark (VmHWM) after all runs, and the largest baseline process's.
-Needs the serve extra and httpx.
+Each client is one chat, one message appended per turn, with a warm session of its own:
+*whole chat* sends the whole chat to ``POST /v1/compile`` every turn (with its own
+``caller``); *turns* starts a session whole (``POST /v1/sessions``, not measured) and then
+sends each turn's one message (``POST /v1/sessions/{id}/turns``). *In process* is a
+``compiler.Session`` compiling a ``compiler.ChatLog`` one message longer each turn, in this
+process. The clients are the standard library's ``http.client`` with kept-alive connections
+(a runtime's client in Rust or JavaScript costs less than a Python one); the first, cold
+request of a whole-chat client is not measured, and the measured turns start when every
+client has made its session (then the wall clock starts). Requests per second count every
+measured request of all clients; p50/p99 are per-request latencies, client side. Ratios are to the
+in-process figures. *A process per turn* runs ``python -m compiler compile`` once per turn.
+Peak RSS is the server's high-water mark (VmHWM) after all runs. Needs the serve extra.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import http.client
 import json
 import os
 import random
@@ -27,10 +35,12 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the in-process figures import this checkout
 TEMPLATE = "You are a writing agent. Continue the story.\n<<agent.chat.history>>\n"
 WORDS = [
     "the",
@@ -100,37 +110,109 @@ def start_server(port: int, workers: int) -> subprocess.Popen[bytes]:
     raise SystemExit("apc serve did not start")
 
 
-def client_run(url: str, n: int, turns: int, who: int, out: list[float]) -> None:
-    # each message is encoded once: a turn's body is a join, so the client's own JSON work
-    # (it shares the machine with the server) stays small
-    encoded = [json.dumps(m) for m in make_chat(n + turns, seed=who)]
-    head = json.dumps({"template": TEMPLATE, "options": OPTIONS, "caller": f"client-{who}"})
-    headers = {"content-type": "application/json"}
-    with httpx.Client(base_url=url, timeout=300) as c:
-        for turn in range(turns + 1):
-            body = head[:-1] + ', "context": {"chat": [' + ",".join(encoded[: n + turn]) + "]}}"
-            start = time.perf_counter()
-            r = c.post("/v1/compile", content=body.encode(), headers=headers)
-            took = time.perf_counter() - start
-            if r.status_code != 200:
-                raise SystemExit(f"HTTP {r.status_code}: {r.text[:300]}")
-            if turn:  # the first turn is the cold one
-                out.append(took)
+def post(conn: http.client.HTTPConnection, route: str, body: bytes) -> http.client.HTTPResponse:
+    conn.request("POST", route, body, {"content-type": "application/json"})
+    r = conn.getresponse()
+    body = r.read()
+    if r.status != 200:
+        raise RuntimeError(f"HTTP {r.status} on {route}: {body[:300]!r}")
+    return r
 
 
-def serve_figures(url: str, n: int, turns: int, clients: int) -> dict[str, float]:
+class WholeChat:
+    """Today's protocol: the whole chat to /v1/compile every turn."""
+
+    route = "/v1/compile"
+
+    def __init__(self, port: int, n: int, turns: int, who: int) -> None:
+        # each message is encoded once: a turn's body is a join, so the client's own JSON
+        # work (it shares the machine with the server) stays small
+        self.encoded = [json.dumps(m) for m in make_chat(n + turns, seed=who)]
+        head = {"template": TEMPLATE, "options": OPTIONS, "caller": f"client-{who}"}
+        self.head, self.n = json.dumps(head), n
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+        self.turn(-1)  # the cold one, not measured
+        self.conn.close()  # reopened by the first turn (the server closes idle ones in 5 s)
+
+    def turn(self, turn: int) -> None:
+        chat = ",".join(self.encoded[: self.n + turn + 1])
+        post(
+            self.conn,
+            "/v1/compile",
+            (self.head[:-1] + f', "context": {{"chat": [{chat}]}}}}').encode(),
+        )
+
+
+class Turns:
+    """The turn protocol: the whole chat once (not measured), then one message a turn."""
+
+    def __init__(self, port: int, n: int, turns: int, who: int) -> None:
+        self.chat, self.n, self.sid = make_chat(n + turns, seed=who), n, f"client-{who}"
+        whole = {"template": TEMPLATE, "options": OPTIONS, "session": self.sid}
+        whole["context"] = {"chat": self.chat[:n]}
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+        self.r = post(self.conn, "/v1/sessions", json.dumps(whole).encode())
+        self.conn.close()  # reopened by the first turn (the server closes idle ones in 5 s)
+
+    def turn(self, turn: int) -> None:
+        count, digest = self.r.headers["apc-session-count"], self.r.headers["apc-session-digest"]
+        base = {"count": int(count), "digest": digest}
+        body = json.dumps({"base": base, "append": [self.chat[self.n + turn]]}).encode()
+        self.r = post(self.conn, f"/v1/sessions/{self.sid}/turns", body)
+
+
+def serve_figures(port: int, n: int, turns: int, clients: int, kind: type[Any]) -> dict[str, float]:
+    """``clients`` clients of ``kind`` at once, each made (its cold request sent) first: the
+    wall clock runs from the first measured turn on."""
+    made = [kind(port, n, turns, clients * 1000 + i) for i in range(clients)]
     latencies: list[float] = []
-    threads = [
-        threading.Thread(target=client_run, args=(url, n, turns, clients * 1000 + i, latencies))
-        for i in range(clients)
-    ]
+    failed: list[BaseException] = []
+
+    def run(client: Any) -> None:
+        try:
+            for turn in range(turns):
+                start = time.perf_counter()
+                client.turn(turn)
+                latencies.append(time.perf_counter() - start)
+        except BaseException as exc:  # reported below
+            failed.append(exc)
+        finally:
+            client.conn.close()
+
+    threads = [threading.Thread(target=run, args=(c,)) for c in made]
     start = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    if failed:
+        raise SystemExit(f"a client failed: {failed[0]!r}")
     wall = time.perf_counter() - start
     return summary(latencies, wall)
+
+
+def in_process_figures(n: int, turns: int) -> dict[str, float]:
+    """The same warm turns in process: a ``compiler.Session`` compiling a ``compiler.ChatLog``
+    one message longer each turn (start-up's heap frozen, as the server freezes its own)."""
+    import compiler
+
+    chat = make_chat(n + turns, seed=1)
+    options = {"model": "gpt-4o", "budget": 16000, "cache_stable": True}
+    session = compiler.Session.from_string(TEMPLATE, **options)  # type: ignore[arg-type]
+    log = compiler.ChatLog(chat[:n])
+    session.compile({"chat": log})
+    gc.collect()
+    gc.freeze()
+    latencies: list[float] = []
+    start_all = time.perf_counter()
+    for turn in range(turns):
+        log.append(chat[n + turn])
+        start = time.perf_counter()
+        session.compile({"chat": log})
+        latencies.append(time.perf_counter() - start)
+    figures = summary(latencies, time.perf_counter() - start_all)
+    gc.unfreeze()
+    return figures
 
 
 def summary(latencies: list[float], wall: float) -> dict[str, float]:
@@ -173,35 +255,52 @@ def peak_rss_mib(pid: int) -> float:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--messages", type=int, default=10_000)
-    p.add_argument("--turns", type=int, default=6, help="measured turns per client")
-    p.add_argument("--clients", default="1,8,64")
+    p.add_argument("--turns", type=int, default=200, help="measured turns of one client")
+    p.add_argument("--many", type=int, default=64, help="clients at once")
+    p.add_argument("--many-turns", type=int, default=6, help="measured turns per client then")
+    p.add_argument("--process-turns", type=int, default=3, help="0: no process per turn")
     p.add_argument("--workers", type=int, default=4)
     args = p.parse_args()
-    baseline = process_figures(args.messages, args.turns)  # first: its children's peak RSS
-    child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    n, many = args.messages, args.many
+    rows: list[tuple[str, dict[str, float]]] = []
+    child_rss = 0.0
+    if args.process_turns:
+        rows.append(("apc compile, a process per turn", process_figures(n, args.process_turns)))
+        child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    local = in_process_figures(n, args.turns)
+    rows.append(("in process: Session + ChatLog, 1 client", local))
     port = free_port()
     server = start_server(port, args.workers)
-    rows: list[tuple[str, dict[str, float]]] = []
     try:
-        for clients in (int(c) for c in args.clients.split(",")):
-            figures = serve_figures(f"http://127.0.0.1:{port}", args.messages, args.turns, clients)
-            rows.append((f"apc serve, {clients} client(s)", figures))
+        for name, run, clients, turns in (
+            ("apc serve, whole chat (/v1/compile)", WholeChat, 1, args.turns),
+            ("apc serve, turns (/v1/sessions)", Turns, 1, args.turns),
+            ("apc serve, whole chat (/v1/compile)", WholeChat, many, args.many_turns),
+            ("apc serve, turns (/v1/sessions)", Turns, many, args.many_turns),
+        ):
+            label = f"{name}, {clients} client{'s' if clients > 1 else ''}"
+            rows.append((label, serve_figures(port, n, turns, clients, run)))
         server_rss = peak_rss_mib(server.pid)
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(30)
-    rows.append(("apc compile, a process per turn", baseline))
     print(
-        f"chat of {args.messages:,} messages, {args.turns} measured turns per client, "
-        f"budget 16,000, {args.workers} workers, {os.cpu_count()} CPUs"
+        f"chat of {n:,} messages, one appended a turn, budget 16,000 with cacheStable, "
+        f"{args.workers} workers, {os.cpu_count()} CPUs"
     )
-    print("| setup | requests | req/s | p50 ms | p99 ms |")
-    print("|---|---|---|---|---|")
+    print("| setup | requests | req/s | p50 ms | p99 ms | p50 / in process | p99 / in process |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for name, f in rows:
         print(
-            f"| {name} | {f['requests']:.0f} | {f['rps']:.1f} | {f['p50']:.0f} | {f['p99']:.0f} |"
+            f"| {name} | {f['requests']:.0f} | {f['rps']:.1f} | {f['p50']:.2f} | {f['p99']:.2f} "
+            f"| {f['p50'] / local['p50']:.2f}x | {f['p99'] / local['p99']:.2f}x |"
         )
-    print(f"peak RSS: server {server_rss:.0f} MiB; one apc compile process {child_rss:.0f} MiB")
+    whole, turns = rows[-2][1], rows[-1][1]
+    print(
+        f"{many} clients: turns/whole chat throughput {turns['rps'] / whole['rps']:.2f}x; "
+        f"peak RSS: server {server_rss:.0f} MiB"
+        + (f"; one apc compile process {child_rss:.0f} MiB" if child_rss else "")
+    )
 
 
 if __name__ == "__main__":

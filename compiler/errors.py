@@ -318,7 +318,8 @@ def _registry() -> dict[str, type[APCError] | None]:
             serve.method_not_allowed
             serve.body_too_large serve.context_too_large serve.invalid_request
             serve.internal_error serve.compile_timeout serve.busy serve.unavailable
-            serve.slow_request serve.too_many_connections diagnostics.unknown_code""",
+            serve.slow_request serve.too_many_connections serve.unknown_session
+            serve.turn_out_of_step diagnostics.unknown_code""",
         None: """template.legacy_agent_macro template.unknown_st_macro context.lone_surrogate
             context.budget_over_window context.no_run_context context.empty_chat
             context.no_character template.unknown_prompt_id template.unknown_marker

@@ -52,6 +52,7 @@ NOT_CODES = frozenset(
         "agent.user",
         "world.activated",
         "diagnostics.omitted",  # the JSON note that stands for capped diagnostics
+        "context.chat",  # a JSON path in a request body (apc serve's turn protocol)
     }
     | set(KNOWN_TOOLS)
     | set(RUNTIME_ONLY_TOOLS)

@@ -43,6 +43,18 @@ def test_a_session_compiles_what_the_one_shot_form_compiles() -> None:
     assert session.name == str(EXAMPLE / "template.txt")
 
 
+def test_a_dict_context_s_paths_resolve_under_base_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run context given as a dict names its files relative to ``base_dir`` (as RUN.json's
+    resolve beside it), not to the current directory."""
+    monkeypatch.chdir(EXAMPLE.parent)  # where "workspace" names nothing
+    session = compiler.Session(EXAMPLE / "template.txt")
+    context = json.loads((EXAMPLE / "run.json").read_text(encoding="utf-8"))
+    with pytest.raises(ContextError):
+        session.compile(context)
+    given = session.compile(context, base_dir=EXAMPLE)
+    assert given.request == session.compile(EXAMPLE / "run.json").request
+
+
 def test_from_string_takes_templates_and_presets() -> None:
     session = compiler.Session.from_string(TEMPLATE, budget=300)
     assert (

@@ -268,11 +268,13 @@ def compile_source(
     found: list[Diagnostic],
     counters: Callable[[str], TokenCounter] = counter_for,
     memo: TurnMemo | None = None,
+    base_dir: Path | None = None,
 ) -> CompileResult:
     """One compile; ``found`` collects the readers' warnings as they read (the source's, the
     run context's, the profile layers', tool-call arguments'); ``counters`` gives the token
-    counter of an encoding and ``memo`` what the last turn kept (a session's own)."""
-    ctx = _load(context, memo)
+    counter of an encoding, ``memo`` what the last turn kept, ``base_dir`` the directory of a
+    dict context's paths (None: the current one)."""
+    ctx = _load(context, memo, base_dir)
     opts, quiet = _preset_options(opts, src.settings)
     resolved, node = _node_view(opts, _resolve(src, ctx, opts, found, memo))
     dialect = get_dialect(opts.provider)
@@ -338,12 +340,12 @@ def compile_source(
     )
 
 
-def _load(context: Context, memo: TurnMemo | None) -> RunContext:
+def _load(context: Context, memo: TurnMemo | None, base_dir: Path | None = None) -> RunContext:
     """The run context, read with what a session's last turn checked (its ``memo``)."""
     if memo is None:
-        return load_context(context)
+        return load_context(context, base_dir)
     return read_context(
-        context, memo=memo.chat, schemas=memo.schemas, cards=memo.cards, books=memo.books
+        context, base_dir, memo=memo.chat, schemas=memo.schemas, cards=memo.cards, books=memo.books
     )
 
 

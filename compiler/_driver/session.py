@@ -166,19 +166,32 @@ class Session:
         sizes = [c.cache_size() for c in counters]
         return sum(t for t, _ in sizes), sum(c for _, c in sizes)
 
-    def compile(self, context: Context = None, **overrides: Unpack[OptionFields]) -> CompileResult:
+    def compile(
+        self,
+        context: Context = None,
+        *,
+        base_dir: str | os.PathLike[str] | None = None,
+        **overrides: Unpack[OptionFields],
+    ) -> CompileResult:
         """Compile the source with a run ``context`` into a provider request (see
-        :func:`compiler.compile`); ``overrides`` replace option fields for this compile."""
-        return self._compile(context, overrides, self._memo)
+        :func:`compiler.compile`); ``overrides`` replace option fields for this compile.
+        ``base_dir``: where the relative paths of a ``dict`` context resolve (default: the
+        current directory; a RUN.json's resolve beside it)."""
+        where = Path(base_dir) if base_dir is not None else None
+        return self._compile(context, overrides, self._memo, where)
 
     def _compile(
-        self, context: Context, overrides: OptionFields, memo: TurnMemo | None
+        self,
+        context: Context,
+        overrides: OptionFields,
+        memo: TurnMemo | None,
+        base_dir: Path | None = None,
     ) -> CompileResult:
         """A compile; ``memo``: what the last turn kept (None: a one-shot compile keeps
         nothing, so it pays nothing to keep it)."""
         opts = self._compile_options(overrides)
         with self._reading() as found:
-            return compile_source(self._source, context, opts, found, self.counter, memo)
+            return compile_source(self._source, context, opts, found, self.counter, memo, base_dir)
 
     def check_budget(
         self, context: Context = None, **overrides: Unpack[OptionFields]

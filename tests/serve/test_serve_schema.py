@@ -35,7 +35,14 @@ CHECKS = [
 def test_generated_requests(server: Server, mode: GenerationMode) -> None:
     schema = schemathesis.openapi.from_url(server.url + "/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert {op.path for op in operations} >= {"/v1/compile", "/v1/check", "/healthz"}
+    assert {op.path for op in operations} >= {
+        "/v1/compile",
+        "/v1/check",
+        "/healthz",
+        "/v1/sessions",
+        "/v1/sessions/{session}/turns",
+        "/v1/sessions/{session}",
+    }
     for operation in operations:
         if mode is GenerationMode.NEGATIVE and operation.path == "/healthz":
             continue  # no input to get wrong

@@ -20,7 +20,7 @@ from compiler.serve import limits
 
 INSTALL_HINT = "pip install 'agent-prompt-compiler[serve]'"
 TOKEN_VARIABLE = "APC_SERVE_TOKEN"
-EXTRA_MODULES = frozenset({"fastapi", "starlette", "uvicorn"})
+EXTRA_MODULES = frozenset({"fastapi", "starlette", "uvicorn", "orjson"})
 
 
 def register(sub: Any) -> None:
@@ -73,6 +73,12 @@ def register(sub: Any) -> None:
         default=limits.MAX_SESSION_BYTES,
         help="memory the sessions kept may take together (an upper-bound estimate)",
     )
+    g.add_argument(
+        "--session-idle",
+        type=float,
+        default=limits.SESSION_IDLE_SECONDS,
+        help="seconds a session may go unused before it is dropped",
+    )
     g.add_argument("--workers", type=int, default=limits.WORKERS, help="compile threads")
     p.set_defaults(func=run)
 
@@ -88,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             raise
         raise APCError(
             code="serve.unavailable",
-            message=f"apc serve needs the serve extra (FastAPI and uvicorn): no {exc.name}",
+            message=f"apc serve needs the serve extra (FastAPI, uvicorn, orjson): no {exc.name}",
             hint=INSTALL_HINT,
         ) from None
     code: int = runner.serve(config, SCHEMAS)
@@ -119,6 +125,7 @@ def config_from_args(args: argparse.Namespace) -> limits.ServeConfig | str:
         max_client_connections=args.max_client_connections,
         max_sessions=args.max_sessions,
         max_session_bytes=args.max_session_bytes,
+        session_idle=args.session_idle,
         workers=args.workers,
     )
     return config.problem() or config

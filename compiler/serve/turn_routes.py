@@ -1,0 +1,109 @@
+"""The routes of the turn protocol: ``/v1/sessions`` and its turns.
+
+Internal: :func:`compiler.serve.app.create_app` adds them (docs: "apc serve", "Turns").
+
+The body of a start or a turn is ``/v1/compile``'s for the whole chat the session then holds,
+byte for byte; the session's state is in the headers :data:`SESSION_HEADER`,
+:data:`COUNT_HEADER` and :data:`DIGEST_HEADER` (the next turn's ``base``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, TypeVar
+
+from fastapi import FastAPI, Path, Request
+from starlette.responses import Response
+
+from compiler import Diagnostic
+from compiler.serve.models import CompileOut, ErrorOut
+from compiler.serve.replies import compile_payload, json_bytes, json_response
+from compiler.serve.turn_models import SESSION_ID, SessionIn, SessionOut, TurnIn
+from compiler.serve.turns import Answer, TurnService
+
+T = TypeVar("T")
+Run = Callable[[Callable[[], T]], Awaitable[T]]
+
+SESSION_HEADER = "apc-session"
+COUNT_HEADER = "apc-session-count"
+DIGEST_HEADER = "apc-session-digest"
+_STATE_HEADERS = {
+    SESSION_HEADER: {"description": "the session's id", "schema": {"type": "string"}},
+    COUNT_HEADER: {
+        "description": "how many messages the session holds now (the next turn's base.count)",
+        "schema": {"type": "integer"},
+    },
+    DIGEST_HEADER: {
+        "description": "their digest (the next turn's base.digest)",
+        "schema": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+    },
+}
+_ANSWER: dict[int | str, dict[str, Any]] = {
+    200: {"headers": _STATE_HEADERS},
+    404: {"model": ErrorOut, "description": "no such session (serve.unknown_session)"},
+}
+_TURN = {
+    **_ANSWER,
+    409: {"model": ErrorOut, "description": "the turn's base is not the session's state"},
+}
+SidPath = Annotated[str, Path(pattern=SESSION_ID, max_length=128)]
+
+
+def _state(sid: str, count: int, digest: str) -> dict[str, str]:
+    return {SESSION_HEADER: sid, COUNT_HEADER: str(count), DIGEST_HEADER: digest}
+
+
+def add_turn_routes(
+    app: FastAPI,
+    turns: TurnService,
+    run: Run[Any],
+    read_warnings: Callable[[Request], list[Diagnostic]],
+    prefix: str | None,
+) -> None:
+    """The routes of :mod:`compiler.serve.turns` on ``app``: each compile runs by ``run`` (the
+    worker pool); ``read_warnings`` are the warnings of reading a request's body."""
+
+    def answer(done: Callable[[], Answer]) -> Callable[[], Response]:
+        def work() -> Response:  # in a worker: the payload is made there, off the event loop
+            got = done()
+            body = json_bytes(compile_payload(got.result, prefix))
+            headers = _state(got.session, got.count, got.digest)
+            return Response(body, 200, headers, media_type="application/json")
+
+        return work
+
+    @app.post("/v1/sessions", response_model=CompileOut, responses=_ANSWER)
+    async def start_route(body: SessionIn, request: Request) -> Response:
+        """Start a session whole (or start it again: the same ``session`` id): the source,
+        the options and the run context with its whole chat. The answer is
+        ``/v1/compile``'s for them; the headers say the session's id and state."""
+        read = read_warnings(request)
+        response: Response = await run(answer(lambda: turns.start(body, read)))
+        return response
+
+    @app.post("/v1/sessions/{session}/turns", response_model=CompileOut, responses=_TURN)
+    async def turn_route(session: SidPath, body: TurnIn, request: Request) -> Response:
+        """One turn: the messages appended, or dropped from ``replaceFrom`` on and then
+        appended, to the state ``base`` names. The answer is ``/v1/compile``'s for the whole
+        chat the session then holds; out of step with the session: 409, send it whole."""
+        read = read_warnings(request)
+        response: Response = await run(answer(lambda: turns.turn(session, body, read)))
+        return response
+
+    @app.get("/v1/sessions/{session}", response_model=SessionOut, responses=_ANSWER)
+    async def state_route(session: SidPath) -> Response:
+        """The session's state: how many messages it holds and their digest."""
+        count, digest = turns.find(session).state
+        state = {"session": session, "count": count, "digest": digest}
+        return json_response(state, headers=_state(session, count, digest))
+
+    @app.delete(
+        "/v1/sessions/{session}",
+        status_code=204,
+        response_class=Response,
+        responses={404: _ANSWER[404]},
+    )
+    async def end_route(session: SidPath) -> Response:
+        """Drop the session and what it holds."""
+        turns.end(session)
+        return Response(status_code=204)
