@@ -59,6 +59,7 @@ from compiler._base.frame import (
     Component,
     ComponentKind,
     Message,
+    Strategy,
 )
 from compiler.errors import Diagnostic, Span, TemplateError
 from compiler.st.macros import inert
@@ -408,10 +409,11 @@ def _add_text_entry(
             comp.messages = greeting(assembler)
         if comp.kind == ComponentKind.CHAT_HISTORY and comp.messages:
             comp.messages = framed_chat(assembler, preset, comp.messages)
-        # legacy fits as SillyTavern fills its budget: the fixed prompts must fit, history
-        # is cut oldest first with no note, the examples come last (see add_examples)
+        # legacy fits as SillyTavern fills its budget: the fixed prompts must fit, world
+        # info keeps what fits (_LEGACY_STRATEGY), history is cut oldest first with no
+        # note, the examples come last (see add_examples)
         if assembler.mode == "legacy" and comp.strategy is None:
-            comp.strategy = "truncate" if comp.kind == ComponentKind.CHAT_HISTORY else "fail"
+            comp.strategy = _LEGACY_STRATEGY.get(comp.kind, "fail")
         if comp.kind == ComponentKind.CHAT_HISTORY and any(injections):
             _inject(comp, injections, unmaterialized)  # an empty chat still gets them
         if prompt.identifier == "personaDescription" and not persona_in_prompt(assembler):
@@ -456,6 +458,15 @@ def _as_card_text(comp: Component) -> str:
     return text.strip() if comp.kind == ComponentKind.CHARACTER_CARD else text
 
 
+#: Legacy strategies other than ``fail``. World info is not a fixed prompt: the scan's
+#: budget is a share of the compile's, so a bigger budget can activate more of it than the
+#: room the fixed prompts leave; it keeps its leading entries that fit (granted before the
+#: history), and a block none of whose entries fit is dropped with a warning. A bigger
+#: budget thus never fails where a smaller one fit.
+_LEGACY_STRATEGY: dict[ComponentKind, Strategy] = {
+    ComponentKind.CHAT_HISTORY: "truncate",
+    ComponentKind.WORLD_INFO: "drop_optional",
+}
 _FORMATTED_KINDS = frozenset({ComponentKind.CHARACTER_CARD, ComponentKind.WORLD_INFO})
 
 #: marker -> (the preset key of its format, the placeholder in it, SillyTavern's default:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import compiler
@@ -124,6 +124,18 @@ def check_one(result: Any, run: dict[str, Any]) -> None:
             assert "context.component_dropped" in codes
 
 
+def glade_run() -> dict[str, Any]:
+    """One user message that activates an entry of Seraphina's lorebook (about 250 tokens)
+    once the world info budget (25% of the compile's) holds it."""
+    return {
+        "chat": [{"role": "user", "content": "Mira walked to the glade at night #0."}],
+        "character": str(CARD),
+        "persona": {"name": "Lin", "description": "Lin is a wandering scholar of rivers."},
+        "now": "2024-03-05T14:07:00+01:00",
+    }
+
+
+@example(run=glade_run(), provider="gemini", mode="legacy", budget=1009, more=28)
 @given(
     run=runs(),
     provider=st.sampled_from(PROVIDERS),
@@ -163,3 +175,25 @@ def test_a_compile_is_deterministic(run: dict[str, Any], provider: str, budget: 
             fresh.request, sort_keys=True
         )
         assert first.ledger == fresh.ledger
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_world_info_a_bigger_budget_activates_never_fails_a_legacy_compile(
+    provider: str,
+) -> None:
+    """From the first budget that fits, every bigger one fits: the world info a bigger
+    budget's scan activates (its budget is a share of the compile's) keeps its leading
+    entries that fit beside the fixed prompts, or is dropped with a warning, never failing
+    the compile (legacy mode fixes every prompt but the history and the world info)."""
+    run, first = glade_run(), None
+    for budget in range(800, 1400, 8):
+        result = compiled(provider, "legacy", run, budget)
+        if result is None:
+            assert first is None, f"fits at {first}, fails at {budget}"
+            continue
+        first = first or budget
+        check_one(result, run)
+        world = [e for e in result.ledger.entries if e.kind == "WorldInfo"]
+        if any(e.action == "dropped" for e in world):
+            assert "context.component_dropped" in {w.code for w in result.warnings}
+    assert first is not None
