@@ -9,6 +9,7 @@ import base64
 import hashlib
 import html
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,33 @@ def test_hostile_inputs_stay_data(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "window.__pwned" not in re.sub(r'id="apc-data">.*?</script>', "", page, flags=re.S)
     texts = [m["text"] for m in embedded(page)["messages"]["messages"]]
     assert HOSTILE in texts[0] and texts[1] == HOSTILE
+
+
+def test_a_source_name_not_utf8_still_writes_a_utf8_page(tmp_path: Path) -> None:
+    """A file name of bytes that are not UTF-8 (read as lone surrogates) is no crash: the page
+    is valid UTF-8 and its document reads back the name as the JSON report gives it."""
+    name = os.fsdecode(b"b\xff<!--.txt")
+    if "\udcff" not in name:
+        pytest.skip("the file system encoding decodes every byte")
+    try:
+        (tmp_path / name).write_text("Hello {{user}}\n", encoding="utf-8")
+    except (OSError, UnicodeError):
+        pytest.skip("this file system refuses a name that is not UTF-8")
+    out = tmp_path / "page.html"
+    assert main(["explain", str(tmp_path / name), "--format", "html", "-o", str(out)]) == 0
+    page = out.read_bytes().decode("utf-8")  # strict: valid UTF-8
+    assert embedded(page)["source"] == str(tmp_path / name)
+    assert "<title>apc explain: " in page and "b\ufffd&lt;!--.txt</title>" in page
+
+
+@given(st.text(st.characters(categories=["Cs", "Ll"]), max_size=8))
+def test_embedded_json_escapes_lone_surrogates(text: str) -> None:
+    embedded_text = embed_json({"name": text})
+    embedded_text.encode("utf-8")  # no lone surrogate left
+    # as UTF-16 code units (what the page's JSON.parse reads): a high and a low surrogate
+    # side by side are one character
+    units = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    assert json.loads(embedded_text) == {"name": units}
 
 
 def test_a_failed_fit_draws_the_ledger_up_to_the_failure(

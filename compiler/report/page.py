@@ -11,6 +11,7 @@ import base64
 import hashlib
 import html
 import json
+import re
 from importlib import resources
 from typing import Any, Literal
 
@@ -30,6 +31,9 @@ _ESCAPES = {
     "\u2028": "\\u2028",
     "\u2029": "\\u2029",
 }
+#: A lone surrogate (a file name of bytes that are not UTF-8, read by the file system's
+#: ``surrogateescape``): it has no UTF-8 form, so the page could not be written.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def asset(name: str) -> str:
@@ -40,11 +44,17 @@ def asset(name: str) -> str:
 def embed_json(value: Any) -> str:
     """``value`` as JSON that is safe inside a ``<script>`` element: no ``<``, ``>`` or
     ``&`` (so no ``</script>`` or ``<!--`` an input carries can end or bend the element),
-    and no line separators; ``JSON.parse`` reads it back unchanged."""
+    no line separators, and no lone surrogate (escaped, so the page is valid UTF-8);
+    ``JSON.parse`` reads it back unchanged."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     for char, escape in _ESCAPES.items():
         text = text.replace(char, escape)
-    return text
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+
+
+def _text(text: str) -> str:
+    """``text`` as HTML text, valid UTF-8: a lone surrogate is U+FFFD."""
+    return html.escape(_SURROGATE.sub("\ufffd", text))
 
 
 def _digest(text: str) -> str:
@@ -67,7 +77,7 @@ def render_page(kind: Literal["explain", "bench"], title: str, payload: Any) -> 
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{html.escape(title)}</title>\n"
+        f"<title>{_text(title)}</title>\n"
         f"<style>{style}</style>\n</head>\n"
         f'<body data-report="{kind}">\n'
         f"<noscript><p>This report is drawn by JavaScript: allow scripts for this file, or "
