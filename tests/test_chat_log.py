@@ -387,3 +387,28 @@ def test_messages_appended_while_a_compile_reads_the_log_are_not_read(turns: int
     assert log[-1] == BAD and len(log) == len(before) + 1  # appended midway
     assert got == want and got[0] != "error"
     assert outcome(session.compile, {"chat": log, "character": CARD})[0] == "error"
+
+
+def test_a_log_copies_a_message_nested_as_deeply_as_json_reads() -> None:
+    """Copying is not bounded by Python's recursion limit: a message the JSON reader took
+    (here 900 levels deep) goes into a log, and comes out, equal."""
+    depth = 900
+    arguments = json.loads('{"a":' * depth + "1" + "}" * depth)
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": arguments}}
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    log = compiler.ChatLog([message])
+    out = log[0]
+    node = out["tool_calls"][0]["function"]["arguments"]
+    assert node is not arguments
+    for _ in range(depth):
+        node = node["a"]
+    assert node == 1
+
+
+def test_a_log_copies_shared_and_cyclic_parts_as_deepcopy_does() -> None:
+    shared = {"k": "v"}
+    message: dict[str, Any] = {"role": "user", "content": "x", "a": shared, "b": [shared]}
+    message["self"] = message
+    out = compiler.ChatLog([message])[0]
+    assert out is not message and out["self"] is out
+    assert out["a"] is out["b"][0] and out["a"] == shared and out["a"] is not shared

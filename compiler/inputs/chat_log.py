@@ -27,6 +27,42 @@ from compiler.errors import ContextError
 
 _FLAT = frozenset({str, type(None)})
 _TEXT = frozenset({str})
+_LEAF = frozenset({str, int, float, bool, type(None)})
+
+
+def _copy_json(message: Any) -> Any:
+    """A deep copy of ``message``, walking its plain ``dict`` and ``list`` nodes without
+    recursion (a chat the JSON reader took, nested as deeply as it allows, copies as well);
+    other nodes are copied by :func:`copy.deepcopy`. As there, a node met twice (shared,
+    or a cycle) is copied once."""
+
+    def node(value: Any) -> Any:
+        kind = type(value)
+        if kind in _LEAF:
+            return value
+        if id(value) in memo:
+            return memo[id(value)]
+        if kind is dict:
+            made: Any = {}
+        elif kind is list:
+            made = []
+        else:
+            return copy.deepcopy(value, memo)
+        memo[id(value)] = made
+        pending.append((value, made))
+        return made
+
+    memo: dict[int, Any] = {}
+    pending: list[tuple[Any, Any]] = []
+    top = node(message)
+    while pending:
+        given, made = pending.pop()
+        if type(given) is dict:
+            for key, value in given.items():
+                made[key] = node(value)
+        else:
+            made.extend(node(value) for value in given)
+    return top
 
 
 def _own(message: Any, where: str) -> Any:
@@ -39,7 +75,7 @@ def _own(message: Any, where: str) -> Any:
     if type(message) is dict and _FLAT.issuperset(map(type, message.values())):
         return dict(message)
     try:
-        return copy.deepcopy(message)
+        return _copy_json(message)
     except Exception as exc:  # a message that cannot be copied cannot be JSON either
         raise ContextError(
             code="context.invalid_chat",

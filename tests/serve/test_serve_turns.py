@@ -32,6 +32,7 @@ from tests.serve.server import ROOT, WRITER
 
 OPTIONS = {"model": "gpt-4o", "budget": 1300, "cacheStable": 4}
 """A budget the example's chat outgrows within a few turns: history is cut and summarized."""
+JSON_TYPE = {"content-type": "application/json"}
 JOURNAL_OWN = re.compile(rb'"(id|runId|timestamp)":"[^"]*"')
 """What every compile makes its own: its journal events' ids, run id and timestamps."""
 
@@ -341,3 +342,25 @@ def test_the_documented_python_client_works(c: TestClient) -> None:
         assert client.base == {"count": len(now), "digest": chain(now)}
         if i == 1:
             c.delete("/v1/sessions/documented")  # lost: the next compile starts it again
+
+
+def test_a_deeply_nested_message_answers_as_a_full_compile(c: TestClient) -> None:
+    """A message nested as deeply as the JSON reader takes (here tool-call arguments 600
+    levels deep) goes into the session's chat as it goes into /v1/compile's."""
+    depth = 600
+    arguments = '{"a":' * depth + "1" + "}" * depth
+    call = '{"id":"c1","type":"function","function":{"name":"f","arguments":' + arguments + "}}"
+    asked = '{"role":"assistant","content":"x","tool_calls":[' + call + "]}"
+    answered = '{"role":"tool","tool_call_id":"c1","content":"done"}'
+    sid, base = started(c)
+    body = '{"base":' + json.dumps(base) + ',"append":[' + asked + "," + answered + "]}"
+    r = c.post(f"/v1/sessions/{sid}/turns", content=body, headers=JSON_TYPE)
+    chat = '[{"role":"user","content":"Hi"},' + asked + "," + answered + "]"
+    full = c.post(
+        "/v1/compile",
+        content='{"template":"<<agent.chat.history>>","context":{"chat":' + chat + "}}",
+        headers=JSON_TYPE,
+    )
+    assert r.status_code == full.status_code == 200, (r.text[:300], full.text[:300])
+    assert JOURNAL_OWN.sub(b"", r.content) == JOURNAL_OWN.sub(b"", full.content)
+    assert state(r)["count"] == 3
