@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from compiler.serve.models import JSONObject, OptionsIn, SourceIn, _In, _Out
 
@@ -17,7 +17,17 @@ SESSION_ID = r"^[A-Za-z0-9._~-]{1,128}$"
 DIGEST = r"^sha256:[0-9a-f]{64}$"
 MAX_COUNT = 2**31
 
-SessionId = Annotated[str, Field(pattern=SESSION_ID, min_length=1, max_length=128)]
+
+def _addressable(sid: str) -> str:
+    """``.`` and ``..`` are path segments a URL resolves away: no turn could reach them."""
+    if sid in {".", ".."}:
+        raise ValueError("a session id is not '.' or '..' (no URL could name it)")
+    return sid
+
+
+SessionId = Annotated[
+    str, Field(pattern=SESSION_ID, min_length=1, max_length=128), AfterValidator(_addressable)
+]
 
 
 class SessionIn(SourceIn):

@@ -364,3 +364,11 @@ def test_a_deeply_nested_message_answers_as_a_full_compile(c: TestClient) -> Non
     assert r.status_code == full.status_code == 200, (r.text[:300], full.text[:300])
     assert JOURNAL_OWN.sub(b"", r.content) == JOURNAL_OWN.sub(b"", full.content)
     assert state(r)["count"] == 3
+
+
+@pytest.mark.parametrize("sid", [".", ".."])
+def test_a_session_id_no_url_can_name_is_invalid(c: TestClient, sid: str) -> None:
+    r = c.post("/v1/sessions", json={"template": "Hi", "session": sid})
+    assert r.status_code == 422
+    assert r.json()["diagnostics"][0]["code"] == "serve.invalid_request"
+    assert c.post("/v1/sessions", json={"template": "Hi", "session": "..."}).status_code == 200
