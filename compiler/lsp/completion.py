@@ -153,11 +153,14 @@ def _paths(
     typed: str, root: Path | None, visible: tuple[str, ...] | None
 ) -> list[types.CompletionItem]:
     """The workspace's files (relative paths, ``/``-separated) under the typed folder, in
-    the profile's visible roots."""
+    the profile's visible roots; nothing for a folder outside the workspace (``..``, an
+    absolute path, a link that leads out)."""
     if root is None or not root.is_dir():
         return []
     folder = typed.rpartition("/")[0]
     base = (root / folder) if folder else root
+    if folder and (".." in Path(folder).parts or not base.resolve().is_relative_to(root.resolve())):
+        return []
     out: list[types.CompletionItem] = []
     for top, dirs, files in os.walk(base):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))

@@ -242,6 +242,27 @@ def test_completion_of_macros_arguments_values_paths_and_st_macros(
     assert {"budget=", "priority=", "required=", "strategy="} == {i.label for i in keys}
 
 
+def test_path_completion_stays_in_the_workspace(client: Client, project: Path) -> None:
+    """A typed folder outside the workspace (``..``, an absolute path, a link that leads out)
+    completes nothing: completion lists no file the compile could not read."""
+    outside = project / "outside"
+    outside.mkdir(exist_ok=True)
+    (outside / "secret.txt").write_text("s")
+    link = project / "writer" / "workspace" / "out"
+    link.symlink_to(outside, target_is_directory=True)
+    try:
+        path = project / "writer" / "escape.txt"
+        typed = ["../../outside/", str(outside) + "/", "out/"]
+        text = "".join(f'<<agent.file "{t}\n' for t in typed)
+        uri = client.open(path, text)
+        client.published(uri)
+        for t in typed:
+            at = text.index(t) + len(t)
+            assert _complete(client, uri, text, at) == [], t
+    finally:
+        link.unlink()
+
+
 def test_priority_completion_offers_the_levels_in_use(client: Client, project: Path) -> None:
     path = project / "writer" / "levels.txt"
     text = "<<agent.plan priority=10>>\n<<agent.user priority=-5>>\n<<agent.chat.history priority="
