@@ -59,7 +59,8 @@ class ApcLanguageServer(LanguageServer):
             text, version = self.current(uri)
         held = self.snapshots.get(uri)
         if held is None or held.version != version or held.text != text:
-            encoding = str(self.workspace.position_encoding or "utf-16")
+            chosen = self.workspace.position_encoding or "utf-16"
+            encoding = str(getattr(chosen, "value", chosen))  # an enum's str() is its name
             held = Document(uri, text, version, encoding)
             self.snapshots[uri] = held
         return held

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import bisect
 import re
+from array import array
 
 _BREAK = re.compile(r"\r\n|\r|\n")
+#: the characters that take more than one code unit, by encoding
+_WIDE = {"utf-8": re.compile("[^\x00-\x7f]"), "utf-16": re.compile("[\U00010000-\U0010ffff]")}
 
 
 def _units(text: str, encoding: str) -> int:
@@ -22,7 +25,9 @@ def _units(text: str, encoding: str) -> int:
         return len(text)
     if encoding == "utf-8":
         return len(text.encode("utf-8", "surrogatepass"))
-    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
+    # UTF-16: a code point past U+FFFF takes two (encoded in C: a long line of a preset, its
+    # JSON on one line, is measured once per position a reply sends)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _chars(line: str, units: int, encoding: str) -> int:
@@ -46,6 +51,10 @@ class LineIndex:
         self.text = text
         self.encoding = encoding
         self.starts = [0] + [m.end() for m in _BREAK.finditer(text)]
+        #: the offsets of the characters wider than one code unit, and the extra units of
+        #: those before each (made on first use): a position costs a search, not a count
+        self._wide: array[int] | None = None
+        self._extra = array("q", [0])
 
     def _line_end(self, line: int) -> int:
         """The offset where ``line``'s text ends (before its line break)."""
@@ -62,7 +71,22 @@ class LineIndex:
         line = bisect.bisect_right(self.starts, offset) - 1
         start = self.starts[line]
         offset = min(offset, max(self._line_end(line), start))
-        return line, _units(self.text[start:offset], self.encoding)
+        return line, offset - start + self._extra_before(offset) - self._extra_before(start)
+
+    def _extra_before(self, offset: int) -> int:
+        """The code units the characters before ``offset`` take beyond one each."""
+        if self.encoding == "utf-32":
+            return 0
+        wide = _WIDE["utf-8" if self.encoding == "utf-8" else "utf-16"]  # as _units counts
+        found = self._wide
+        if found is None:  # made whole, then published: threads may read it at once
+            found, extra, total = array("q"), array("q", [0]), 0
+            for m in wide.finditer(self.text):
+                found.append(m.start())
+                total += _units(m.group(), self.encoding) - 1
+                extra.append(total)
+            self._extra, self._wide = extra, found
+        return self._extra[bisect.bisect_left(found, offset)]
 
     def offset(self, line: int, character: int) -> int:
         """The offset of a (line, character) position; past a line's end: its end."""

@@ -78,3 +78,16 @@ def test_every_value_is_found_at_its_path(value: object, ascii: bool, indent: in
     for path, item in _paths(document).items():
         start, end = found.values[path]
         assert json.loads(text[start:end]) == item
+
+
+@given(TEXT, st.sampled_from(sorted(UNITS)), st.integers(0, 3))
+def test_positions_on_one_long_line_count_every_wide_character_before(
+    text: str, encoding: str, repeat: int
+) -> None:
+    """A preset's JSON on one line: positions come from an index of the wide characters (a
+    search each, not a count of the line), and each still counts every unit before it."""
+    line = (text.replace("\r", " ").replace("\n", " ") + "\U0001f600é") * (repeat + 1)
+    index = LineIndex(line, encoding)
+    codec, size = UNITS[encoding]
+    for offset in range(len(line) + 1):
+        assert index.position(offset) == (0, len(line[:offset].encode(codec)) // size)
