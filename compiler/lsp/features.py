@@ -205,7 +205,7 @@ def symbols(doc: Document) -> list[types.DocumentSymbol]:
         ]
     try:
         data = json.loads(doc.text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser: its diagnostics say so
         return []
     out: list[types.DocumentSymbol] = []
     for i, enabled in _order(data):

@@ -5,7 +5,8 @@ decoded characters of a JSON string map back to the characters of the text: ``\\
 Internal: the interface is ``apc lsp``.
 
 The scan is lenient: it reads as far as the text is well-formed and keeps what it found, so
-a preset being edited (a missing comma further down) still has its earlier entries mapped.
+a preset being edited (a missing comma further down) still has its earlier entries mapped;
+past :data:`MAX_DEPTH` levels of nesting it stops.
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+MAX_DEPTH = 1000
+"""How deeply the scan follows nested containers (deeper than JSON readers parse): a path
+is as long as its depth, so a text of nothing but ``[`` would otherwise cost the square of
+its length (100 KB: 15 GB)."""
 _TOKEN = re.compile(
     r'\s*(?:(?P<str>"[^"\\\x00-\x1f]*(?:\\.[^"\\\x00-\x1f]*)*")|(?P<punct>[{}\[\]:,])'
     r"|(?P<lit>-?[0-9][0-9.eE+-]*|true|false|null))",
@@ -135,6 +140,8 @@ def scan(text: str) -> JsonMap:
         elif state == "colon" and token == ":":
             state = "value"
         elif state == "value" and token in "{[":
+            if len(stack) >= MAX_DEPTH:
+                return found
             stack.append([path, start, token, 0])
             state, path = ("key", path) if token == "{" else ("value", f"{path}[0]")
         elif state == "value" and kind in ("str", "lit"):

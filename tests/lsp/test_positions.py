@@ -8,7 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compiler.lsp.jsonmap import scan
+from compiler.lsp.jsonmap import MAX_DEPTH, scan
 from compiler.lsp.text import LineIndex
 
 UNITS = {"utf-16": ("utf-16-le", 2), "utf-8": ("utf-8", 1), "utf-32": ("utf-32-le", 4)}
@@ -91,3 +91,17 @@ def test_positions_on_one_long_line_count_every_wide_character_before(
     codec, size = UNITS[encoding]
     for offset in range(len(line) + 1):
         assert index.position(offset) == (0, len(line[:offset].encode(codec)) // size)
+
+
+def test_a_preset_nested_past_the_parser_has_no_symbols_and_a_diagnostic() -> None:
+    from compiler.lsp.diagnostics import check
+    from compiler.lsp.document import Document
+    from compiler.lsp.features import symbols
+
+    doc = Document("file:///p.json", '{"prompts": ' + "[" * 100_000)
+    assert symbols(doc) == []
+    assert [d.code for d in check(doc)] == ["context.invalid_json"]
+    # the scan stops at MAX_DEPTH: what it maps is bounded by it, not by the text's square
+    deep = scan('{"prompts": [{"content": "a"}, ' + "[" * 5000 + "]" * 5000 + "]}")
+    assert "prompts[0].content" in deep.values  # what came before is kept
+    assert max(path.count("[") for path in deep.values) <= MAX_DEPTH
