@@ -46,11 +46,11 @@ def check_sources(
     session_of: Callable[[SourceText, CompileOptions], Session] | None = None,
 ) -> CheckReport:
     """Check ``sources`` (source texts, or paths of source files: ``.json`` a preset) as
-    ``apc check`` does. ``read``: the warnings of reading the
-    request, reported first. ``budget``: the options of the budget set-up to check as well
-    (the model's window when it names a budget; then, when no source has an error, each
-    source compiled's floors with ``context``, a value or what to call for it), None: the
-    sources only. ``session_of`` gives the :class:`compiler.Session` a budget check runs in
+    ``apc check`` does. ``read``: the warnings of reading the request, reported first.
+    ``budget``: the options of the budget set-up to check as well (the model's window when
+    they name a budget; then, when no source has an error, each source compiled with
+    ``context``, a value or what to call for it, against its floors); None: the sources
+    only. ``session_of`` gives the :class:`compiler.Session` a budget check runs in
     (default: a new one)."""
     if isinstance(sources, str | os.PathLike | SourceText):
         raise TypeError("sources is a list of paths or SourceTexts: for one file, pass [path]")
