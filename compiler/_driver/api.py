@@ -42,6 +42,7 @@ from compiler.fit import (
     fit,
     floor_tokens,
     total_budget,
+    without_inserted,
 )
 from compiler.fit.budgets import TotalBudget, budget_warnings
 from compiler.inputs.cards import CardMemo
@@ -560,7 +561,9 @@ def check_source_budget(
     dialect = get_dialect(opts.provider)
     model = opts.model or dialect.default_model
     counter = dialect.estimating(_counter(opts, opts.encoding or dialect.encoding(model), counters))
-    floor = floor_tokens(full.frame, dialect=dialect, counter=counter, model=model)
+    lean = without_inserted(full.frame)  # text inserted into a newest turn can be left out
+    frame = full.frame if lean is None else lean[0]
+    floor = floor_tokens(frame, dialect=dialect, counter=counter, model=model)
     total = _total_budget(opts, full.ledger.profile_budget, dialect, model, settings)
     # the full compile ran at an unbounded budget on purpose: that is not the caller's; and
     # a budget check needs no run context (then it counts the source alone)

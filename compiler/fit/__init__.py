@@ -14,6 +14,7 @@ from compiler.fit.summarize import (
     TextSamples,
 )
 from compiler.fit.truncate import truncate_text
+from compiler.fit.turns import without_inserted
 
 __all__ = [
     "AppliedBudget",
@@ -35,4 +36,5 @@ __all__ = [
     "floor_tokens",
     "total_budget",
     "truncate_text",
+    "without_inserted",
 ]

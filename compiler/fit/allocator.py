@@ -23,16 +23,18 @@ seed's defaults):
   :mod:`compiler.fit.history`).
 
 Order: the fixed components (``fail``) are counted first, exactly (the floor, see
-:func:`floor_tokens`); if they exceed a budget the compile fails. The others get what is
-left in *grant order*: required first; then higher ``priority`` first; at equal priority
-components that are kept or dropped whole come before those that can shrink (so history and
-tool results take the remainder); then the earlier in the frame first. Each is charged its
-content and the message framing it adds to what is already granted. The tie rule for drops
-follows: an optional component that does not fit is dropped, and so is every component kept
-or dropped whole after it in grant order (lowest priority, then latest in the frame, goes
-first), so a lower-ranked one is never kept while a higher-ranked one is dropped. A component
-cut to fit the total passes the rounding of its cut on to the components after it that can
-shrink (and the fill), and counts as such a drop for the whole components after it.
+:func:`floor_tokens`); if they exceed a budget the compile fails, unless it fits without the
+text inserted into a newest turn (world info at depth 0, see :mod:`compiler.fit.turns`),
+which is then left out. The others get what is left in *grant order*: required first; then
+higher ``priority`` first; at equal priority components that are kept or dropped whole come
+before those that can shrink (so history and tool results take the remainder); then the
+earlier in the frame first. Each is charged its content and the message framing it adds to
+what is already granted. The tie rule for drops follows: an optional component that does not
+fit is dropped, and so is every component kept or dropped whole after it in grant order
+(lowest priority, then latest in the frame, goes first), so a lower-ranked one is never kept
+while a higher-ranked one is dropped. A component cut to fit the total passes the rounding
+of its cut on to the components after it that can shrink (and the fill), and counts as such
+a drop for the whole components after it.
 
 Fill components (:data:`~compiler._base.frame.FILL_BLOCK`: a legacy preset's dialogue examples)
 are the exception, as SillyTavern fills them (:mod:`compiler.fit.fill`): they take the room
@@ -69,7 +71,7 @@ from compiler._base.frame import AS_WRITTEN, FILL_BLOCK, ROLEPLAY, Component, Co
 from compiler._base.journal import Journal
 from compiler._base.kinds import ComponentKind
 from compiler._base.tokens import TokenCounter
-from compiler.errors import Diagnostic, InternalError
+from compiler.errors import BudgetError, Diagnostic, InternalError
 from compiler.fit.budgets import CategoryBudgets, TotalBudget, category_of
 from compiler.fit.costs import Costs, Neighbours
 from compiler.fit.fill import Filler
@@ -89,7 +91,7 @@ from compiler.fit.strategy import (
 from compiler.fit.summarize import Summarizer, SummaryCache, SummaryChain
 from compiler.fit.text import TextFitter
 from compiler.fit.turns import HINT as TURN_HINT
-from compiler.fit.turns import newest_turns
+from compiler.fit.turns import newest_turns, without_inserted
 from compiler.fit.windows import SUMMARY_MODE_TOKENS as SUMMARY_MODE_TOKENS
 from compiler.fit.windows import WindowFitter, search_tool_alias
 from compiler.providers.dialect import NO_OPTIONS, Dialect, LoweringOptions, ModelRequest
@@ -566,33 +568,30 @@ def fit(
     )
     text = TextFitter(counter, chain, summaries or {}, plain=bool(frame.metadata.get(ROLEPLAY)))
     book = prices.book((dialect.name, counter)) if prices is not None else None
-    allocator = _Allocator(
-        frame,
-        dialect=dialect,
-        counter=counter,
-        model=model,
-        total=total,
-        budgets=budgets,
-        text=text,
-        windows=WindowFitter(
-            dialect,
-            text,
-            step=step,
-            search_tool=search_tool_alias(frame),
-            book=book,
-        ),
-        record=Recorder(
-            journal,
-            dialect=dialect,
-            counter=counter,
-            model=model,
-            total=total,
-            budgets=budgets.as_dict(),
-            step=step,
-        ),
-        lowering=lowering,
-    )
-    fitted = allocator.run()
+
+    def run(frame: ContextFrame) -> FitResult:
+        windows = WindowFitter(
+            dialect, text, step=step, search_tool=search_tool_alias(frame), book=book
+        )
+        record = Recorder(
+            journal, dialect=dialect, counter=counter, model=model, total=total,
+            budgets=budgets.as_dict(), step=step,
+        )  # fmt: skip
+        return _Allocator(
+            frame, dialect=dialect, counter=counter, model=model, total=total,
+            budgets=budgets, text=text, windows=windows, record=record, lowering=lowering,
+        ).run()  # fmt: skip
+
+    try:
+        fitted = run(frame)
+    except BudgetError as over:  # once more without the text inserted into the newest turn
+        if (lean := without_inserted(frame)) is None:
+            raise
+        try:
+            fitted = run(lean[0])
+        except BudgetError:
+            raise over from None
+        fitted.warnings.extend(lean[1])
     if book is not None:
         book.close()
     return fitted

@@ -6,6 +6,11 @@ The floor counts it (:func:`compiler.fit.strategy.floor_components`), so the all
 its room, and its share of each category's budget, from the start of a grant run until the
 history's turn; a history fit then keeps it whatever it costs.
 
+In-chat text inserted into the newest turn (a message with an ``origin``: world info, a
+note or a preset entry at depth 0) is not the user's own words: when the budget cannot hold
+the frame, the fit tries once more without it (:func:`without_inserted`), so a bigger budget
+whose world-info scan activates more never fails where a smaller one fit.
+
 Internal: part of the allocator.
 """
 
@@ -14,7 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler._base.frame import ContextFrame
+from compiler._base.kinds import ComponentKind
 from compiler._base.tokens import TokenCounter
+from compiler.errors import Diagnostic
 from compiler.fit.budgets import messages_shares
 from compiler.fit.costs import Costs
 from compiler.fit.strategy import required_turn, turn_part
@@ -71,3 +78,34 @@ def newest_turns(
                 keep, cost, {"history": max(0, cost - sum(placed.values())), **placed}
             )
     return out
+
+
+def without_inserted(frame: ContextFrame) -> tuple[ContextFrame, list[Diagnostic]] | None:
+    """``frame`` with the inserted messages (``origin`` set) of each history's newest turn
+    left out, and a ``context.component_dropped`` warning for each history that lost some;
+    None when no newest turn holds one. A history read lazily is read whole here."""
+    out, warnings = [], []
+    for comp in frame.components:
+        keep = required_turn(comp)
+        msgs = comp.messages or []
+        head, tail = len(msgs) - keep, list(msgs[len(msgs) - keep :]) if keep else []
+        own = [m for m in tail if not m.get("origin")]
+        if not keep or len(own) == len(tail):
+            out.append(comp)
+            continue
+        kinds = sorted({str(m.get("category") or "injection") for m in tail if m.get("origin")})
+        out.append(comp.model_copy(update={"messages": [*msgs[:head], *own]}))
+        warnings.append(
+            Diagnostic(
+                code="context.component_dropped",
+                severity="warning",
+                message=f"the budget left out the {len(tail) - len(own)} in-chat message(s) "
+                f"({', '.join(kinds)}) inserted into the newest turn of {comp.id} "
+                f"({ComponentKind.CHAT_HISTORY.value})",
+                file=comp.source,
+                hint="the request with them is over the budget; raise the budget to send them",
+            )
+        )
+    if not warnings:
+        return None
+    return ContextFrame(components=out, metadata=frame.metadata), warnings

@@ -197,3 +197,47 @@ def test_world_info_a_bigger_budget_activates_never_fails_a_legacy_compile(
         if any(e.action == "dropped" for e in world):
             assert "context.component_dropped" in {w.code for w in result.warnings}
     assert first is not None
+
+
+#: a lorebook in place of Seraphina's own: one entry keyed 'glade' inserted after the newest
+#: message (at depth 0), about 200 tokens, between a quarter and a third of the fixed prompts
+GLADE = "The glade is a quiet clearing where the healer gathers moonlit herbs by the river."
+GLADE_BOOK = {
+    "entries": {
+        "0": {
+            "uid": 0,
+            "key": ["glade"],
+            "content": " ".join([GLADE] * 12),
+            "position": 4,
+            "depth": 0,
+            "role": 0,
+            "order": 1000,
+        }
+    }
+}
+
+
+@pytest.mark.parametrize("mode", ["legacy", "agent"])
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_world_info_at_depth_0_a_bigger_budget_activates_never_fails(
+    provider: str, mode: str
+) -> None:
+    """From the first budget that fits, every bigger one fits: world info at depth 0 lands
+    in the newest turn, which is never cut, and a bigger budget's scan activates it (its
+    budget is a share of the compile's). When the budget cannot hold it there, it is left
+    out with a warning; the user's newest message is always sent."""
+    run = {**glade_run(), "lorebooks": {"character": GLADE_BOOK}}
+    first, left_out = None, 0
+    for budget in range(700, 1400, 10) if mode == "legacy" else range(1600, 3000, 20):
+        result = compiled(provider, mode, run, budget)
+        if result is None:
+            assert first is None, f"fits at {first}, fails at {budget}"
+            continue
+        first = first or budget
+        check_one(result, run)
+        if any("inserted into the newest turn" in w.message for w in result.warnings):
+            assert "moonlit herbs" not in json.dumps(result.request)
+            left_out += 1
+    assert first is not None
+    assert session(provider, mode).check_budget(run, budget=first).problem is None
+    assert left_out > 0  # e.g. openai: legacy 890-970, agent 1800-2000 (they failed before)
