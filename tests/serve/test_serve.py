@@ -224,7 +224,7 @@ def test_64_concurrent_requests_answer_as_serial_ones(server: Server) -> None:
 
 
 def test_sigterm_drains_in_flight_requests() -> None:
-    body = slow_body(2000, "drain")  # about half a second of compiling
+    body = slow_body(6000, "drain")  # a second or more of compiling: still running at 0.3 s
     server = start()
     with running(server):
         answers: list[tuple[int, float]] = []
