@@ -15,8 +15,9 @@ keeps its token-count and summary caches between turns; a :class:`ChatLog` as th
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from compiler._base.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names import lazily (PEP 562): `apc check` never loads the pipeline
     from compiler._assemble.macros import (
@@ -100,23 +101,6 @@ _HOMES = {
     "compiler.syntax": "parse",
     "compiler.syntax.ast": "Template",
 }
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names.split()}
-
-
-def __getattr__(name: str) -> Any:
-    """Import a public name on first use (and keep it, so the next lookup is plain)."""
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'compiler' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
 __all__ = [
     "OPTIONS",
     "APCError",
@@ -192,3 +176,5 @@ __all__ = [
     "resolve_profile",
     "sillytavern_macros",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)

@@ -9,8 +9,9 @@ never loads the run-context schema. Readers only: what SillyTavern does with wha
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from compiler._base.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from compiler.inputs.cards import CharacterCard
@@ -57,19 +58,6 @@ _HOMES = {
     "compiler.inputs.workspace": "Workspace",
     "compiler.inputs.world_inline": "WorldEntryIn",
 }
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names.split()}
-
-
-def __getattr__(name: str) -> Any:
-    """Import a public name on first use (and keep it)."""
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'compiler.inputs' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
 __all__ = [
     "BookSource",
     "CharacterCard",
@@ -102,3 +90,5 @@ __all__ = [
     "read_bytes",
     "real_dir",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)

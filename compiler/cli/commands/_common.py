@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from compiler import OPTIONS, Option
 from compiler._base.atomic import atomic_write_text, check_target
+from compiler.errors import APCError
 
 
 def add_format(parser: argparse.ArgumentParser, *, html: bool = False) -> None:
@@ -65,6 +68,25 @@ def write_output(text: str, out: str | None) -> None:
         sys.stdout.write(text)
         return
     atomic_write_text(Path(out), text)
+
+
+def import_extra(
+    module: str, extra: str, needs: frozenset[str], what: str, code: str
+) -> ModuleType:
+    """``module`` of the command ``apc EXTRA``, which needs the optional extra ``extra``
+    (its top-level packages ``needs``, named ``what`` to a user): a missing one of those is
+    the coded error ``code`` with the install command; any other missing module is a bug,
+    raised as it is."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in needs:
+            raise
+        raise APCError(
+            code=code,
+            message=f"apc {extra} needs the {extra} extra ({what}): no {exc.name}",
+            hint=f"pip install 'agent-prompt-compiler[{extra}]'",
+        ) from None
 
 
 def usage_error(message: str) -> int:

@@ -7,12 +7,10 @@ Internal: the interface is the ``apc`` command line and the Language Server Prot
 from __future__ import annotations
 
 import argparse
-import importlib
 from typing import Any
 
-from compiler.errors import APCError
+from compiler.cli.commands._common import import_extra
 
-INSTALL_HINT = "pip install 'agent-prompt-compiler[lsp]'"
 EXTRA_MODULES = frozenset({"pygls", "lsprotocol", "cattrs"})
 
 
@@ -30,15 +28,6 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        server = importlib.import_module("compiler.lsp.server")
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").split(".")[0] not in EXTRA_MODULES:
-            raise
-        raise APCError(
-            code="lsp.unavailable",
-            message=f"apc lsp needs the lsp extra (pygls): no {exc.name}",
-            hint=INSTALL_HINT,
-        ) from None
+    server = import_extra("compiler.lsp.server", "lsp", EXTRA_MODULES, "pygls", "lsp.unavailable")
     code: int = server.serve()
     return code

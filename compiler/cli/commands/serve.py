@@ -6,19 +6,16 @@ Internal: the interface is the ``apc`` command line and the HTTP API.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from compiler.cli.commands._common import usage_error
+from compiler.cli.commands._common import import_extra, usage_error
 from compiler.cli.commands.schema import SCHEMAS
-from compiler.errors import APCError
 from compiler.inputs import real_dir
 from compiler.serve import limits
 
-INSTALL_HINT = "pip install 'agent-prompt-compiler[serve]'"
 TOKEN_VARIABLE = "APC_SERVE_TOKEN"
 EXTRA_MODULES = frozenset({"fastapi", "starlette", "uvicorn", "orjson"})
 
@@ -87,16 +84,10 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     if isinstance(config, str):
         return usage_error(config)
-    try:
-        runner = importlib.import_module("compiler.serve.runner")
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").split(".")[0] not in EXTRA_MODULES:
-            raise
-        raise APCError(
-            code="serve.unavailable",
-            message=f"apc serve needs the serve extra (FastAPI, uvicorn, orjson): no {exc.name}",
-            hint=INSTALL_HINT,
-        ) from None
+    what = "FastAPI, uvicorn, orjson"
+    runner = import_extra(
+        "compiler.serve.runner", "serve", EXTRA_MODULES, what, "serve.unavailable"
+    )
     code: int = runner.serve(config, SCHEMAS)
     sys.stderr.flush()
     return code
