@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compiler._assemble.assemble import Assembler
 from compiler._assemble.macros import BoundTemplate
@@ -62,13 +62,12 @@ from compiler.profile.models import PlanNode, PlanPolicy, ProfileValidationError
 from compiler.profile.resolve import copy_profile
 from compiler.profile.tool_catalogue import KNOWN_TOOLS
 from compiler.providers import get_dialect, preset_model_key
-from compiler.providers.dialect import Dialect, ModelRequest
+from compiler.providers.dialect import Dialect, LoweringOptions, ModelRequest
 from compiler.providers.tool_params import ToolArguments, sent_tool
 from compiler.st.world.report import WorldInfoReport, world_report
-from compiler.tavern.agent_entries import default_mode
-from compiler.tavern.assemble import assemble_preset
-from compiler.tavern.framing import preset_stops
-from compiler.tavern.preset import PresetSettings, TavernPreset, ordered_prompts, read_preset
+
+if TYPE_CHECKING:  # SillyTavern's presets are loaded when a preset is compiled
+    from compiler.tavern.preset import PresetSettings, TavernPreset
 
 
 @dataclass
@@ -155,6 +154,8 @@ def open_source(path: str | os.PathLike[str]) -> Source:
 
 def string_source(text: str, kind: SourceKind, name: str | None) -> Source:
     if kind == "preset":
+        from compiler.tavern.preset import read_preset
+
         label = name or "<preset>"
         return Source(label, preset=read_preset(parse_json(text, label), origin=label))
     if kind != "template":
@@ -295,6 +296,9 @@ def compile_source(
         if node is not None:
             assembler.for_node(*node)
         if src.preset is not None:
+            from compiler.tavern.agent_entries import default_mode
+            from compiler.tavern.assemble import assemble_preset
+
             mode = opts.mode or default_mode(resolved, src.preset)
             assemble_preset(assembler, src.preset, mode=mode)
         elif src.bound is not None:
@@ -315,7 +319,7 @@ def compile_source(
             cache_stable=opts.step,
             summaries=opts.summaries,
             summary_cache=opts.summary_cache,
-            lowering=preset_stops(assembler, dataclasses.replace(opts.lowering(), quiet=quiet)),
+            lowering=_lowering(assembler, dataclasses.replace(opts.lowering(), quiet=quiet)),
             prices=memo.prices if memo is not None else None,
         )
         request = fitted.request  # lowered and counted once, by the fit
@@ -360,12 +364,26 @@ def _assembled(src: Source, given: bool, assembler: Assembler) -> list[Diagnosti
             comp.inline_content == DEFAULT_AGENT_SYSTEM_PROMPT
         ):
             comp.inline_content = system_prompt_for(offered)
-    texts = [p.content for p in ordered_prompts(src.preset)] if src.preset else None
+    texts = None
+    if src.preset is not None:
+        from compiler.tavern.preset import ordered_prompts
+
+        texts = [p.content for p in ordered_prompts(src.preset)]
     task = any(c.resource == "agent.task" and c.inline_content for c in assembler.components)
     lacking = run_warnings(
         src.name, assembler.given_context, assembler.journal, given, texts, task_sent=task
     )
     return [*assembler.warnings, *lacking]
+
+
+def _lowering(assembler: Assembler, options: LoweringOptions) -> LoweringOptions:
+    """The lowering options, with a preset's stop strings filled as SillyTavern fills them
+    (:func:`compiler.tavern.framing.preset_stops`) when the preset supplied them."""
+    if "stop" not in options.quiet:
+        return options
+    from compiler.tavern.framing import preset_stops
+
+    return preset_stops(assembler, options)
 
 
 def _finish(

@@ -1,7 +1,8 @@
 """Policies the pipeline stages call over a resolved profile, one enforcing module each.
 
 The plan policy's functions are public here (``apc plan`` is their command line); the tool
-gate is :class:`compiler.ToolGate`.
+gate is :class:`compiler.ToolGate`. The names are imported on first use (as
+:mod:`compiler`'s are), so importing one policy loads none of the others.
 
 - :mod:`compiler.policy.tools`: the run-time tool gate (visibility itself is computed by
   :func:`compiler.profile.tool_catalogue.visible_tools`)
@@ -11,9 +12,22 @@ gate is :class:`compiler.ToolGate`.
 - :mod:`compiler.policy.switch`: profile switching
 """
 
-from compiler.policy.plan import ProfileLookup, check_plan, load_plan, node_tools
-from compiler.policy.plan_guard import Decision, PlanAction, PlanGuard
-from compiler.policy.tools import GatedProfile, GatedTools
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from compiler._base.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from compiler.policy.plan import ProfileLookup, check_plan, load_plan, node_tools
+    from compiler.policy.plan_guard import Decision, PlanAction, PlanGuard
+    from compiler.policy.tools import GatedProfile, GatedTools
+
+_HOMES = {
+    "compiler.policy.plan": "ProfileLookup check_plan load_plan node_tools",
+    "compiler.policy.plan_guard": "Decision PlanAction PlanGuard",
+    "compiler.policy.tools": "GatedProfile GatedTools",
+}
 
 __all__ = [
     "Decision",
@@ -26,3 +40,5 @@ __all__ = [
     "load_plan",
     "node_tools",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)

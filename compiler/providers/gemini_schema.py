@@ -38,6 +38,7 @@ from collections.abc import Iterator
 from typing import Any, NoReturn
 
 from compiler.errors import LoweringError
+from compiler.providers.tool_params import GEMINI_KEYS
 
 #: The Schema keywords of the Gemini API (its reference; all of them in google.genai.types).
 KEYWORDS = frozenset(
@@ -67,7 +68,7 @@ KEYWORDS = frozenset(
     }
 )
 #: the parameter names Gemini takes (google.genai.types.FunctionDeclaration.parameters)
-PARAMETER_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]{0,63}")
+PARAMETER_NAME = GEMINI_KEYS
 TYPES = frozenset({"STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT"})
 #: the formats the API takes, by type
 FORMATS = {

@@ -43,13 +43,12 @@ from typing import Any
 from compiler._base.frame import ToolSpec
 from compiler.errors import Diagnostic, LoweringError
 from compiler.providers.dialect import LoweringOptions
-from compiler.providers.gemini_schema import PARAMETER_NAME
 from compiler.providers.schema import object_parameters
 
 #: Anthropic's rule for input_schema property keys (its 400 quotes it)
 ANTHROPIC_KEYS = re.compile(r"[a-zA-Z0-9_.-]{1,64}")
 #: Gemini's rule for parameter names (google.genai.types.FunctionDeclaration.parameters)
-GEMINI_KEYS = PARAMETER_NAME
+GEMINI_KEYS = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]{0,63}")
 #: the property a non-object schema is wrapped under
 WRAP_KEY = "value"
 MAX_KEY = 64
