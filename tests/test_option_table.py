@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import typing
 from pathlib import Path
 
@@ -109,6 +110,42 @@ def test_the_upper_bounds_hold_on_the_command_line(
     assert f"apc: error: {option.flag}" in capsys.readouterr().err
     assert main(["bench", template, "--context", run, "--budget", "1000", *over]) == 2
     assert f"apc: error: {option.flag}" in capsys.readouterr().err
+
+
+# top_k above a provider's range: its caller's value refused, a preset's clamped (coded)
+INTEGERS = [o for o in HIGH if o.kind in ("int", "step") and o.name != "top_k"]
+
+
+@pytest.mark.parametrize("option", INTEGERS, ids=[o.name for o in INTEGERS])
+def test_the_bounds_hold_in_the_python_api(option: Option) -> None:
+    """``CompileOptions`` refuses what the command line and ``apc serve`` refuse (a seed past
+    64 bits would reach the request and the provider's 400), and takes the bounds themselves."""
+    assert option.high is not None
+    with pytest.raises(ValueError, match=option.name):
+        compiler.CompileOptions(**{option.name: option.high + 1})
+    if option.kind == "int" and option.low is not None:
+        with pytest.raises(ValueError, match=option.name):
+            compiler.CompileOptions(**{option.name: option.low - 1})
+    for value in (option.low, option.high):
+        if value is not None:
+            assert getattr(compiler.CompileOptions(**{option.name: value}), option.name) == value
+
+
+def test_a_presets_settings_keep_the_option_tables_bounds(tmp_path: Path) -> None:
+    """A preset's ``openai_max_tokens`` or ``seed`` past what the options take is the
+    preset's coded error, not a ValueError from the options it fills."""
+    from compiler.tavern.preset import MAX_COUNT, MAX_SEED
+
+    assert MAX_COUNT == BY_NAME["max_output_tokens"].high == BY_NAME["budget"].high
+    assert BY_NAME["seed"].high == MAX_SEED
+    base = {"prompts": [{"identifier": "main", "role": "system", "content": "Hi"}]}
+    too_big = {"openai_max_tokens": 10**20, "openai_max_context": 2**60, "seed": 2**70}
+    for key, value in too_big.items():
+        preset = tmp_path / f"{key}.json"
+        preset.write_text(json.dumps({**base, key: value}))
+        with pytest.raises(compiler.ContextError) as info:
+            compiler.compile(preset)
+        assert info.value.code == "context.invalid_preset" and key in info.value.message
 
 
 def test_the_request_schema_speaks_of_requests_not_of_flags() -> None:

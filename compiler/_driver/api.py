@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from compiler._base.tokens import TokenCounter, counter_for
 from compiler._driver.checking import check_template
 from compiler._driver.feasibility import Feasibility
 from compiler._driver.losses import LOSS_CODES, checked_losses
+from compiler._driver.option_specs import BY_NAME
 from compiler._driver.options import CompileOptions
 from compiler._driver.sources import SourceKind, read_source
 from compiler.errors import (
@@ -572,7 +572,7 @@ def check_source_budget(
     feasibility's (:func:`compiler.check_sources` applies the strict rule to its report)."""
     asked = opts
     # unbounded on purpose, so never strict: its own context.budget_over_window is no finding
-    unbounded = opts.with_fields(budget=sys.maxsize, strict=False)
+    unbounded = opts.with_fields(budget=BY_NAME["budget"].high, strict=False)
     full = compile_source(src, context, unbounded, found, counters)
     settings = src.preset.settings if src.preset is not None else None
     opts, _ = _preset_options(opts, settings)

@@ -82,26 +82,33 @@ class CompileOptions:
     plan_node: str | None = None
 
     def __post_init__(self) -> None:
-        """Refuse values no compile can use (the CLI reports the same as usage errors)."""
+        """Refuse values no compile can use: the option table's bounds (the CLI and ``apc
+        serve`` report the same as usage errors). ``top_k`` only from below: above, the
+        provider's range refuses the caller's value and clamps a preset's (coded)."""
         for name, spec in (
             ("budget", "budget"),
             ("reserve", "reserve"),
             ("max_output_tokens", "max_output_tokens"),
             ("max_completion_tokens", "max_output_tokens"),  # its Chat-name alias
             ("top_k", "top_k"),
+            ("seed", "seed"),
         ):
-            low = BY_NAME[spec].low or 0
-            value = getattr(self, name)
-            if value is not None and (
-                not isinstance(value, int) or isinstance(value, bool) or value < low
-            ):
-                raise ValueError(f"{name} must be an integer of at least {low}, not {value!r}")
+            option, value = BY_NAME[spec], getattr(self, name)
+            if value is None:
+                continue
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"{name} must be an integer, not {value!r}")
+            problem = option.problem(value if name != "top_k" else min(value, 0))
+            if problem is not None:
+                raise ValueError(f"{name} {problem}, not {value!r}")
         modes = BY_NAME["mode"].choices
         if self.mode is not None and self.mode not in modes:
             raise ValueError(f"mode must be {' or '.join(modes)} (or None), not {self.mode!r}")
-        step = self.cache_stable
-        if not isinstance(step, bool) and (not isinstance(step, int) or step < 0):
-            raise ValueError(f"cache_stable must be True, False or a step >= 0, not {step!r}")
+        step, most = self.cache_stable, BY_NAME["cache_stable"].high or 0
+        if not isinstance(step, bool) and (not isinstance(step, int) or not 0 <= step <= most):
+            raise ValueError(
+                f"cache_stable must be True, False or a step from 0 to {most}, not {step!r}"
+            )
 
     @property
     def output_tokens(self) -> int | None:

@@ -44,6 +44,11 @@ from compiler.inputs.read import (
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS, too_large
 
 _CODE = "context.invalid_preset"
+MAX_COUNT = 2**53
+"""The largest token count a preset's setting may give (``openai_max_context``,
+``openai_max_tokens``): the compile options' own bound."""
+MAX_SEED = 2**64 - 1
+"""The largest ``seed`` a preset may give: the compile options' own bound."""
 
 MARKERS: frozenset[str] = frozenset(
     {
@@ -221,7 +226,7 @@ def _settings(obj: Mapping[str, Any], file: str, path: str) -> PresetSettings:
             path=join_path(path, key),
         )
 
-    def integer(key: str, low: int | None) -> int | None:
+    def integer(key: str, low: int | None, high: int | None = MAX_COUNT) -> int | None:
         value = obj.get(key)
         if value is None:
             return None
@@ -231,14 +236,16 @@ def _settings(obj: Mapping[str, Any], file: str, path: str) -> PresetSettings:
             raise bad(key, "an integer")
         if low is not None and value < low:
             raise bad(key, f"an integer of at least {low}")
+        if high is not None and value > high:
+            raise bad(key, f"an integer of at most {high}")
         return value
 
     found: dict[str, Any] = {
         "max_context": integer("openai_max_context", 1),
         "max_tokens": integer("openai_max_tokens", 1) or DEFAULT_MAX_TOKENS,
     }
-    seed = integer("seed", None)
-    found["top_k"] = integer("top_k", 0)
+    seed = integer("seed", None, MAX_SEED)
+    found["top_k"] = integer("top_k", 0, None)  # above a provider's range: clamped
     found["seed"] = seed if seed is not None and seed >= 0 else None
     for key in _NUMBERS:
         value = obj.get(key)
