@@ -705,3 +705,21 @@ def test_a_run_context_s_chat_is_checked_whichever_path(
     assert count == repaired and data["seed"] == 3
     assert data["chat"] is not chat and data["chat"][0] is not chat[0]  # a copy, never theirs
     assert "\udc80" not in json.dumps(data, ensure_ascii=False, default=str)
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_a_source_name_that_is_not_utf8_is_written_to_an_output_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    """``-o FILE`` writes what standard output would, and JSON stays valid UTF-8 (the name's
+    lone surrogate as its escape)."""
+    monkeypatch.chdir(tmp_path)
+    name = os.fsdecode(b"t\xff.txt")
+    Path(name).write_text("Hello <<agent.plan>>\n")
+    assert main(["explain", name, "--format", fmt, "-o", "out"]) == 0
+    data = Path("out").read_bytes()
+    if fmt == "json":
+        assert json.loads(data.decode("utf-8"))["entries"]
+        assert b"t\\udcff.txt" in data
+    else:
+        assert data.startswith(b"openai gpt-4o")

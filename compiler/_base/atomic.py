@@ -111,8 +111,13 @@ def _signals_held() -> Iterator[None]:
 
 def atomic_write_text(path: Path, text: str, *, code: str = "io.write_failed") -> None:
     """Write ``text`` to ``path`` atomically (UTF-8); an OS failure is an APCError with
-    ``code``."""
-    atomic_write_bytes(path, text.encode("utf-8"), code=code)
+    ``code``. A name read from bytes that are not UTF-8 (a lone surrogate) is written back
+    as those bytes, as standard output writes it; any other lone surrogate as its escape."""
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        data = text.encode("utf-8", "backslashreplace")
+    atomic_write_bytes(path, data, code=code)
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, code: str = "io.write_failed") -> None:

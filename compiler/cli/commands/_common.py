@@ -6,6 +6,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -38,9 +39,14 @@ def diagnostics_format(args: argparse.Namespace) -> str:
     return "json" if args.format == "json" else "text"
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def dumps(value: Any) -> str:
-    """Stable, human-readable JSON (the same input gives the same bytes)."""
-    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+    """Stable, human-readable JSON (the same input gives the same bytes), valid UTF-8: a
+    lone surrogate (a file name that is not UTF-8) is written as its JSON escape."""
+    text = json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 def check_output(out: str | None) -> None:
