@@ -440,20 +440,58 @@ def _merged(
         flag, flag_src = value, _Source(fragment.layer, fragment.file, fragment.path)
     merger.set("enabled", flag, flag_src)
 
-    data = profile.model_dump(mode="json", by_alias=True)
-    data["tools"]["visible"] = list(tools.visible)
-    data["tools"]["approvalRequired"] = list(tools.approval_required)
-    data["tools"]["userAllow"] = user_allow[0] if user_allow else None
+    allowed = user_allow[0] if user_allow else None
     if user_allow is not None:
         merger.set_source("tools.userAllow", user_allow[1])
+    data = profile.model_dump(mode="json", by_alias=True)
+    data["tools"].update(visible=[], approvalRequired=[], userAllow=allowed)
     data["enabled"] = flag
     _fill_defaults(merger, data, ())
-    data["provenance"] = {
-        key: {"layer": src.layer, "file": src.file} for key, src in sorted(merger.sources.items())
+    resolved = _resolved(profile, tools.visible, tools.approval_required, allowed, flag)
+    resolved.provenance = {
+        key: ProvenanceEntry.model_construct(layer=src.layer, file=src.file)
+        for key, src in sorted(merger.sources.items())
     }
-    resolved = ResolvedAgentProfile.model_validate(data)
     resolved.warnings = [*alias_warnings, *(locate(w) for w in warnings)]
     return resolved
+
+
+def _resolved(
+    profile: AgentProfile,
+    visible: Iterable[str],
+    approval: Iterable[str],
+    user_allow: list[str] | None,
+    enabled: bool,
+) -> ResolvedAgentProfile:
+    """The checked, merged ``profile`` as a resolved one, with its computed tool outcome:
+    made from the validated values (every field set, as a validation of the profile's full
+    dump sets them), not validated a second time."""
+    policy = profile.tools
+    tools = ResolvedToolPolicy.model_construct(
+        None,
+        **policy.__dict__,
+        visible=list(visible),
+        approval_required=list(approval),
+        user_allow=None if user_allow is None else list(user_allow),
+    )
+    values = {**profile.__dict__, "tools": tools, "enabled": enabled}
+    resolved = ResolvedAgentProfile.model_construct(None, **values)
+    _every_field_set(resolved)
+    return resolved
+
+
+def _every_field_set(value: Any) -> None:
+    """Mark every field of ``value``'s models as set, as validating a full dump does."""
+    if isinstance(value, BaseModel):
+        object.__setattr__(value, "__pydantic_fields_set__", set(type(value).model_fields))
+        for item in value.__dict__.values():
+            _every_field_set(item)
+    elif isinstance(value, list):
+        for item in value:
+            _every_field_set(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _every_field_set(item)
 
 
 _TOOL_LISTS = ("allow", "deny", "requireApproval")

@@ -379,3 +379,63 @@ def test_resolution_is_deterministic() -> None:
     first = resolve_profile(preset=copy.deepcopy(preset)).model_dump_json(by_alias=True)
     second = resolve_profile(preset=copy.deepcopy(preset)).model_dump_json(by_alias=True)
     assert first == second
+
+
+RESOLVED_CASES = {
+    "builtin": {},
+    "model switch": {
+        "preset": preset_with({"model": {"source": "openai", "model": "gpt-4o"}}),
+        "run": {"model": {"mode": "connectionRef", "connectionRef": "conn", "modelId": "m1"}},
+    },
+    "artifacts and tools": {
+        "preset": preset_with(
+            {
+                "output": {
+                    "artifacts": [
+                        {"id": "a", "path": "output/a.md", "kind": "body", "target": "messageBody"}
+                    ]
+                },
+                "tools": {"allow": ["workspace.*", "mcp.*"], "deny": ["workspace.finish"]},
+            }
+        ),
+        "user": {"tools": {"allow": ["workspace.*", "chat.search"]}},
+        "run": {"context": {"historyBudgetTokens": 100}, "plan": {"mode": "free"}},
+    },
+    "disabled": {"preset": preset_with({}, enabled=False)},
+}
+
+
+@pytest.mark.parametrize("layers", RESOLVED_CASES.values(), ids=list(RESOLVED_CASES))
+def test_a_resolved_profile_is_what_validating_its_dump_gives(layers: dict[str, Any]) -> None:
+    """The resolved profile is made from the merged profile's validated values (not
+    validated twice): it equals a validation of its own full dump, model for model, with the
+    same fields set at every level (what ``model_dump(exclude_unset=True)`` reads)."""
+    from pydantic import BaseModel
+
+    from compiler.profile import ResolvedAgentProfile
+
+    resolved = resolve_profile(**layers)
+    again = ResolvedAgentProfile.model_validate(resolved.model_dump(mode="json", by_alias=True))
+    again.warnings = resolved.warnings
+
+    def same(a: Any, b: Any) -> None:
+        assert type(a) is type(b)
+        if isinstance(a, BaseModel):
+            assert a.model_fields_set == b.model_fields_set
+            for name in type(a).model_fields:
+                same(getattr(a, name), getattr(b, name))
+        elif isinstance(a, list | dict):
+            assert len(a) == len(b)
+            for x, y in (
+                zip(a, b, strict=True)
+                if isinstance(a, list)
+                else zip(a.items(), b.items(), strict=True)
+            ):
+                same(x, y)
+        elif isinstance(a, tuple):
+            assert a == b
+        else:
+            assert a == b
+
+    same(resolved, again)
+    assert resolved.model_dump(exclude_unset=True) == again.model_dump(exclude_unset=True)
