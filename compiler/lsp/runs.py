@@ -1,6 +1,7 @@
 """The run context a document is compiled with, for token-count hovers and the profile's
 tools and resources: the client's ``apc`` settings, else the nearest ``apc.toml`` or
-``pyproject.toml`` ``[tool.apc]`` table beside or above the file.
+``pyproject.toml`` ``[tool.apc]`` table beside or above the file (no higher than the
+workspace root, for a file inside it).
 
 Internal: the interface is ``apc lsp``.
 """
@@ -61,13 +62,20 @@ def _settings(table: Mapping[str, Any], base: Path, origin: str) -> RunSettings:
 
 def find_settings(file: Path | None, given: Mapping[str, Any], root: Path | None) -> RunSettings:
     """The client's settings when they name a context (relative: to the workspace root, else
-    the file's directory), else the nearest TOML table beside or above ``file``."""
+    the file's directory), else the nearest TOML table beside or above ``file``: within the
+    workspace ``root`` for a file inside it (a TOML file above the workspace, e.g. one
+    planted in ``/tmp``, is not the workspace's to apply)."""
     if given.get("context"):
         base = root or (file.parent if file is not None else Path.cwd())
         return _settings(given, base, "settings")
     if file is None:
         return RunSettings()
-    for folder in (file.parent.resolve(), *file.parent.resolve().parents):
+    here = file.parent.resolve()
+    folders = [here, *here.parents]
+    top = root.resolve() if root is not None else None
+    if top is not None and top in folders:
+        folders = folders[: folders.index(top) + 1]
+    for folder in folders:
         for name in ("apc.toml", "pyproject.toml"):
             candidate = folder / name
             if candidate.is_file():
