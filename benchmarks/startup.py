@@ -9,6 +9,8 @@ steadier than wall time on a busy machine):
 
 - floor: ``python -c 'import pydantic, lark, tiktoken'`` (what any tool built on these pays);
 - check floor: ``python -c 'import pydantic, lark'``;
+- model floor: the floor, then one pydantic model defined and validated (what reading any
+  input through a pydantic model costs: pydantic's model machinery is not in the floor);
 - apc check: ``apc check examples/writer/template.txt``;
 - apc compile: ``apc compile examples/writer/template.txt --context examples/writer/run.json``
   (the README's quick start), with the token-rank cache warm (a first run fills it);
@@ -25,12 +27,17 @@ such interpreter (e.g. of a venv with main's wheel): its ``apc check`` and ``apc
 then run beside the others. Bytecode is cached as an install has it (a first, untimed run of
 each writes what is missing; PYTHONDONTWRITEBYTECODE is dropped). Each process runs in an
 empty temp dir, so nothing of this checkout is importable but through the install.
+
+``--instructions`` also counts each contender's instructions, whole process, under
+valgrind's callgrind (one run each, after the timed ones): a figure the machine's load does
+not move, for comparing two versions on a busy machine. Needs ``valgrind`` on the PATH.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -71,6 +78,11 @@ def build_venv(where: Path) -> Path:
     return python
 
 
+#: the floor, then one pydantic model made and validated: what any pydantic-validated input
+#: costs a process (pydantic's model machinery, which ``import pydantic`` alone never loads)
+MODEL_FLOOR = "import pydantic, lark, tiktoken\nclass M(pydantic.BaseModel):\n    x: int\nM(x=1)"
+
+
 def contenders(python: Path, compare: Path | None) -> dict[str, tuple[list[str], dict[str, str]]]:
     apc = str(python.parent / "apc")
     template, run = str(EXAMPLE / "template.txt"), str(EXAMPLE / "run.json")
@@ -78,6 +90,7 @@ def contenders(python: Path, compare: Path | None) -> dict[str, tuple[list[str],
     jobs = {
         "floor": ([str(python), "-c", "import pydantic, lark, tiktoken"], {}),
         "check floor": ([str(python), "-c", "import pydantic, lark"], {}),
+        "model floor": ([str(python), "-c", MODEL_FLOOR], {}),
         "apc check": ([apc, "check", template], {}),
         "apc compile": (compile_args, {}),
         "apc compile, no rank cache": (compile_args, {"APC_CACHE_DIR": ""}),
@@ -117,6 +130,30 @@ def measure(
     return {n: (statistics.median(wall[n]), statistics.median(used[n])) for n in names}
 
 
+def instructions(python: Path, compare: Path | None, cache: Path, cwd: Path) -> dict[str, float]:
+    """Each contender's instructions (millions), whole process, counted by callgrind."""
+    dropped = ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
+    env["APC_CACHE_DIR"] = str(cache)
+    counts: dict[str, float] = {}
+    for name, (command, extra) in contenders(python, compare).items():
+        out = cwd / "callgrind.out"
+        done = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=env | extra,
+            cwd=cwd,
+        )
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        if found is None:
+            raise RuntimeError(f"callgrind counted nothing for {name}")
+        counts[name] = int(found.group(1)) / 1e6
+        out.unlink(missing_ok=True)
+    return counts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=21, help="processes of each contender")
@@ -124,14 +161,20 @@ def main() -> None:
     parser.add_argument(
         "--compare", help="another install's python (e.g. of main): its apc runs beside"
     )
+    parser.add_argument(
+        "--instructions", action="store_true", help="also count instructions (callgrind)"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="apc-startup-"))
+    counts: dict[str, float] = {}
     try:
         python = Path(args.python) if args.python else build_venv(work)
         cwd = work / "cwd"
         cwd.mkdir()
         compare = Path(args.compare) if args.compare else None
         medians = measure(python, compare, args.runs, work / "cache", cwd)
+        if args.instructions:
+            counts = instructions(python, compare, work / "cache", cwd)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     floor, floor_cpu = medians["floor"]
@@ -142,6 +185,11 @@ def main() -> None:
         print(
             f"| {name} | {ms:.0f} | {ms / floor:.2f}x | {cpu_ms:.0f} | {cpu_ms / floor_cpu:.2f}x |"
         )
+    if counts:
+        print("\n| process | M instructions | / floor |")
+        print("|---|---:|---:|")
+        for name, count in counts.items():
+            print(f"| {name} | {count:,.0f} | {count / counts['floor']:.2f}x |")
     check = medians["apc check"][0] / medians["check floor"][0]
     check_cpu = medians["apc check"][1] / medians["check floor"][1]
     print(f"\napc check / check floor (import pydantic, lark): {check:.2f}x, CPU {check_cpu:.2f}x")
