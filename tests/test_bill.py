@@ -18,11 +18,15 @@ from compiler.providers import get_dialect
 from compiler.providers.dialect import CacheRule, TurnBill
 from compiler.providers.registry import PROVIDERS
 from compiler.replay.cutplan import (
+    AUTO_BILL_GOAL,
+    AUTO_CACHED_GOAL,
     NO_CACHE,
     ReplayModel,
     TurnShape,
+    auto_limit,
     auto_step,
     brute_force,
+    cached_share,
     least_bill,
     stepped_cuts,
 )
@@ -154,6 +158,56 @@ def test_auto_picks_the_cheapest_step_and_the_smallest_on_a_tie() -> None:
     assert bills[best] == min(bills.values())
     assert best == min(s for s, b in bills.items() if b == bills[best])
     assert auto_step(model, NO_CACHE, 9) == 9  # no cache: the smallest requests
+
+
+def _meets_goals(model: ReplayModel, rule: CacheRule, step: int) -> bool:
+    """Whether ``step`` meets ``auto``'s goals: the cached share, and the bill within the
+    goal of the bound the bench compares it with (window: the larger of the step and the
+    quarter limit, less one)."""
+    cuts = stepped_cuts(model, step)
+    window = max(auto_limit(model), step) - 1
+    bound = least_bill(model, rule, window).billed
+    return (
+        cached_share(model, rule, cuts) >= AUTO_CACHED_GOAL
+        and model.bill(rule, cuts) <= AUTO_BILL_GOAL * bound + 1e-6
+    )
+
+
+def _long_chat_model(kept: int, turns: int = 100) -> ReplayModel:
+    """Two messages a turn, the least cut keeping ``kept`` messages, a small head."""
+    prices = [50] * (kept + 2 * turns + 2)
+    shapes = [
+        TurnShape(k, k - kept, k - 1, 1500, 200, 50) for k in range(kept + 1, kept + 2 * turns, 2)
+    ]
+    return ReplayModel(prices, shapes)
+
+
+def test_auto_keeps_the_most_history_that_meets_the_goals() -> None:
+    """Where no step up to a quarter of the kept history reaches the cached share, ``auto``
+    takes the smallest larger step that reaches it with the bill within the goal."""
+    model = _long_chat_model(200)
+    rule = CacheRule(minimum=1, read=0.1)
+    limit = auto_limit(model)
+    assert not any(_meets_goals(model, rule, s) for s in range(1, limit + 1))
+    best = auto_step(model, rule)
+    assert limit < best <= 100 and _meets_goals(model, rule, best)
+    assert not any(_meets_goals(model, rule, s) for s in range(limit + 1, best))
+    # every turn of the step keeps the newest turn
+    assert all(c <= t.keep for c, t in zip(stepped_cuts(model, best), model.turns, strict=True))
+
+
+@settings(max_examples=100, deadline=None)
+@given(replays(max_turns=8), st.sampled_from(RULES))
+def test_auto_meets_the_goals_with_the_smallest_step_or_bills_the_least(
+    model: ReplayModel, rule: CacheRule
+) -> None:
+    best = auto_step(model, rule)
+    limit = auto_limit(model)
+    if _meets_goals(model, rule, best):
+        assert not any(_meets_goals(model, rule, s) for s in range(1, best))
+    else:  # no goal met: the cheapest step up to the quarter limit, the smallest on a tie
+        assert best == auto_step(model, rule, limit)
+    assert auto_step(model, rule) == best  # deterministic
 
 
 # -- end to end -------------------------------------------------------------------------

@@ -232,7 +232,7 @@ def choose_step(
     rule: CacheRule,
     encoding: str | None,
 ) -> int:
-    """The step ``auto`` replays with: the cheapest in the model of the run without
-    cache-stable cuts (:func:`.cutplan.auto_step`)."""
+    """The step ``auto`` replays with, in the model of the run without cache-stable cuts
+    (:func:`.cutplan.auto_step`)."""
     model = replay_model(off, [], messages, message_prices(messages, dialect, encoding))
     return auto_step(model, rule)
