@@ -4,6 +4,7 @@ force and as a lower bound of every step), ``--cache-stable auto``, and the JSON
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -315,6 +316,12 @@ def test_anthropic_breakpoints_that_move_leave_the_cached_prefix(
     (run,) = report.runs
     stable = [t for t in run.per_turn[1:] if t.cached_tokens]
     assert stable and all((t.written_tokens or 0) < (t.cached_tokens or 0) for t in stable)
+    # the newest user turn is marked: a turn whose cut stayed reads all the previous request
+    # sent, and writes only the reply and its own newest turn
+    pairs = list(itertools.pairwise(run.per_turn))
+    same = [(a, b) for a, b in pairs if a.cut == b.cut]
+    assert same and all(abs((b.cached_tokens or 0) - (a.total_tokens or 0)) <= 1 for a, b in same)
+    assert all(b.uncached_tokens == 0 for a, b in same)
 
 
 def test_real_preset_bill(corpus: Path, tmp_path: Path) -> None:

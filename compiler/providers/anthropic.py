@@ -410,16 +410,20 @@ class Anthropic(Dialect):
         return cache_view(request)
 
     def mark_cache(self, body: ModelRequest) -> None:
-        """Cache breakpoints at the end of the stable prefix: the last tool, the last system
-        block, the last block before the newest turn (at most 3 of the 4 allowed). A text
-        sent as a string becomes one text block: only a block takes ``cache_control``."""
+        """Cache breakpoints at the end of what the next turn's request starts with: the last
+        tool, the last system block, the last block of the newest user turn (at most 3 of
+        the 4 allowed; a final assistant turn, a prefill, is left after it). The next
+        request reads all of this one up to that turn (the provider looks back from its own
+        breakpoint) and writes only the reply and its own newest turn. A text sent as a
+        string becomes one text block: only a block takes ``cache_control``."""
         marks = []
         if body.get("tools"):
             marks.append(body["tools"][-1])
         if body.get("system"):
             marks.append(_blocks_in(body, "system")[-1])
-        if len(body["messages"]) >= 2:
-            marks.append(_blocks_in(body["messages"][-2], "content")[-1])
+        users = [m for m in body["messages"] if m["role"] == "user"]
+        if users:
+            marks.append(_blocks_in(users[-1], "content")[-1])
         for block in marks:
             block["cache_control"] = dict(EPHEMERAL)
 

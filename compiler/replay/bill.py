@@ -52,14 +52,20 @@ def _share(total: int, part: int, whole: int) -> int:
 
 
 def mark_bytes(request: Mapping[str, Any], body: bytes) -> int:
-    """Where the request's last cache breakpoint ends, in ``body``'s bytes: before its
-    newest conversation item (the compiler marks the stable prefix, see
-    :meth:`compiler.providers.dialect.LoweringOptions`)."""
+    """Where the request's last cache breakpoint ends, in ``body``'s bytes: after its
+    newest user turn (what the compiler marks, see
+    :meth:`compiler.providers.anthropic.Anthropic.mark_cache`); 0 without one."""
     for key in CONVERSATION:
         items = request.get(key)
         if isinstance(items, list) and items:
-            shorter = request_bytes({**request, key: items[:-1]})
-            return common_prefix(body, shorter)
+            users = [
+                i for i, m in enumerate(items) if isinstance(m, dict) and m.get("role") == "user"
+            ]
+            if not users:
+                return 0
+            # the turn then one more item: the bytes shared end where the turn ends
+            longer = request_bytes({**request, key: [*items[: users[-1] + 1], None]})
+            return common_prefix(body, longer)
     return 0
 
 
@@ -72,7 +78,8 @@ class Biller:
     dialect: Dialect
     rule: CacheRule
     marked: bool
-    last: tuple[bytes, int] | None = None  # the previous request and its mark (tokens)
+    #: the previous request, and its mark in tokens and in bytes
+    last: tuple[bytes, int, int] | None = None
 
     def body(self, request: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         """The request as the provider's cache sees it, and as the bytes compared."""
@@ -81,14 +88,19 @@ class Biller:
 
     def turn(self, request: Mapping[str, Any], body: bytes, total: int) -> TurnBill:
         """The bill of a compiled turn (``request`` and ``body`` as :meth:`body` gives them),
-        after the previous one (see the module docstring)."""
-        common = previous_mark = mark = 0
+        after the previous one (see the module docstring). Whether the previous mark lies
+        within the shared prefix is decided in bytes: both token figures are estimates."""
+        common = previous_mark = mark = mark_at = 0
         if self.last is not None:
-            before, previous_mark = self.last
-            common = _share(total, common_prefix(before, body), len(body))
+            before, previous_mark, previous_at = self.last
+            shared = common_prefix(before, body)
+            common = _share(total, shared, len(body))
+            if 0 < previous_at <= shared:
+                common = max(common, previous_mark)
         if self.rule.explicit and self.marked:
-            mark = _share(total, mark_bytes(request, body), len(body))
-        self.last = (body, mark)
+            mark_at = mark_bytes(request, body)
+            mark = _share(total, mark_at, len(body))
+        self.last = (body, mark, mark_at)
         return self.rule.bill(total, common, previous_mark, mark)
 
     def failed(self) -> None:
@@ -157,7 +169,7 @@ def replay_model(
                 keep=max(_newest_user(messages, k), *cuts),
                 other=other,
                 head=max(0, other - (rec.summary_tokens or 0)),
-                newest=prices[k - 1] if k else 0,
+                newest=0,  # the newest turn is marked: nothing after the breakpoint
             )
         )
     return ReplayModel(prices, turns)

@@ -51,8 +51,9 @@ AUTO_MAX_BOUNDS = 12
 
 @dataclass(frozen=True)
 class TurnShape:
-    """One replayed turn in the model (see the module docstring); ``newest``: the price of
-    its newest message (what comes after an explicit cache's last breakpoint)."""
+    """One replayed turn in the model (see the module docstring); ``newest``: the tokens
+    after an explicit cache's last breakpoint (0 in a replay: the compiler marks the
+    newest turn)."""
 
     messages: int
     low: int
@@ -91,8 +92,11 @@ class ReplayModel:
             return rule.bill(total, 0, 0, mark)
         before = self.tokens(t - 1, previous)
         previous_mark = before - self.turns[t - 1].newest if marked else 0
-        common = before if previous == cut else self.turns[t].head
-        return rule.bill(total, common, previous_mark, mark)
+        if previous != cut:
+            return rule.bill(total, self.turns[t].head, previous_mark, mark)
+        # the previous request is a prefix of this one (a turn the model prices below the
+        # previous one, its other parts estimated from another run, reads all of itself)
+        return rule.bill(total, before, min(previous_mark, total), mark)
 
     def bill(self, rule: CacheRule, cuts: Sequence[int | None], marked: bool = True) -> float:
         """The bill of a whole cut sequence (None: the turn failed; it bills nothing and
