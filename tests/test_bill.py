@@ -324,6 +324,28 @@ def test_anthropic_breakpoints_that_move_leave_the_cached_prefix(
     assert all(b.uncached_tokens == 0 for a, b in same)
 
 
+def test_anthropic_reads_up_to_the_turn_before_when_text_follows_the_history(
+    tmp_path: Path,
+) -> None:
+    """Text placed after the history rides in the newest user turn and moves on with it:
+    a turn whose cut stayed still reads the previous request up to the turn before its
+    newest (the breakpoint there), only the rest is written again."""
+    (tmp_path / "t.txt").write_text(
+        "You narrate a ferry crossing.\n<<agent.chat.history>>\nBe brief.\n"
+    )
+    (tmp_path / "run.json").write_text(json.dumps({"chat": _chat(160)}))
+    report = compiler.bench(
+        tmp_path / "t.txt", context=tmp_path / "run.json", budgets=[3000], last=8,
+        provider="anthropic", cache_stable=8, compare=False,
+    )  # fmt: skip
+    (run,) = report.runs
+    same = [(a, b) for a, b in itertools.pairwise(run.per_turn) if a.cut == b.cut]
+    assert same
+    for a, b in same:
+        assert a.total_tokens is not None and b.cached_tokens is not None
+        assert a.total_tokens - 150 < b.cached_tokens < a.total_tokens
+
+
 def test_real_preset_bill(corpus: Path, tmp_path: Path) -> None:
     chat = [{"role": "assistant", "content": "Welcome to the glade, traveller."}]
     for i in range(40):

@@ -51,22 +51,24 @@ def _share(total: int, part: int, whole: int) -> int:
     return round(total * part / whole) if whole else 0
 
 
-def mark_bytes(request: Mapping[str, Any], body: bytes) -> int:
-    """Where the request's last cache breakpoint ends, in ``body``'s bytes: after its
-    newest user turn (what the compiler marks, see
-    :meth:`compiler.providers.anthropic.Anthropic.mark_cache`); 0 without one."""
+def mark_bytes(request: Mapping[str, Any], body: bytes) -> list[int]:
+    """Where the request's cache breakpoints end, in ``body``'s bytes: where its
+    conversation starts (the tools' and system's), after the item before its newest and
+    after its newest user turn (what the compiler marks, see
+    :meth:`compiler.providers.anthropic.Anthropic.mark_cache`)."""
     for key in CONVERSATION:
         items = request.get(key)
         if isinstance(items, list) and items:
             users = [
                 i for i, m in enumerate(items) if isinstance(m, dict) and m.get("role") == "user"
             ]
-            if not users:
-                return 0
-            # the turn then one more item: the bytes shared end where the turn ends
-            longer = request_bytes({**request, key: [*items[: users[-1] + 1], None]})
-            return common_prefix(body, longer)
-    return 0
+            ends = sorted({-1, *range(max(0, len(items) - 2), len(items) - 1), *users[-1:]})
+            # the item then one more: the bytes shared end where the item ends
+            return [
+                common_prefix(body, request_bytes({**request, key: [*items[: i + 1], None]}))
+                for i in ends
+            ]
+    return []
 
 
 @dataclass
@@ -78,8 +80,8 @@ class Biller:
     dialect: Dialect
     rule: CacheRule
     marked: bool
-    #: the previous request, and its mark in tokens and in bytes
-    last: tuple[bytes, int, int] | None = None
+    #: the previous request, and its marks (where each ends in bytes, and in tokens)
+    last: tuple[bytes, list[tuple[int, int]]] | None = None
 
     def body(self, request: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         """The request as the provider's cache sees it, and as the bytes compared."""
@@ -88,19 +90,23 @@ class Biller:
 
     def turn(self, request: Mapping[str, Any], body: bytes, total: int) -> TurnBill:
         """The bill of a compiled turn (``request`` and ``body`` as :meth:`body` gives them),
-        after the previous one (see the module docstring). Whether the previous mark lies
-        within the shared prefix is decided in bytes: both token figures are estimates."""
-        common = previous_mark = mark = mark_at = 0
+        after the previous one (see the module docstring). The previous request's mark read
+        is the furthest within the shared prefix, decided in bytes (both token figures are
+        estimates)."""
+        common = previous_mark = 0
+        marks: list[tuple[int, int]] = []
+        if self.rule.explicit and self.marked:
+            marks = [(at, _share(total, at, len(body))) for at in mark_bytes(request, body)]
         if self.last is not None:
-            before, previous_mark, previous_at = self.last
+            before, previous = self.last
             shared = common_prefix(before, body)
             common = _share(total, shared, len(body))
-            if 0 < previous_at <= shared:
+            within = [tokens for at, tokens in previous if 0 < at <= shared]
+            previous_mark = max(within or [tokens for _, tokens in previous] or [0])
+            if within:
                 common = max(common, previous_mark)
-        if self.rule.explicit and self.marked:
-            mark_at = mark_bytes(request, body)
-            mark = _share(total, mark_at, len(body))
-        self.last = (body, mark, mark_at)
+        self.last = (body, marks)
+        mark = max((tokens for _, tokens in marks), default=0)
         return self.rule.bill(total, common, previous_mark, mark)
 
     def failed(self) -> None:

@@ -436,9 +436,10 @@ def test_cache_breakpoints_end_the_stable_prefix_and_never_exceed_four() -> None
     cached, _ = lower(frame(*chat, tools=True), cache_stable=True)
     assert not any("cache_control" in b for b in _blocks(plain))
     marked = [b for b in _blocks(cached) if "cache_control" in b]
-    assert marked == [  # the newest user turn: the next request reads all of this one
+    assert marked == [  # the newest user turn too: the next request reads all of this one
         cached["tools"][-1],
         cached["system"][-1],
+        cached["messages"][-2]["content"][-1],
         cached["messages"][-1]["content"][-1],
     ]
     assert all(b["cache_control"] == {"type": "ephemeral"} for b in marked)
