@@ -25,8 +25,8 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 MODELS = {"openai": "gpt-4o", "anthropic": "claude-sonnet-4-5", "gemini": "gemini-2.5-flash"}
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x:.1%}"
+def _pct(x: float | None, digits: int = 1) -> str:
+    return "-" if x is None else f"{x:.{digits}%}"
 
 
 def rows(name: str, report: compiler.BenchReport) -> list[str]:
@@ -38,7 +38,7 @@ def rows(name: str, report: compiler.BenchReport) -> list[str]:
         price = bill.billed / bill.request_tokens if bill.request_tokens else 0.0
         ratio = "-" if bill.bound_ratio is None else f"{bill.bound_ratio:.3f}x"
         out.append(
-            f"| {name} | {report.provider} {report.model} | {step} | {_pct(bill.cached_share)} "
+            f"| {name} | {report.provider} {report.model} | {step} | {_pct(bill.cached_share, 2)} "
             f"| {_pct(run.cached_share.mean)} | {bill.billed:,.0f} | {price:.3f}x "
             f"| {bill.bound or 0:,.0f} ({bill.bound_window}) | {ratio} "
             f"| {_pct(run.budget_use.median)} |"

@@ -4,6 +4,7 @@ force and as a lower bound of every step), ``--cache-stable auto``, and the JSON
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,15 @@ from compiler.providers import get_dialect
 from compiler.providers.dialect import CacheRule, TurnBill
 from compiler.providers.registry import PROVIDERS
 from compiler.replay.cutplan import (
+    AUTO_BILL_GOAL,
+    AUTO_CACHED_GOAL,
     NO_CACHE,
     ReplayModel,
     TurnShape,
+    auto_limit,
     auto_step,
     brute_force,
+    cached_share,
     least_bill,
     stepped_cuts,
 )
@@ -156,6 +161,56 @@ def test_auto_picks_the_cheapest_step_and_the_smallest_on_a_tie() -> None:
     assert auto_step(model, NO_CACHE, 9) == 9  # no cache: the smallest requests
 
 
+def _meets_goals(model: ReplayModel, rule: CacheRule, step: int) -> bool:
+    """Whether ``step`` meets ``auto``'s goals: the cached share, and the bill within the
+    goal of the bound the bench compares it with (window: the larger of the step and the
+    quarter limit, less one)."""
+    cuts = stepped_cuts(model, step)
+    window = max(auto_limit(model), step) - 1
+    bound = least_bill(model, rule, window).billed
+    return (
+        cached_share(model, rule, cuts) >= AUTO_CACHED_GOAL
+        and model.bill(rule, cuts) <= AUTO_BILL_GOAL * bound + 1e-6
+    )
+
+
+def _long_chat_model(kept: int, turns: int = 100) -> ReplayModel:
+    """Two messages a turn, the least cut keeping ``kept`` messages, a small head."""
+    prices = [50] * (kept + 2 * turns + 2)
+    shapes = [
+        TurnShape(k, k - kept, k - 1, 1500, 200, 50) for k in range(kept + 1, kept + 2 * turns, 2)
+    ]
+    return ReplayModel(prices, shapes)
+
+
+def test_auto_keeps_the_most_history_that_meets_the_goals() -> None:
+    """Where no step up to a quarter of the kept history reaches the cached share, ``auto``
+    takes the smallest larger step that reaches it with the bill within the goal."""
+    model = _long_chat_model(200)
+    rule = CacheRule(minimum=1, read=0.1)
+    limit = auto_limit(model)
+    assert not any(_meets_goals(model, rule, s) for s in range(1, limit + 1))
+    best = auto_step(model, rule)
+    assert limit < best <= 100 and _meets_goals(model, rule, best)
+    assert not any(_meets_goals(model, rule, s) for s in range(limit + 1, best))
+    # every turn of the step keeps the newest turn
+    assert all(c <= t.keep for c, t in zip(stepped_cuts(model, best), model.turns, strict=True))
+
+
+@settings(max_examples=100, deadline=None)
+@given(replays(max_turns=8), st.sampled_from(RULES))
+def test_auto_meets_the_goals_with_the_smallest_step_or_bills_the_least(
+    model: ReplayModel, rule: CacheRule
+) -> None:
+    best = auto_step(model, rule)
+    limit = auto_limit(model)
+    if _meets_goals(model, rule, best):
+        assert not any(_meets_goals(model, rule, s) for s in range(1, best))
+    else:  # no goal met: the cheapest step up to the quarter limit, the smallest on a tie
+        assert best == auto_step(model, rule, limit)
+    assert auto_step(model, rule) == best  # deterministic
+
+
 # -- end to end -------------------------------------------------------------------------
 
 
@@ -261,6 +316,34 @@ def test_anthropic_breakpoints_that_move_leave_the_cached_prefix(
     (run,) = report.runs
     stable = [t for t in run.per_turn[1:] if t.cached_tokens]
     assert stable and all((t.written_tokens or 0) < (t.cached_tokens or 0) for t in stable)
+    # the newest user turn is marked: a turn whose cut stayed reads all the previous request
+    # sent, and writes only the reply and its own newest turn
+    pairs = list(itertools.pairwise(run.per_turn))
+    same = [(a, b) for a, b in pairs if a.cut == b.cut]
+    assert same and all(abs((b.cached_tokens or 0) - (a.total_tokens or 0)) <= 1 for a, b in same)
+    assert all(b.uncached_tokens == 0 for a, b in same)
+
+
+def test_anthropic_reads_up_to_the_turn_before_when_text_follows_the_history(
+    tmp_path: Path,
+) -> None:
+    """Text placed after the history rides in the newest user turn and moves on with it:
+    a turn whose cut stayed still reads the previous request up to the turn before its
+    newest (the breakpoint there), only the rest is written again."""
+    (tmp_path / "t.txt").write_text(
+        "You narrate a ferry crossing.\n<<agent.chat.history>>\nBe brief.\n"
+    )
+    (tmp_path / "run.json").write_text(json.dumps({"chat": _chat(160)}))
+    report = compiler.bench(
+        tmp_path / "t.txt", context=tmp_path / "run.json", budgets=[3000], last=8,
+        provider="anthropic", cache_stable=8, compare=False,
+    )  # fmt: skip
+    (run,) = report.runs
+    same = [(a, b) for a, b in itertools.pairwise(run.per_turn) if a.cut == b.cut]
+    assert same
+    for a, b in same:
+        assert a.total_tokens is not None and b.cached_tokens is not None
+        assert a.total_tokens - 150 < b.cached_tokens < a.total_tokens
 
 
 def test_real_preset_bill(corpus: Path, tmp_path: Path) -> None:

@@ -25,7 +25,10 @@ tool: a bare count of what was cut is left out and its room goes to messages.
 Cache-stable mode (``step`` > 0): the number of messages cut is rounded up to a multiple of
 ``step`` (then to the next unit boundary), so the cut point, and with it the summary and
 every kept message before the newest ones, stays byte-identical from turn to turn until the
-chat has grown by ``step`` messages. It costs up to ``step`` messages of budget.
+chat has grown by ``step`` messages. It costs up to ``step`` messages of budget. The note
+follows the summary in this mode: when the cut moves, the summary's first lines (the same
+sample, see :func:`compiler.fit.summarize._grid`) still extend the prefix the previous
+request shares.
 """
 
 from __future__ import annotations
@@ -394,7 +397,9 @@ def fit_history(
     if walk.next == 0:
         return HistoryFit(list(messages), walk.used, 0, 0, None, True, _kept(walk.shares))
     # something has to go: set room aside for the summary, round the cut, no orphan first
-    maker = _SummaryMaker(dialect, counter, chain, component_id, precomputed, search_tool, plain)
+    maker = _SummaryMaker(
+        dialect, counter, chain, component_id, precomputed, search_tool, plain, step > 0
+    )
     bound = walk.bound(limit)  # what everything kept may use
     reserve = maker.reserve(n, bound, bound, summary_limit) if summarize else 0
     # the summary counts against the summary budget, so only a total limit loses the room
@@ -485,6 +490,16 @@ class _SummaryMaker:
     precomputed: str | None
     search_tool: str | None
     plain: bool = False  # a roleplay prompt: no bare note (see the module docstring)
+    note_last: bool = False  # cache-stable: the note after the summary (see :meth:`content`)
+
+    def content(self, head: str, text: str) -> str:
+        """The summary message's text: the note ``head`` and the summary ``text``. In
+        cache-stable mode the note (which counts the cut) goes last: the summary's first
+        lines stay the same when the cut moves (see :func:`compiler.fit.summarize._grid`),
+        so a moved cut's request still shares them with the previous one."""
+        if not text:
+            return head
+        return f"{text}\n{head}" if self.note_last else f"{head}\n{text}"
 
     def reserve(self, n: int, limit: int | None, cap: int | None, summary_limit: int | None) -> int:
         """The room set aside for a summary: a tenth of the limit, at least room for the note
@@ -522,18 +537,18 @@ class _SummaryMaker:
             )
             made = self.chain.summarize(request, self.precomputed)
         text, which = made if made is not None else ("", "note")
-        content = f"{head}\n{text}" if text else head
+        content = self.content(head, text)
         while target is not None and text and frame_cost + counter.count(content) > target:
             # rare: the seam between note and summary merges differently; whole sentences
             text = fit_sentences(text, counter.count(text) - 1, counter)
-            content, which = (f"{head}\n{text}", which) if text else (head, "note")
+            content, which = self.content(head, text), which if text else "note"
         message: Message = {"role": SUMMARY_ROLE, "content": content}
         cost = self.dialect.message_tokens(message, counter)
         while target is not None and text and cost > target:
             # the message frames its text beyond the empty frame (Gemini's system-note tag)
             text = fit_sentences(text, counter.count(text) - 1, counter)
             which = which if text else "note"
-            message = {"role": SUMMARY_ROLE, "content": f"{head}\n{text}" if text else head}
+            message = {"role": SUMMARY_ROLE, "content": self.content(head, text)}
             cost = self.dialect.message_tokens(message, counter)
         if which == "note" and self.plain and self.search_tool is None:
             return None  # a bare count of what was cut is no use in a roleplay prompt

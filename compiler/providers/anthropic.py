@@ -410,16 +410,25 @@ class Anthropic(Dialect):
         return cache_view(request)
 
     def mark_cache(self, body: ModelRequest) -> None:
-        """Cache breakpoints at the end of the stable prefix: the last tool, the last system
-        block, the last block before the newest turn (at most 3 of the 4 allowed). A text
-        sent as a string becomes one text block: only a block takes ``cache_control``."""
+        """Cache breakpoints at the ends of what the next turn's request starts with: the
+        last tool, the last system block, the last block before the newest turn and the
+        last block of the newest user turn (at most the 4 allowed; a final assistant turn, a
+        prefill, is left after them). The next request reads all of this one through its
+        newest user turn when that turn holds only what the chat sent (the provider looks
+        back from its own breakpoints), else up to the turn before (text placed after the
+        history moves on to the next newest turn), and writes the rest. A text sent as a
+        string becomes one text block: only a block takes ``cache_control``."""
         marks = []
         if body.get("tools"):
             marks.append(body["tools"][-1])
         if body.get("system"):
             marks.append(_blocks_in(body, "system")[-1])
-        if len(body["messages"]) >= 2:
-            marks.append(_blocks_in(body["messages"][-2], "content")[-1])
+        messages = body["messages"]
+        users = [m for m in messages if m["role"] == "user"]
+        for turn in [*messages[-2:-1], *users[-1:]]:
+            block = _blocks_in(turn, "content")[-1]
+            if not any(block is b for b in marks):
+                marks.append(block)
         for block in marks:
             block["cache_control"] = dict(EPHEMERAL)
 

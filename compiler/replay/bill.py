@@ -51,16 +51,24 @@ def _share(total: int, part: int, whole: int) -> int:
     return round(total * part / whole) if whole else 0
 
 
-def mark_bytes(request: Mapping[str, Any], body: bytes) -> int:
-    """Where the request's last cache breakpoint ends, in ``body``'s bytes: before its
-    newest conversation item (the compiler marks the stable prefix, see
-    :meth:`compiler.providers.dialect.LoweringOptions`)."""
+def mark_bytes(request: Mapping[str, Any], body: bytes) -> list[int]:
+    """Where the request's cache breakpoints end, in ``body``'s bytes: where its
+    conversation starts (the tools' and system's), after the item before its newest and
+    after its newest user turn (what the compiler marks, see
+    :meth:`compiler.providers.anthropic.Anthropic.mark_cache`)."""
     for key in CONVERSATION:
         items = request.get(key)
         if isinstance(items, list) and items:
-            shorter = request_bytes({**request, key: items[:-1]})
-            return common_prefix(body, shorter)
-    return 0
+            users = [
+                i for i, m in enumerate(items) if isinstance(m, dict) and m.get("role") == "user"
+            ]
+            ends = sorted({-1, *range(max(0, len(items) - 2), len(items) - 1), *users[-1:]})
+            # the item then one more: the bytes shared end where the item ends
+            return [
+                common_prefix(body, request_bytes({**request, key: [*items[: i + 1], None]}))
+                for i in ends
+            ]
+    return []
 
 
 @dataclass
@@ -72,7 +80,8 @@ class Biller:
     dialect: Dialect
     rule: CacheRule
     marked: bool
-    last: tuple[bytes, int] | None = None  # the previous request and its mark (tokens)
+    #: the previous request, and its marks (where each ends in bytes, and in tokens)
+    last: tuple[bytes, list[tuple[int, int]]] | None = None
 
     def body(self, request: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         """The request as the provider's cache sees it, and as the bytes compared."""
@@ -81,14 +90,23 @@ class Biller:
 
     def turn(self, request: Mapping[str, Any], body: bytes, total: int) -> TurnBill:
         """The bill of a compiled turn (``request`` and ``body`` as :meth:`body` gives them),
-        after the previous one (see the module docstring)."""
-        common = previous_mark = mark = 0
-        if self.last is not None:
-            before, previous_mark = self.last
-            common = _share(total, common_prefix(before, body), len(body))
+        after the previous one (see the module docstring). The previous request's mark read
+        is the furthest within the shared prefix, decided in bytes (both token figures are
+        estimates)."""
+        common = previous_mark = 0
+        marks: list[tuple[int, int]] = []
         if self.rule.explicit and self.marked:
-            mark = _share(total, mark_bytes(request, body), len(body))
-        self.last = (body, mark)
+            marks = [(at, _share(total, at, len(body))) for at in mark_bytes(request, body)]
+        if self.last is not None:
+            before, previous = self.last
+            shared = common_prefix(before, body)
+            common = _share(total, shared, len(body))
+            within = [tokens for at, tokens in previous if 0 < at <= shared]
+            previous_mark = max(within or [tokens for _, tokens in previous] or [0])
+            if within:
+                common = max(common, previous_mark)
+        self.last = (body, marks)
+        mark = max((tokens for _, tokens in marks), default=0)
         return self.rule.bill(total, common, previous_mark, mark)
 
     def failed(self) -> None:
@@ -157,7 +175,7 @@ def replay_model(
                 keep=max(_newest_user(messages, k), *cuts),
                 other=other,
                 head=max(0, other - (rec.summary_tokens or 0)),
-                newest=prices[k - 1] if k else 0,
+                newest=0,  # the newest turn is marked: nothing after the breakpoint
             )
         )
     return ReplayModel(prices, turns)
@@ -232,7 +250,7 @@ def choose_step(
     rule: CacheRule,
     encoding: str | None,
 ) -> int:
-    """The step ``auto`` replays with: the cheapest in the model of the run without
-    cache-stable cuts (:func:`.cutplan.auto_step`)."""
+    """The step ``auto`` replays with, in the model of the run without cache-stable cuts
+    (:func:`.cutplan.auto_step`)."""
     model = replay_model(off, [], messages, message_prices(messages, dialect, encoding))
     return auto_step(model, rule)

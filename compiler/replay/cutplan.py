@@ -31,17 +31,29 @@ from compiler.providers.dialect import CacheRule, TurnBill
 
 #: The rule of a provider whose caching is not known: nothing is cached.
 NO_CACHE = CacheRule(minimum=2**62, read=1.0)
-#: ``auto`` considers steps up to this share of the chat messages the least cut keeps (the
-#: median over the replay): a step costs up to its size in messages kept, half on average.
+#: ``auto``'s cheapest step is one of up to this share of the chat messages the least cut
+#: keeps (the median over the replay): a step costs up to its size in messages kept, half on
+#: average. It is also where the bound's window starts (see :func:`auto_step`).
 AUTO_SHARE = 0.25
 #: ``auto`` considers steps of at least 1 up to at least this many messages.
 AUTO_MIN_LIMIT = 8
+#: ``auto``'s goals: at least this share of each turn's request read from the cache (the mean
+#: after the first turn) ...
+AUTO_CACHED_GOAL = 0.97
+#: ... with a bill at most this many times the least bound (see :func:`auto_step`) ...
+AUTO_BILL_GOAL = 1.10
+#: ... by a step of up to this share of the messages the least cut keeps (the median turn's).
+AUTO_GOAL_SHARE = 0.5
+#: at most this many least bills :func:`auto_step` computes for the goals (a bound on its
+#: work; the steps are tried smallest first)
+AUTO_MAX_BOUNDS = 12
 
 
 @dataclass(frozen=True)
 class TurnShape:
-    """One replayed turn in the model (see the module docstring); ``newest``: the price of
-    its newest message (what comes after an explicit cache's last breakpoint)."""
+    """One replayed turn in the model (see the module docstring); ``newest``: the tokens
+    after an explicit cache's last breakpoint (0 in a replay: the compiler marks the
+    newest turn)."""
 
     messages: int
     low: int
@@ -80,8 +92,11 @@ class ReplayModel:
             return rule.bill(total, 0, 0, mark)
         before = self.tokens(t - 1, previous)
         previous_mark = before - self.turns[t - 1].newest if marked else 0
-        common = before if previous == cut else self.turns[t].head
-        return rule.bill(total, common, previous_mark, mark)
+        if previous != cut:
+            return rule.bill(total, self.turns[t].head, previous_mark, mark)
+        # the previous request is a prefix of this one (a turn the model prices below the
+        # previous one, its other parts estimated from another run, reads all of itself)
+        return rule.bill(total, before, min(previous_mark, total), mark)
 
     def bill(self, rule: CacheRule, cuts: Sequence[int | None], marked: bool = True) -> float:
         """The bill of a whole cut sequence (None: the turn failed; it bills nothing and
@@ -156,17 +171,74 @@ def stepped_cuts(model: ReplayModel, step: int) -> list[int]:
     return cuts
 
 
-def auto_limit(model: ReplayModel) -> int:
-    """The largest step ``auto`` considers: :data:`AUTO_SHARE` of the messages the least
-    cut keeps (the median turn's), at least :data:`AUTO_MIN_LIMIT`."""
+def _median_kept(model: ReplayModel) -> int:
     kept = sorted(t.messages - t.low for t in model.turns)
-    median = kept[len(kept) // 2] if kept else 0
-    return max(AUTO_MIN_LIMIT, int(median * AUTO_SHARE))
+    return kept[len(kept) // 2] if kept else 0
+
+
+def auto_limit(model: ReplayModel) -> int:
+    """The largest step ``auto``'s cheapest step is chosen from, and the least window of the
+    bound it is compared with: :data:`AUTO_SHARE` of the messages the least cut keeps (the
+    median turn's), at least :data:`AUTO_MIN_LIMIT`."""
+    return max(AUTO_MIN_LIMIT, int(_median_kept(model) * AUTO_SHARE))
+
+
+def cached_share(model: ReplayModel, rule: CacheRule, cuts: Sequence[int]) -> float:
+    """The mean share of a turn's request read from the cache, after the first turn, when
+    the replay is cut at ``cuts`` (every turn compiled); 0.0 with fewer than two turns."""
+    shares, previous = [], None
+    for t, cut in enumerate(cuts):
+        if previous is not None:
+            total = model.tokens(t, cut)
+            bill = model.cost(rule, t, cut, previous)
+            shares.append(bill.cached / total if total else 0.0)
+        previous = cut
+    return sum(shares) / len(shares) if shares else 0.0
 
 
 def auto_step(model: ReplayModel, rule: CacheRule, largest: int | None = None) -> int:
-    """The step of 1 to ``largest`` (None: :func:`auto_limit`) whose cuts bill the least
-    over the replay (the smallest such step on a tie: it keeps the most)."""
-    largest = auto_limit(model) if largest is None else largest
+    """The step ``auto`` replays with, in the model: the smallest step (it keeps the most
+    history) of 1 to :data:`AUTO_GOAL_SHARE` of the messages the least cut keeps that meets
+    both goals: a cached share of at least :data:`AUTO_CACHED_GOAL`, and a bill at most
+    :data:`AUTO_BILL_GOAL` times the least bill within the window the bench bounds it with
+    (the larger of the step and :func:`auto_limit`, less one). When no step does (or
+    ``largest`` is given), the step of 1 to ``largest`` (None: :func:`auto_limit`) that
+    bills the least (the smallest on a tie)."""
+    limit = auto_limit(model)
+    if largest is None and (goal := _goal_step(model, rule, limit)) is not None:
+        return goal
+    largest = limit if largest is None else largest
     bills = [(model.bill(rule, stepped_cuts(model, s)), s) for s in range(1, largest + 1)]
     return min(bills)[1]
+
+
+def _goal_step(model: ReplayModel, rule: CacheRule, limit: int) -> int | None:
+    """The smallest step that meets ``auto``'s goals (see :func:`auto_step`), or None. A
+    least bill is only computed where it decides: the bound shrinks as its window grows,
+    so a bill within the goal of the widest window's bound passes, and one over the goal of
+    the narrowest window's (``limit - 1``) fails."""
+    top = max(limit, int(_median_kept(model) * AUTO_GOAL_SHARE))
+    if len(model.turns) < 2:
+        return None
+    narrow = least_bill(model, rule, limit - 1).billed
+    wide: float | None = None
+    computed = 0
+    for step in range(1, top + 1):
+        cuts = stepped_cuts(model, step)
+        if cached_share(model, rule, cuts) < AUTO_CACHED_GOAL:
+            continue
+        billed = model.bill(rule, cuts)
+        if billed > AUTO_BILL_GOAL * narrow:
+            continue
+        if step <= limit:
+            return step
+        if wide is None:
+            wide = least_bill(model, rule, top - 1).billed
+        if billed <= AUTO_BILL_GOAL * wide:
+            return step
+        if computed == AUTO_MAX_BOUNDS:
+            return None
+        computed += 1
+        if billed <= AUTO_BILL_GOAL * least_bill(model, rule, step - 1).billed:
+            return step
+    return None

@@ -159,7 +159,7 @@ class RunReport(_Model):
     budget_source: str | None = None
     cache_stable: int = 0
     primary: bool = True
-    #: the step was chosen by ``cache_stable="auto"`` (the cheapest for the provider)
+    #: the step was chosen by ``cache_stable="auto"`` (for the provider's prompt cache)
     auto: bool = False
     turns: int = 0
     failed: dict[str, int] = Field(default_factory=dict)

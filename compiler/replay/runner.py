@@ -79,10 +79,10 @@ def bench(
     default); ``options``/``overrides`` as for :func:`compiler.compile`. Each budget is
     replayed with ``options.cache_stable`` as given (the primary run) and, with ``compare``,
     once more the other way (off, or on with the default step) to compare prefix stability.
-    ``auto``: the primary run's cache-stable step is the one that bills the least input
-    under the provider's prompt-cache rule (:func:`compiler.replay.cutplan.auto_step`),
-    chosen from a first replay without cache-stable cuts; with ``compare``, the default
-    step is replayed beside it. Every run is billed (:class:`BillStats`).
+    ``auto``: the primary run's cache-stable step is chosen for the provider's prompt-cache
+    rule (:func:`compiler.replay.cutplan.auto_step`: the smallest that meets the caching
+    goals, else the cheapest), from a first replay without cache-stable cuts; with
+    ``compare``, the default step is replayed beside it. Every run is billed (:class:`BillStats`).
     ``every``/``last``: replay every ``every``-th turn counted back from the last, then only
     the last ``last`` turns. A turn that fails with one of :data:`TURN_ERRORS` is counted
     (``failed``); any other error stops the replay (``details["turn"]`` says where).

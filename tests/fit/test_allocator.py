@@ -267,6 +267,31 @@ def test_cache_stable_keeps_a_byte_identical_prefix() -> None:
     assert len(set(plain)) > 1  # without it the cut moves every turn
 
 
+def test_cache_stable_summary_keeps_its_first_lines_when_the_cut_moves() -> None:
+    """With cache-stable cuts the note that counts the cut follows the summary, so when the
+    cut moves the new request still starts with the old one's system text and first summary
+    lines (what a provider's prefix cache can read); without, the note comes first as ever."""
+    base = chat(200)
+    summaries = []
+    for turn in range(0, 40, 2):
+        result = compiler.compile_string(
+            "S.<<agent.chat.history>>", context={"chat": base + chat(turn + 1)}, budget=2000,
+            cache_stable=16,
+        )  # fmt: skip
+        assert exact(result) <= 2000
+        summaries.append(result.request["messages"][1]["content"])
+    moved = [(a, b) for a, b in itertools.pairwise(summaries) if a != b]
+    assert moved  # the cut moved within 40 messages of 16-message steps
+    for before, after in moved:
+        assert after.endswith("older messages are not shown here (cut to fit the context budget).]")
+        first = before.split("\n")[0]
+        assert not first.startswith("[Earlier conversation") and after.startswith(first + "\n")
+    plain = compiler.compile_string(
+        "S.<<agent.chat.history>>", context={"chat": base}, budget=2000
+    ).request["messages"][1]["content"]
+    assert plain.startswith("[Earlier conversation: ")
+
+
 def test_total_budget_is_the_window_minus_the_reserve() -> None:
     model_window = get_dialect("openai").window  # the windows are the dialect's (issue 11)
     assert model_window("gpt-4o-2024-08-06") == 128_000 and model_window("gpt-4") == 8192

@@ -216,7 +216,11 @@ def test_cache_breakpoints_turn_strings_into_blocks() -> None:
     mark = {"cache_control": {"type": "ephemeral"}}
     assert request["system"] == [{"type": "text", "text": "Main."} | mark]
     assert request["messages"][1]["content"] == [{"type": "text", "text": "Yo."} | mark]
-    assert request["messages"][2]["content"] == "Go on."
+    assert request["messages"][2]["content"] == [{"type": "text", "text": "Go on."} | mark]
+    # a prefill is the final assistant turn: the mark stays on the user turn before it
+    request, _ = lower(frame(sys("Main."), user("Hi."), prefill="Sure"), cache_stable=True)
+    assert request["messages"][-2]["content"] == [{"type": "text", "text": "Hi."} | mark]
+    assert request["messages"][-1] == {"role": "assistant", "content": "Sure"}
 
 
 def test_tool_turns_keep_their_blocks_and_the_apis_rules() -> None:

@@ -64,8 +64,9 @@ def register(sub: Any) -> None:
         const=_STEP,
         metavar="STEP|auto",
         help="move history cut points in steps of STEP messages "
-        f"(default {_STEP}); auto: the step that bills the least input under the "
-        "provider's prompt cache, beside the default step",
+        f"(default {_STEP}); auto: the smallest step that reaches a 97%% cached prefix "
+        "with the bill within 10%% of the least bound under the provider's prompt cache "
+        "(else the cheapest step), beside the default step",
     )
     g = p.add_argument_group("replay")
     g.add_argument("--every", type=int, default=1, metavar="K", help="replay every K-th turn")
