@@ -79,6 +79,13 @@ def turn_session_bytes(
     )
 
 
+QUICK_TURN_SECONDS = 0.005
+"""A turn runs on the event loop, without the hand-off to a worker thread, when its
+session's last compile took at most this long, it keeps the options (a cold compile else)
+and its body is at most :data:`QUICK_TURN_BYTES`: the loop is held that long at most, about
+as long as it takes to parse a body of 64 KiB."""
+QUICK_TURN_BYTES = 64 * 1024
+"""The largest body of a turn that may run on the event loop (:data:`QUICK_TURN_SECONDS`)."""
 MAX_HELD_BODIES = 16
 """The bodies of the requests in flight, together, are at most this many times the body
 limit (``serve.busy``, 503, past it)."""

@@ -16,6 +16,7 @@ from fastapi import FastAPI, Path, Request
 from starlette.responses import Response
 
 from compiler import Diagnostic
+from compiler.serve.limits import QUICK_TURN_BYTES
 from compiler.serve.models import CompileOut, ErrorOut
 from compiler.serve.replies import compile_payload, json_bytes, json_response
 from compiler.serve.turn_models import SESSION_ID, SessionIn, SessionOut, TurnIn
@@ -63,12 +64,14 @@ def add_turn_routes(
     """The routes of :mod:`compiler.serve.turns` on ``app``: each compile runs by ``run`` (the
     worker pool); ``read_warnings`` are the warnings of reading a request's body."""
 
+    def respond(got: Answer) -> Response:
+        body = json_bytes(compile_payload(got.result, prefix))
+        headers = _state(got.session, got.count, got.digest)
+        return Response(body, 200, headers, media_type="application/json")
+
     def answer(done: Callable[[], Answer]) -> Callable[[], Response]:
         def work() -> Response:  # in a worker: the payload is made there, off the event loop
-            got = done()
-            body = json_bytes(compile_payload(got.result, prefix))
-            headers = _state(got.session, got.count, got.digest)
-            return Response(body, 200, headers, media_type="application/json")
+            return respond(done())
 
         return work
 
@@ -87,6 +90,12 @@ def add_turn_routes(
         appended, to the state ``base`` names. The answer is ``/v1/compile``'s for the whole
         chat the session then holds; out of step with the session: 409, send it whole."""
         read = read_warnings(request)
+        if len(await request.body()) <= QUICK_TURN_BYTES:
+            # a warm turn (bounded work) runs here: the hand-off to a worker and back costs
+            # about as much as the turn's own work beyond its compile
+            got = turns.quick_turn(session, body, read)
+            if got is not None:
+                return respond(got)
         response: Response = await run(answer(lambda: turns.turn(session, body, read)))
         return response
 
