@@ -188,7 +188,7 @@ def create_app(config: ServeConfig, schemas: Schemas | None = None) -> FastAPI:
     prefix = root_prefix(config.roots[0] if config.roots else None)
     _routes(app, service, pool, schemas or {}, prefix)
     turns = TurnService(service)
-    add_turn_routes(app, turns, pool.run, _read_warnings, prefix)
+    add_turn_routes(app, turns, pool.run, lambda: pool.pending == 0, _read_warnings, prefix)
     _handlers(app, prefix)
     app.add_middleware(
         Guard,

@@ -83,9 +83,12 @@ def _json_body(scope: Scope) -> bool:
 class TurnLane:
     """The short lane of a warm turn, in front of the routes (module docstring)."""
 
-    def __init__(self, app: ASGIApp, *, turns: TurnService, prefix: str | None) -> None:
+    def __init__(
+        self, app: ASGIApp, *, turns: TurnService, idle: Callable[[], bool], prefix: str | None
+    ) -> None:
         self.app = app
         self.turns = turns
+        self.idle = idle
         self.prefix = prefix
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -99,7 +102,8 @@ class TurnLane:
         while messages[-1]["type"] == "http.request" and messages[-1].get("more_body", False):
             messages.append(await receive())
         body = b"".join(m.get("body", b"") for m in messages)
-        got = self._turn(found[1], body) if len(body) <= QUICK_TURN_BYTES else None
+        quick = len(body) <= QUICK_TURN_BYTES and self.idle()
+        got = self._turn(found[1], body) if quick else None
         if got is not None:
             await answer_response(got, self.prefix)(scope, receive, send)
             return
@@ -125,13 +129,16 @@ def add_turn_routes(
     app: FastAPI,
     turns: TurnService,
     run: Run[Any],
+    idle: Callable[[], bool],
     read_warnings: Callable[[Request], list[Diagnostic]],
     prefix: str | None,
 ) -> None:
     """The routes of :mod:`compiler.serve.turns` on ``app``, and the :class:`TurnLane` in
-    front of them: each compile runs by ``run`` (the worker pool), but a warm turn's;
-    ``read_warnings`` are the warnings of reading a request's body."""
-    app.add_middleware(TurnLane, turns=turns, prefix=prefix)
+    front of them: each compile runs by ``run`` (the worker pool), but a warm turn's while
+    the pool is ``idle`` (no compile running or waiting there: a turn on the event loop
+    would hold them back); ``read_warnings`` are the warnings of reading a request's
+    body."""
+    app.add_middleware(TurnLane, turns=turns, idle=idle, prefix=prefix)
 
     def respond(got: Answer) -> Response:
         return answer_response(got, prefix)
@@ -157,7 +164,7 @@ def add_turn_routes(
         appended, to the state ``base`` names. The answer is ``/v1/compile``'s for the whole
         chat the session then holds; out of step with the session: 409, send it whole."""
         read = read_warnings(request)
-        if len(await request.body()) <= QUICK_TURN_BYTES:
+        if len(await request.body()) <= QUICK_TURN_BYTES and idle():
             # a warm turn (bounded work) runs here: the hand-off to a worker and back costs
             # about as much as the turn's own work beyond its compile
             got = turns.quick_turn(session, body, read)
