@@ -8,13 +8,17 @@ Each client is one chat, one message appended per turn, with a warm session of i
 ``caller``); *turns* starts a session whole (``POST /v1/sessions``, not measured) and then
 sends each turn's one message (``POST /v1/sessions/{id}/turns``). *In process* is a
 ``compiler.Session`` compiling a ``compiler.ChatLog`` one message longer each turn, in this
-process. The clients are the standard library's ``http.client`` with kept-alive connections
-(a runtime's client in Rust or JavaScript costs less than a Python one); the first, cold
-request of a whole-chat client is not measured, and the measured turns start when every
-client has made its session (then the wall clock starts). Requests per second count every
-measured request of all clients; p50/p99 are per-request latencies, client side. Ratios are to the
-in-process figures. *A process per turn* runs ``python -m compiler compile`` once per turn.
-Peak RSS is the server's high-water mark (VmHWM) after all runs. Needs the serve extra.
+process. One client of the turn protocol and the in-process session take their turns in
+turn (10 turns of one, then 10 of the other, in a shuffled order), so that the machine's
+load weighs on both alike; one whole-chat client runs after them.
+The clients are the standard library's ``http.client`` with kept-alive connections (a
+runtime's client in Rust or JavaScript costs less than a Python one); the first, cold
+request of a whole-chat client is not measured, and the measured turns of 64 clients start
+when every client has made its session (then the wall clock starts). Requests per second
+count every measured request of all clients (the two taking turns: one over the mean);
+p50/p99 are per-request latencies, client side. Ratios are to the in-process figures.
+*A process per turn* runs ``python -m compiler compile`` once per turn. Peak RSS is the
+server's high-water mark (VmHWM) after all runs. Needs the serve extra.
 """
 
 from __future__ import annotations
@@ -75,6 +79,8 @@ WORDS = [
     "weight",
 ]
 OPTIONS = {"model": "gpt-4o", "budget": 16000, "cacheStable": True}
+BLOCK = 10
+"""Turns in a row of one client, then of the other, when two take turns."""
 
 
 def make_chat(n: int, seed: int) -> list[dict[str, str]]:
@@ -191,9 +197,13 @@ def serve_figures(port: int, n: int, turns: int, clients: int, kind: type[Any]) 
     return summary(latencies, wall)
 
 
-def in_process_figures(n: int, turns: int) -> dict[str, float]:
-    """The same warm turns in process: a ``compiler.Session`` compiling a ``compiler.ChatLog``
-    one message longer each turn (start-up's heap frozen, as the server freezes its own)."""
+def single_client_figures(port: int, n: int, turns: int) -> dict[str, dict[str, float]]:
+    """One client of the turn protocol and the same turns in process (a ``compiler.Session``
+    compiling a ``compiler.ChatLog`` one message longer each turn, start-up's heap frozen, as
+    the server freezes its own), :data:`BLOCK` turns of each in turn, in a shuffled order:
+    the machine's load, which moves single-client figures by 2x within minutes, weighs on
+    both alike (turn by turn, each would slow the other: one's compile evicts the other's
+    working set from the caches). Requests per second: one over the mean latency."""
     import compiler
 
     chat = make_chat(n + turns, seed=1)
@@ -201,18 +211,27 @@ def in_process_figures(n: int, turns: int) -> dict[str, float]:
     session = compiler.Session.from_string(TEMPLATE, **options)  # type: ignore[arg-type]
     log = compiler.ChatLog(chat[:n])
     session.compile({"chat": log})
+    client = Turns(port, n, turns, 1001)
     gc.collect()
     gc.freeze()
-    latencies: list[float] = []
-    start_all = time.perf_counter()
-    for turn in range(turns):
-        log.append(chat[n + turn])
-        start = time.perf_counter()
-        session.compile({"chat": log})
-        latencies.append(time.perf_counter() - start)
-    figures = summary(latencies, time.perf_counter() - start_all)
+    latencies: dict[str, list[float]] = {"in": [], "turns": []}
+    order = random.Random(0)
+    for first in range(0, turns, BLOCK):
+        steps = ["in", "turns"]
+        order.shuffle(steps)
+        for name in steps:
+            for i in range(first, min(first + BLOCK, turns)):
+                if name == "in":
+                    log.append(chat[n + i])
+                start = time.perf_counter()
+                if name == "in":
+                    session.compile({"chat": log})
+                else:
+                    client.turn(i)
+                latencies[name].append(time.perf_counter() - start)
     gc.unfreeze()
-    return figures
+    client.conn.close()
+    return {name: summary(found, sum(found)) for name, found in latencies.items()}
 
 
 def summary(latencies: list[float], wall: float) -> dict[str, float]:
@@ -267,19 +286,23 @@ def main() -> None:
     if args.process_turns:
         rows.append(("apc compile, a process per turn", process_figures(n, args.process_turns)))
         child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    local = in_process_figures(n, args.turns)
-    rows.append(("in process: Session + ChatLog, 1 client", local))
     port = free_port()
     server = start_server(port, args.workers)
     try:
-        for name, run, clients, turns in (
-            ("apc serve, whole chat (/v1/compile)", WholeChat, 1, args.turns),
-            ("apc serve, turns (/v1/sessions)", Turns, 1, args.turns),
-            ("apc serve, whole chat (/v1/compile)", WholeChat, many, args.many_turns),
-            ("apc serve, turns (/v1/sessions)", Turns, many, args.many_turns),
+        single = single_client_figures(port, n, args.turns)
+        local = single["in"]
+        whole = serve_figures(port, n, args.turns, 1, WholeChat)
+        rows += [
+            ("in process: Session + ChatLog, 1 client", local),
+            ("apc serve, whole chat (/v1/compile), 1 client", whole),
+            ("apc serve, turns (/v1/sessions), 1 client", single["turns"]),
+        ]
+        for name, run in (
+            ("apc serve, whole chat (/v1/compile)", WholeChat),
+            ("apc serve, turns (/v1/sessions)", Turns),
         ):
-            label = f"{name}, {clients} client{'s' if clients > 1 else ''}"
-            rows.append((label, serve_figures(port, n, turns, clients, run)))
+            label = f"{name}, {many} clients"
+            rows.append((label, serve_figures(port, n, args.many_turns, many, run)))
         server_rss = peak_rss_mib(server.pid)
     finally:
         server.send_signal(signal.SIGTERM)

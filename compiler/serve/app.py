@@ -187,7 +187,8 @@ def create_app(config: ServeConfig, schemas: Schemas | None = None) -> FastAPI:
     app.router.route_class = StrictJSONRoute
     prefix = root_prefix(config.roots[0] if config.roots else None)
     _routes(app, service, pool, schemas or {}, prefix)
-    add_turn_routes(app, TurnService(service), pool.run, _read_warnings, prefix)
+    turns = TurnService(service)
+    add_turn_routes(app, turns, pool.run, lambda: pool.pending == 0, _read_warnings, prefix)
     _handlers(app, prefix)
     app.add_middleware(
         Guard,
@@ -199,6 +200,7 @@ def create_app(config: ServeConfig, schemas: Schemas | None = None) -> FastAPI:
     if config.token is not None:
         _document_bearer(app)
     app.state.service = service
+    app.state.turns = turns
     return app
 
 

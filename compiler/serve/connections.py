@@ -16,8 +16,11 @@ are admitted, counted and timed (the body's time is :class:`compiler.serve.guard
   connection (or of the first byte after a kept-alive answer): else ``serve.slow_request``
   (408, JSON) and the connection is closed. An idle kept-alive connection is closed by uvicorn
   after ``timeout_keep_alive``;
-- a request h11 cannot read (a head over its 16 KiB, a malformed line) is ``serve.bad_request``
-  (400) as JSON.
+- a request that cannot be read (a head over :data:`MAX_HEAD_BYTES`, a malformed line) is
+  ``serve.bad_request`` (400) as JSON.
+
+Requests are parsed by uvicorn's httptools protocol (llhttp, in C: a tenth of the time of the
+pure-Python h11 for a turn's request and answer).
 """
 
 from __future__ import annotations
@@ -27,13 +30,18 @@ from collections import Counter
 from http import HTTPStatus
 from typing import Any
 
-import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 from compiler.errors import APCError
 from compiler.serve.guard import OPEN_PATHS, Receive, Scope, Send
 from compiler.serve.limits import ServeConfig
 from compiler.serve.replies import error_body, error_response
+
+MAX_HEAD_BYTES = 16 * 1024
+"""The most a request's line and headers may take (``serve.bad_request``, 400, past it)."""
+HEAD, REQUEST, BETWEEN = "head", "request", "between"
+"""A connection's state: its request's head awaited; the head in (the body and the answer
+under way); a kept-alive connection between an answer and the next request's first byte."""
 
 
 def slow_request(seconds: float, what: str) -> APCError:
@@ -77,78 +85,136 @@ class _Counts:
         self.refused = 0
 
 
-def protocol_class(config: ServeConfig) -> type[H11Protocol]:
-    """uvicorn's HTTP/1.1 protocol (h11) with the bounds of ``config`` (module docstring)."""
-    counts = _Counts()
+class OneWrite:
+    """The transport of one request's answer: the answer's head (its status line and
+    headers) is held until its body's first bytes, so that both leave in one write: one
+    system call and one wake-up of the client, not two each. (uvicorn writes a body for
+    every answer, if empty, but to HEAD, whose answers are not held; closing writes what is
+    held first.)"""
 
-    class GuardedProtocol(H11Protocol):
-        _timer: asyncio.TimerHandle | None = None
-        _address = ""
-        _admitted = False
-        _refused = False
+    def __init__(self, transport: asyncio.Transport, cycle: RequestResponseCycle) -> None:
+        self.transport = transport
+        self.cycle = cycle
+        self.held: bytes | None = None
+        self.head_sent = False
 
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self._address = self.client[0] if self.client else ""
-            refusal: APCError | None = None
-            if counts.by_address[self._address] >= config.max_client_connections:
-                refusal = _too_many(config.max_client_connections)
-            elif counts.admitted >= config.max_connections:
-                refusal = _busy(config.max_connections)
-            if refusal is None:
-                self._admitted = True
-                counts.admitted += 1
-                counts.by_address[self._address] += 1
-            elif counts.refused >= config.max_connections:
-                transport.abort()  # too many even to answer: closed at once
-                return
-            else:
-                self._refused = True
-                counts.refused += 1
-                self.app = _refusing(self.app, refusal)
+    def write(self, data: bytes) -> None:
+        if not self.head_sent and self.cycle.response_started:
+            self.head_sent = True  # the head: held (a 100 Continue, before it, is not)
+            self.held = data
+            return
+        if self.held is not None:
+            data, self.held = self.held + data, None
+        self.transport.write(data)
+
+    def close(self) -> None:
+        if self.held is not None:
+            data, self.held = self.held, None
+            self.transport.write(data)
+        self.transport.close()
+
+    def is_closing(self) -> bool:
+        return self.transport.is_closing()
+
+
+class GuardedProtocol(HttpToolsProtocol):
+    """uvicorn's HTTP/1.1 protocol (httptools) with the bounds of :attr:`bounds`, its
+    connections counted in :attr:`counts` (module docstring)."""
+
+    bounds: ServeConfig
+    counts: _Counts
+
+    _timer: asyncio.TimerHandle | None = None
+    _address = ""
+    _admitted = False
+    _refused = False
+    _state = HEAD  # HEAD: a request's line and headers are awaited (and timed)
+    _head = 0  # the bytes received of that head
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._address = self.client[0] if self.client else ""
+        refusal: APCError | None = None
+        if self.counts.by_address[self._address] >= self.bounds.max_client_connections:
+            refusal = _too_many(self.bounds.max_client_connections)
+        elif self.counts.admitted >= self.bounds.max_connections:
+            refusal = _busy(self.bounds.max_connections)
+        if refusal is None:
+            self._admitted = True
+            self.counts.admitted += 1
+            self.counts.by_address[self._address] += 1
+        elif self.counts.refused >= self.bounds.max_connections:
+            transport.abort()  # too many even to answer: closed at once
+            return
+        else:
+            self._refused = True
+            self.counts.refused += 1
+            self.app = _refusing(self.app, refusal)
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if self._admitted:
+            self._admitted = False
+            self.counts.admitted -= 1
+            self.counts.by_address[self._address] -= 1
+            if self.counts.by_address[self._address] <= 0:
+                del self.counts.by_address[self._address]
+        if self._refused:
+            self._refused = False
+            self.counts.refused -= 1
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._state == BETWEEN:  # the first bytes of a request after a kept-alive answer
+            self._state, self._head = HEAD, 0
             self._arm()
+        if self._state == HEAD:
+            self._head += len(data)
+        super().data_received(data)
+        if self._state == HEAD and self._head > MAX_HEAD_BYTES and not self.transport.is_closing():
+            self.send_400_response(f"its head is over {MAX_HEAD_BYTES} bytes")
 
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            if self._admitted:
-                self._admitted = False
-                counts.admitted -= 1
-                counts.by_address[self._address] -= 1
-                if counts.by_address[self._address] <= 0:
-                    del counts.by_address[self._address]
-            if self._refused:
-                self._refused = False
-                counts.refused -= 1
-            super().connection_lost(exc)
+    def on_headers_complete(self) -> None:
+        self._state = REQUEST
+        self._disarm()  # the head is in: the body's time is the guard's
+        super().on_headers_complete()
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_started and cycle.scope["method"] != "HEAD":
+            cycle.transport = OneWrite(self.transport, cycle)  # type: ignore[assignment]
 
-        def data_received(self, data: bytes) -> None:
-            if self._timer is None and self.conn.their_state is h11.IDLE:
-                self._arm()  # the first bytes of a request after a kept-alive answer
-            super().data_received(data)
-            if self.conn.their_state is not h11.IDLE:
-                self._disarm()  # the head is in: the body's time is the guard's
+    def on_response_complete(self) -> None:
+        if self.cycle is None or self.cycle.response_complete:
+            self._state = BETWEEN  # kept alive: timed again from its next byte on
+        super().on_response_complete()
 
-        def _arm(self) -> None:
-            self._disarm()
-            self._timer = self.loop.call_later(config.header_seconds, self._too_slow)
+    def _arm(self) -> None:
+        self._disarm()
+        self._timer = self.loop.call_later(self.bounds.header_seconds, self._too_slow)
 
-        def _disarm(self) -> None:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
-
-        def _too_slow(self) -> None:
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
             self._timer = None
-            if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
-                return
-            _answer(self.transport, 408, slow_request(config.header_seconds, "line and headers"))
 
-        def send_400_response(self, msg: str) -> None:
-            """A request h11 cannot read (a malformed line or header, a head over 16 KiB):
-            answered as JSON, not uvicorn's plain text."""
-            _answer(self.transport, 400, _unreadable(msg))
+    def _too_slow(self) -> None:
+        self._timer = None
+        if self.transport.is_closing() or self._state != HEAD:
+            return
+        _answer(self.transport, 408, slow_request(self.bounds.header_seconds, "line and headers"))
 
-    return GuardedProtocol
+    def send_400_response(self, msg: str) -> None:
+        """A request that cannot be read (a malformed line or header, a head over
+        :data:`MAX_HEAD_BYTES`): answered as JSON, not uvicorn's plain text."""
+        _answer(self.transport, 400, _unreadable(msg))
+
+
+def protocol_class(config: ServeConfig) -> type[GuardedProtocol]:
+    """:class:`GuardedProtocol` with the bounds of ``config``, counting its own connections."""
+    bound: type[GuardedProtocol] = type(
+        "GuardedProtocol", (GuardedProtocol,), {"bounds": config, "counts": _Counts()}
+    )
+    return bound
 
 
 def _answer(transport: asyncio.Transport, status: int, exc: APCError) -> None:

@@ -34,6 +34,7 @@ def serve(config: ServeConfig, schemas: dict[str, Callable[[], dict[str, Any]]])
             # connections are admitted, counted and timed by our protocol (JSON answers past
             # its bounds, /healthz answered): uvicorn's own limit would answer plain text
             http=protocol_class(config),
+            loop="auto",  # uvloop where it is installed (the serve extra has it, but on Windows)
             limit_concurrency=None,
             server_header=False,
         )

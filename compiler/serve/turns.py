@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import secrets
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +32,7 @@ from typing import Any
 from compiler import APCError, CompileResult, Diagnostic, Session, SourceText, StrictError
 from compiler.inputs import confine
 from compiler.serve.chat_chain import ChatChain
-from compiler.serve.limits import turn_session_bytes
+from compiler.serve.limits import QUICK_TURN_SECONDS, turn_session_bytes
 from compiler.serve.models import OptionsIn
 from compiler.serve.service import Service, options_of
 from compiler.serve.turn_models import SessionIn, TurnIn
@@ -99,6 +100,8 @@ class TurnSession:
         self.lock = threading.Lock()
         #: the state after the last turn done (read without the lock: one reference)
         self.state: tuple[int, str] = (0, self.chat.digest)
+        #: the CPU time of the last compile, in seconds (none yet: unknown)
+        self.seconds = float("inf")
 
     @property
     def count(self) -> int:
@@ -173,24 +176,42 @@ class TurnService:
         """Run one turn of session ``sid``: the answer for the whole chat it then holds."""
         turn = self.find(sid)
         with turn.lock:
-            base = body.base
-            if base.count != turn.count or base.digest != turn.digest:
-                raise out_of_step(turn.count, turn.digest, base.count, base.digest)
-            start = turn.count if body.replace_from is None else body.replace_from
-            if start > turn.count:
-                raise _invalid(
-                    f"replaceFrom {start} is past the {turn.count} messages held", "replaceFrom"
-                )
-            if body.context is not None and "chat" in body.context:
-                raise _invalid("a turn changes the chat by replaceFrom and append", "context.chat")
-            undo = self._apply(turn, body, start)
-            try:
-                result = self._compile(turn, read)
-            except BaseException:
-                undo()
-                raise
-            state = turn.publish()
-            self.sessions.weigh(KEY_PREFIX + turn.id, turn, turn.weight())
+            return self._turn(turn, body, read)
+
+    def quick_turn(self, sid: str, body: TurnIn, read: Sequence[Diagnostic] = ()) -> Answer | None:
+        """:meth:`turn`, when it is quick to run where the caller is (the event loop): the
+        session's last compile took at most :data:`QUICK_TURN_SECONDS`, the turn keeps the
+        options, and no other turn of the session is running; else None, nothing done."""
+        turn = self.find(sid)
+        if turn.seconds > QUICK_TURN_SECONDS or body.options is not None:
+            return None
+        if not turn.lock.acquire(blocking=False):
+            return None
+        try:
+            return self._turn(turn, body, read)
+        finally:
+            turn.lock.release()
+
+    def _turn(self, turn: TurnSession, body: TurnIn, read: Sequence[Diagnostic]) -> Answer:
+        """One turn of ``turn``, its lock held."""
+        base = body.base
+        if base.count != turn.count or base.digest != turn.digest:
+            raise out_of_step(turn.count, turn.digest, base.count, base.digest)
+        start = turn.count if body.replace_from is None else body.replace_from
+        if start > turn.count:
+            raise _invalid(
+                f"replaceFrom {start} is past the {turn.count} messages held", "replaceFrom"
+            )
+        if body.context is not None and "chat" in body.context:
+            raise _invalid("a turn changes the chat by replaceFrom and append", "context.chat")
+        undo = self._apply(turn, body, start)
+        try:
+            result = self._compile(turn, read)
+        except BaseException:
+            undo()
+            raise
+        state = turn.publish()
+        self.sessions.weigh(KEY_PREFIX + turn.id, turn, turn.weight())
         return Answer(turn.id, *state, result)
 
     def _apply(self, turn: TurnSession, body: TurnIn, start: int) -> Callable[[], None]:
@@ -237,9 +258,11 @@ class TurnService:
         if found and turn.session.options.strict:
             raise StrictError(found)
         roots = self.config.roots
+        started = time.thread_time()  # the work, not the waits for the GIL
         with confine(self.config.read_roots):
             result = turn.session.compile(
                 {**turn.rest, "chat": turn.chat.log}, base_dir=roots[0] if roots else None
             )
+        turn.seconds = time.thread_time() - started
         result.warnings[:0] = found
         return result

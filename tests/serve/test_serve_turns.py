@@ -24,10 +24,12 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from compiler.serve import turns
 from compiler.serve.app import create_app
 from compiler.serve.chat_chain import canonical
 from compiler.serve.limits import ServeConfig
 from compiler.serve.sessions import SessionCache
+from compiler.serve.turn_models import TurnIn
 from tests.serve.server import ROOT, WRITER
 
 OPTIONS = {"model": "gpt-4o", "budget": 1300, "cacheStable": 4}
@@ -105,10 +107,17 @@ steps = st.lists(
     database=None,
     suppress_health_check=list(HealthCheck),
 )
+@pytest.mark.parametrize("quick", [float("inf"), 0.0], ids=["on-the-loop", "in-workers"])
 @given(first=st.lists(messages, max_size=6), steps=steps)
 def test_every_turn_answers_as_a_full_compile(
-    c: TestClient, first: list[Any], steps: list[tuple[Any, ...]]
+    c: TestClient,
+    monkeypatch: pytest.MonkeyPatch,
+    quick: float,
+    first: list[Any],
+    steps: list[tuple[Any, ...]],
 ) -> None:
+    """The same answers whether a turn runs on the event loop (a warm one) or in a worker."""
+    monkeypatch.setattr(turns, "QUICK_TURN_SECONDS", quick)
     rest = run_rest()
     chat = list(first)
     start = {"source": "template.txt", "context": {**rest, "chat": chat}, "options": OPTIONS}
@@ -247,6 +256,29 @@ def test_concurrent_turns_of_one_session_never_interleave(c: TestClient) -> None
     assert c.get(f"/v1/sessions/{sid}").json()["count"] == 2
 
 
+def test_a_quick_turn_never_runs_beside_another_turn_of_its_session(c: TestClient) -> None:
+    """A turn that finds its session busy (another turn holds it) is left to a worker, which
+    waits for the session: it is applied after, never interleaved."""
+    sid, base = started(c)
+    turn = c.app.state.turns.find(sid)
+    m = {"role": "user", "content": "next"}
+    body = {"base": base, "append": [m]}
+    with turn.lock:
+        assert c.app.state.turns.quick_turn(sid, TurnIn.model_validate(body)) is None
+        answered: list[Any] = []
+        waiting = threading.Thread(
+            target=lambda: answered.append(c.post(f"/v1/sessions/{sid}/turns", json=body))
+        )
+        waiting.start()
+        waiting.join(0.5)
+        assert not answered and c.get(f"/v1/sessions/{sid}").json()["count"] == 1
+    waiting.join(30)
+    assert state(answered[0]) == {
+        "count": 2,
+        "digest": chain([{"role": "user", "content": "Hi"}, m]),
+    }
+
+
 def test_sessions_are_isolated() -> None:
     with TestClient(create_app(ServeConfig()), base_url="http://localhost") as c:
         _, base_a = started(c, session="a")
@@ -305,7 +337,7 @@ def test_a_turn_session_s_weight_bounds_what_it_holds(chat: list[Any]) -> None:
     tracemalloc.start()
     try:
         with TestClient(create_app(ServeConfig()), base_url="http://localhost") as c:
-            sessions = c.app.state.service.sessions  # type: ignore[attr-defined]
+            sessions = c.app.state.service.sessions
             sid, base = started(c)
             turn = {"base": base, "replaceFrom": 0, "append": chat}
             for _ in range(3):

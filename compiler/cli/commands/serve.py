@@ -17,7 +17,7 @@ from compiler.inputs import real_dir
 from compiler.serve import limits
 
 TOKEN_VARIABLE = "APC_SERVE_TOKEN"
-EXTRA_MODULES = frozenset({"fastapi", "starlette", "uvicorn", "orjson"})
+EXTRA_MODULES = frozenset({"fastapi", "starlette", "uvicorn", "httptools", "orjson"})
 
 
 def register(sub: Any) -> None:
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     if isinstance(config, str):
         return usage_error(config)
-    what = "FastAPI, uvicorn, orjson"
+    what = "FastAPI, uvicorn, httptools, orjson"
     runner = import_extra(
         "compiler.serve.runner", "serve", EXTRA_MODULES, what, "serve.unavailable"
     )
