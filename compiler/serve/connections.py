@@ -130,6 +130,8 @@ class GuardedProtocol(HttpToolsProtocol):
     _refused = False
     _state = HEAD  # HEAD: a request's line and headers are awaited (and timed)
     _head = 0  # the bytes received of that head
+    _parsed = 0  # the bytes of the request's line and headers parsed (however they arrived)
+    _oversize = False  # a head over MAX_HEAD_BYTES was refused while parsed
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -175,6 +177,35 @@ class GuardedProtocol(HttpToolsProtocol):
         if self._state == HEAD and self._head > MAX_HEAD_BYTES and not self.transport.is_closing():
             self.send_400_response(f"its head is over {MAX_HEAD_BYTES} bytes")
 
+    def on_message_begin(self) -> None:
+        self._parsed = 0
+        super().on_message_begin()
+
+    def on_url(self, url: bytes) -> None:
+        self._count(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count(len(name) + len(value) + 4)  # "name: value\r\n", as sent at least
+        super().on_header(name, value)
+
+    def _count(self, size: int) -> None:
+        """A head over :data:`MAX_HEAD_BYTES`, however many reads it arrived in, stops the
+        parse (the parser's error: answered by :meth:`send_400_response`)."""
+        self._parsed += size
+        if self._parsed > MAX_HEAD_BYTES:
+            self._oversize = True
+            raise ValueError("the request's head is too large")
+
+    def _should_upgrade(self) -> bool:
+        """Never: this service has no WebSocket routes, and a connection handed to another
+        protocol would leave this one's counts (its close never counted)."""
+        return False
+
+    def _unsupported_upgrade_warning(self) -> None:
+        """An ``Upgrade`` header is ignored (the request answered as HTTP/1.1), not logged:
+        a client could fill the log with it."""
+
     def on_headers_complete(self) -> None:
         self._state = REQUEST
         self._disarm()  # the head is in: the body's time is the guard's
@@ -206,6 +237,8 @@ class GuardedProtocol(HttpToolsProtocol):
     def send_400_response(self, msg: str) -> None:
         """A request that cannot be read (a malformed line or header, a head over
         :data:`MAX_HEAD_BYTES`): answered as JSON, not uvicorn's plain text."""
+        if self._oversize:
+            msg = f"its head is over {MAX_HEAD_BYTES} bytes"
         _answer(self.transport, 400, _unreadable(msg))
 
 

@@ -135,6 +135,35 @@ def test_idle_connections_of_one_client_lock_no_one_else_out(bounded: Server) ->
     assert r.status_code == 200, r.text
 
 
+def test_upgrade_requests_never_leave_the_connection_counts(bounded: Server) -> None:
+    """A request asking for a WebSocket is answered as HTTP/1.1 (there are no WebSocket
+    routes): handed to another protocol, its connection's close would never be counted, and
+    a few hundred such requests would lock every client out for good."""
+    upgrade = (
+        b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\n"
+        b"Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+    )
+    for _ in range(TOTAL + PER_CLIENT):
+        s = connect(bounded, "127.0.0.2")
+        try:
+            s.sendall(upgrade)
+            assert answer(s)[0] == 200
+        finally:
+            s.close()
+    deadline = time.monotonic() + HANG_GUARD  # closing is seen shortly
+    while True:
+        s = connect(bounded, "127.0.0.2")
+        try:
+            status, found = ask(s, "/v1/compile", COMPILE)
+        finally:
+            s.close()
+        if status == 200 or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert status == 200, found
+
+
 @pytest.fixture(scope="module")
 def impatient() -> Iterator[Server]:
     server = start("--header-timeout", "0.5", "--body-timeout", "0.5")
@@ -170,6 +199,19 @@ def test_a_kept_alive_connection_times_out_its_next_head(impatient: Server) -> N
         s.sendall(b"GET /healthz HTTP/1.1\r\n")  # then nothing more
         status, found = answer(s)
         assert (status, code(found)) == (408, "serve.slow_request"), found
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("ending", [b"", b"\r\n\r\n"], ids=["unfinished", "whole"])
+def test_a_head_too_large_is_a_json_400(impatient: Server, ending: bytes) -> None:
+    """Over 16 KiB, whether the head is still arriving or came whole in one read."""
+    s = connect(impatient, "127.0.0.1")
+    try:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nx-big: " + b"y" * 20_000 + ending)
+        status, found = answer(s)
+        assert (status, code(found)) == (400, "serve.bad_request"), found
+        assert "16384" in found["diagnostics"][0]["message"]
     finally:
         s.close()
 
