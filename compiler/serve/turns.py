@@ -259,10 +259,12 @@ class TurnService:
             raise StrictError(found)
         roots = self.config.roots
         started = time.thread_time()  # the work, not the waits for the GIL
-        with confine(self.config.read_roots):
-            result = turn.session.compile(
-                {**turn.rest, "chat": turn.chat.log}, base_dir=roots[0] if roots else None
-            )
-        turn.seconds = time.thread_time() - started
+        try:
+            with confine(self.config.read_roots):
+                result = turn.session.compile(
+                    {**turn.rest, "chat": turn.chat.log}, base_dir=roots[0] if roots else None
+                )
+        finally:  # a compile that failed counts too: a slow failure is not run again here
+            turn.seconds = time.thread_time() - started
         result.warnings[:0] = found
         return result

@@ -279,6 +279,22 @@ def test_a_quick_turn_never_runs_beside_another_turn_of_its_session(c: TestClien
     }
 
 
+def test_a_failed_turn_s_compile_time_counts(
+    c: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn whose compile failed (it changed nothing, so it can be sent again and again)
+    is timed as one that succeeded: a slow failure does not keep its session on the event
+    loop (:data:`QUICK_TURN_SECONDS`)."""
+    sid, base = started(c)
+    ticks = iter(range(1_000_000))
+    monkeypatch.setattr(turns.time, "thread_time", lambda: float(next(ticks)))  # 1 s each
+    bad = c.post(f"/v1/sessions/{sid}/turns", json={"base": base, "append": [{"role": "narrator"}]})
+    assert bad.status_code == 422, bad.text
+    good = {"base": base, "append": [{"role": "user", "content": "x"}]}
+    assert c.app.state.turns.quick_turn(sid, TurnIn.model_validate(good)) is None  # a worker's
+    assert state(c.post(f"/v1/sessions/{sid}/turns", json=good))["count"] == 2
+
+
 def test_sessions_are_isolated() -> None:
     with TestClient(create_app(ServeConfig()), base_url="http://localhost") as c:
         _, base_a = started(c, session="a")
