@@ -81,10 +81,12 @@ def turn_session_bytes(
 
 QUICK_TURN_SECONDS = 0.005
 """A turn runs on the event loop, without the hand-off to a worker thread, when its
-session's last compile (a failed one too) took at most this much CPU time, it keeps the
-options (a cold compile else), its body is at most :data:`QUICK_TURN_BYTES` and no
-compile is running or waiting in the workers (which it would hold back): the loop is held
-about that long, as long as it takes to parse a body of 64 KiB."""
+session's last compile (a failed one too) took at most this much CPU time and ran no
+regular expression a message's text could make slow (world info keys, regex scripts), it
+changes only the chat (new options are a cold compile, a new context may bring such work),
+its body is at most :data:`QUICK_TURN_BYTES` and no compile is running or waiting in the
+workers (which it would hold back): the loop is held about that long, as long as it takes
+to parse a body of 64 KiB."""
 QUICK_TURN_BYTES = 64 * 1024
 """The largest body of a turn that may run on the event loop (:data:`QUICK_TURN_SECONDS`)."""
 MAX_HELD_BODIES = 16

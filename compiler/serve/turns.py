@@ -102,6 +102,9 @@ class TurnSession:
         self.state: tuple[int, str] = (0, self.chat.digest)
         #: the CPU time of the last compile, in seconds (none yet: unknown)
         self.seconds = float("inf")
+        #: whether the last compile ran no text-dependent regular expression (no world info
+        #: entry scanned, no regex script): a new message's cost then follows the last one's
+        self.plain = False
 
     @property
     def count(self) -> int:
@@ -180,10 +183,15 @@ class TurnService:
 
     def quick_turn(self, sid: str, body: TurnIn, read: Sequence[Diagnostic] = ()) -> Answer | None:
         """:meth:`turn`, when it is quick to run where the caller is (the event loop): the
-        session's last compile took at most :data:`QUICK_TURN_SECONDS`, the turn keeps the
-        options, and no other turn of the session is running; else None, nothing done."""
+        session's last compile took at most :data:`QUICK_TURN_SECONDS` and ran no regular
+        expression a message's text could make slow (world info keys, regex scripts), the
+        turn changes only the chat (not the options nor the rest of the context, which could
+        bring such work), and no other turn of the session is running; else None, nothing
+        done."""
         turn = self.find(sid)
-        if turn.seconds > QUICK_TURN_SECONDS or body.options is not None:
+        if turn.seconds > QUICK_TURN_SECONDS or not turn.plain:
+            return None
+        if body.options is not None or body.context is not None:
             return None
         if not turn.lock.acquire(blocking=False):
             return None
@@ -259,6 +267,7 @@ class TurnService:
             raise StrictError(found)
         roots = self.config.roots
         started = time.thread_time()  # the work, not the waits for the GIL
+        turn.plain = False  # until a compile says otherwise
         try:
             with confine(self.config.read_roots):
                 result = turn.session.compile(
@@ -266,5 +275,18 @@ class TurnService:
                 )
         finally:  # a compile that failed counts too: a slow failure is not run again here
             turn.seconds = time.thread_time() - started
+        turn.plain = _plain(turn.rest, result)
         result.warnings[:0] = found
         return result
+
+
+def _plain(rest: dict[str, Any], result: CompileResult) -> bool:
+    """Whether a compile of this context runs no regular expression over the chat's text:
+    no world info entry scanned (its keys may be regular expressions) and no regex script
+    given (the run's own, or a card's it allows)."""
+    world = result.world_info_report
+    if world is not None and world.considered:
+        return False
+    return not any(rest.get(k) for k in ("regexScripts", "regex_scripts")) and not any(
+        rest.get(k) for k in ("allowCardRegex", "allow_card_regex")
+    )

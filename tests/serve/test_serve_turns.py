@@ -295,6 +295,40 @@ def test_a_failed_turn_s_compile_time_counts(
     assert state(c.post(f"/v1/sessions/{sid}/turns", json=good))["count"] == 2
 
 
+@pytest.mark.parametrize(
+    ("fields", "quick"),
+    [
+        ({}, True),
+        ({"lorebooks": {"global": {"entries": {"0": {"uid": 0, "key": ["/dra+gon/"]}}}}}, False),
+        ({"regexScripts": [{"scriptName": "x", "findRegex": "/a+/g", "placement": [1]}]}, False),
+        ({"allowCardRegex": True}, False),
+    ],
+    ids=["plain", "world-info", "regex-scripts", "card-regex"],
+)
+def test_only_a_turn_without_text_dependent_regexes_runs_on_the_loop(
+    c: TestClient, monkeypatch: pytest.MonkeyPatch, fields: dict[str, Any], quick: bool
+) -> None:
+    """A turn runs on the event loop only when its session's last compile was quick and ran
+    no regular expression a new message's text could make slow (world info keys, regex
+    scripts), and the turn changes only the chat: the loop is never held by a crafted
+    message or by a context the turn brings."""
+    monkeypatch.setattr(turns, "QUICK_TURN_SECONDS", float("inf"))
+    chat = [{"role": "user", "content": "Hi"}]
+    template = "<<agent.world.activated>>\n<<agent.chat.history>>"
+    body = {"template": template, "context": {"chat": chat, **fields}}
+    r = c.post("/v1/sessions", json=body)
+    assert r.status_code == 200, r.text
+    sid, base = r.headers["apc-session"], state(r)
+    lane = c.app.state.turns
+    with_context = {"base": base, "append": [], "context": {"task": "t"}}
+    assert lane.quick_turn(sid, TurnIn.model_validate(with_context)) is None
+    turn = {"base": base, "append": [{"role": "user", "content": "a dragon"}]}
+    got = lane.quick_turn(sid, TurnIn.model_validate(turn))
+    assert (got is not None) is quick
+    if got is None:  # the route runs it in a worker, the same answer
+        assert state(c.post(f"/v1/sessions/{sid}/turns", json=turn))["count"] == 2
+
+
 def test_sessions_are_isolated() -> None:
     with TestClient(create_app(ServeConfig()), base_url="http://localhost") as c:
         _, base_a = started(c, session="a")
