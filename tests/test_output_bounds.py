@@ -534,3 +534,16 @@ def test_the_journal_may_not_share_a_file_or_be_stdout(
     path = str(tmp_path / "same.json") if other else "-"
     assert main([*COMPILE, "--journal", path, *other, *([path] if other else [])]) == 2
     assert "--journal" in capsys.readouterr().err
+
+
+def test_a_text_keeps_a_names_bytes_and_escapes_other_lone_surrogates(tmp_path: Path) -> None:
+    """What a text written to a file holds: a file name's undecodable byte as that byte (as
+    standard output writes it), a lone surrogate that stands for no byte as its escape,
+    and everything else as UTF-8, however the two mix."""
+    from compiler._base.atomic import atomic_write_text
+
+    out = tmp_path / "out.txt"
+    atomic_write_text(out, "é " + os.fsdecode(b"t\xff") + " \ud83d 😀")
+    assert out.read_bytes() == "é ".encode() + b"t\xff \\ud83d " + "😀".encode()
+    atomic_write_text(out, "plain")
+    assert out.read_bytes() == b"plain"

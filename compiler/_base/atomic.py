@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import stat
 import threading
@@ -109,14 +110,20 @@ def _signals_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+_NO_BYTE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+"""A lone surrogate that ``surrogateescape`` does not map back to a byte."""
+
+
 def atomic_write_text(path: Path, text: str, *, code: str = "io.write_failed") -> None:
     """Write ``text`` to ``path`` atomically (UTF-8); an OS failure is an APCError with
     ``code``. A name read from bytes that are not UTF-8 (a lone surrogate) is written back
     as those bytes, as standard output writes it; any other lone surrogate as its escape."""
     try:
         data = text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        data = text.encode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that stands for no byte: its escape, alone
+        data = _NO_BYTE.sub(lambda m: f"\\u{ord(m[0]):04x}", text).encode(
+            "utf-8", "surrogateescape"
+        )
     atomic_write_bytes(path, data, code=code)
 
 
