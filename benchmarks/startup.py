@@ -102,6 +102,13 @@ def contenders(python: Path, compare: Path | None) -> dict[str, tuple[list[str],
     return jobs
 
 
+def child_env(cache: Path) -> dict[str, str]:
+    """The contenders' environment: bytecode written as an install writes it, nothing of
+    this checkout on the path, the rank cache in ``cache``."""
+    dropped = ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")
+    return {k: v for k, v in os.environ.items() if k not in dropped} | {"APC_CACHE_DIR": str(cache)}
+
+
 def cpu() -> float:
     """CPU seconds (user + system) of the waited-for children so far."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -112,9 +119,7 @@ def measure(
     python: Path, compare: Path | None, runs: int, cache: Path, cwd: Path
 ) -> dict[str, tuple[float, float]]:
     """Each contender's median wall time and median CPU time, in ms."""
-    dropped = ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")
-    env = {k: v for k, v in os.environ.items() if k not in dropped}
-    env["APC_CACHE_DIR"] = str(cache)
+    env = child_env(cache)
     jobs = contenders(python, compare)
     names = list(jobs)
     wall: dict[str, list[float]] = {name: [] for name in names}
@@ -132,9 +137,7 @@ def measure(
 
 def instructions(python: Path, compare: Path | None, cache: Path, cwd: Path) -> dict[str, float]:
     """Each contender's instructions (millions), whole process, counted by callgrind."""
-    dropped = ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")
-    env = {k: v for k, v in os.environ.items() if k not in dropped}
-    env["APC_CACHE_DIR"] = str(cache)
+    env = child_env(cache)
     counts: dict[str, float] = {}
     for name, (command, extra) in contenders(python, compare).items():
         out = cwd / "callgrind.out"

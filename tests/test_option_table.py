@@ -134,10 +134,6 @@ def test_the_bounds_hold_in_the_python_api(option: Option) -> None:
 def test_a_presets_settings_keep_the_option_tables_bounds(tmp_path: Path) -> None:
     """A preset's ``openai_max_tokens`` or ``seed`` past what the options take is the
     preset's coded error, not a ValueError from the options it fills."""
-    from compiler.tavern.preset import MAX_COUNT, MAX_SEED
-
-    assert MAX_COUNT == BY_NAME["max_output_tokens"].high == BY_NAME["budget"].high
-    assert BY_NAME["seed"].high == MAX_SEED
     base = {"prompts": [{"identifier": "main", "role": "system", "content": "Hi"}]}
     too_big = {"openai_max_tokens": 10**20, "openai_max_context": 2**60, "seed": 2**70}
     for key, value in too_big.items():

@@ -16,6 +16,12 @@ PromptRole = Literal["system", "user", "assistant"]
 info entry placed at a depth."""
 Strategy = Literal["truncate", "summarize", "drop_optional", "fail"]
 
+MAX_TOKENS = 2**53
+"""The largest token count a budget, a reserve or a response's limit may be (JSON's exact
+integers): the compile options' bound, and a preset's."""
+MIN_SEED, MAX_SEED = -(2**63), 2**64 - 1
+"""The seeds the compile options take (64 bits, signed or not), and a preset's."""
+
 
 class ComponentKind(StrEnum):
     """The thirteen component kinds of the specification (seed section 3)."""

@@ -319,7 +319,7 @@ def compile_source(
             cache_stable=opts.step,
             summaries=opts.summaries,
             summary_cache=opts.summary_cache,
-            lowering=_lowering(assembler, dataclasses.replace(opts.lowering(), quiet=quiet)),
+            lowering=_lowering(src, assembler, dataclasses.replace(opts.lowering(), quiet=quiet)),
             prices=memo.prices if memo is not None else None,
         )
         request = fitted.request  # lowered and counted once, by the fit
@@ -376,10 +376,10 @@ def _assembled(src: Source, given: bool, assembler: Assembler) -> list[Diagnosti
     return [*assembler.warnings, *lacking]
 
 
-def _lowering(assembler: Assembler, options: LoweringOptions) -> LoweringOptions:
-    """The lowering options, with a preset's stop strings filled as SillyTavern fills them
-    (:func:`compiler.tavern.framing.preset_stops`) when the preset supplied them."""
-    if "stop" not in options.quiet:
+def _lowering(src: Source, assembler: Assembler, options: LoweringOptions) -> LoweringOptions:
+    """The lowering options; a preset's stop strings filled as SillyTavern fills them
+    (:func:`compiler.tavern.framing.preset_stops`)."""
+    if src.preset is None:
         return options
     from compiler.tavern.framing import preset_stops
 

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from compiler._base.kinds import MAX_SEED, MAX_TOKENS, MIN_SEED
+
 Kind = Literal["int", "float", "str", "bool", "strings", "choice", "step", "path"]
 """What a value is on the command line: a number, a name, a flag, a repeatable text, one of
 ``choices``, the cache-stable step (a flag with an optional number), a file path."""
@@ -95,7 +97,7 @@ OPTIONS: tuple[Option, ...] = (
         "int",
         "total token budget of the request",
         low=0,
-        high=2**53,
+        high=MAX_TOKENS,
         metavar="N",
         budget_setup=True,
     ),
@@ -105,7 +107,7 @@ OPTIONS: tuple[Option, ...] = (
         "the response's token limit (max_completion_tokens, max_output_tokens, max_tokens or "
         "generationConfig.maxOutputTokens, by provider)",
         low=1,
-        high=2**53,
+        high=MAX_TOKENS,
         metavar="N",
         aliases=("--max-completion-tokens",),
         budget_setup=True,
@@ -122,7 +124,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("frequency_penalty", "float", group=GENERATION),
     Option("presence_penalty", "float", group=GENERATION),
-    Option("seed", "int", low=-(2**63), high=2**64 - 1, group=GENERATION),
+    Option("seed", "int", low=MIN_SEED, high=MAX_SEED, group=GENERATION),
     Option(
         "stop",
         "strings",
@@ -139,7 +141,7 @@ OPTIONS: tuple[Option, ...] = (
         "tokens reserved for the response: the total budget is the model's window minus N "
         "(default: --max-output-tokens; --budget overrides)",
         low=0,
-        high=2**53,
+        high=MAX_TOKENS,
         metavar="N",
         budget_setup=True,
         api_help="tokens reserved for the response: the total budget is the model's window "

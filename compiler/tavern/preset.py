@@ -30,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from compiler._base.frame import PromptRole
+from compiler._base.kinds import MAX_SEED, MAX_TOKENS
 from compiler.errors import ContextError, TemplateError
 from compiler.inputs.read import (
     INLINE,
@@ -44,11 +45,7 @@ from compiler.inputs.read import (
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS, too_large
 
 _CODE = "context.invalid_preset"
-MAX_COUNT = 2**53
-"""The largest token count a preset's setting may give (``openai_max_context``,
-``openai_max_tokens``): the compile options' own bound."""
-MAX_SEED = 2**64 - 1
-"""The largest ``seed`` a preset may give: the compile options' own bound."""
+
 
 MARKERS: frozenset[str] = frozenset(
     {
@@ -226,7 +223,7 @@ def _settings(obj: Mapping[str, Any], file: str, path: str) -> PresetSettings:
             path=join_path(path, key),
         )
 
-    def integer(key: str, low: int | None, high: int | None = MAX_COUNT) -> int | None:
+    def integer(key: str, low: int | None, high: int | None = MAX_TOKENS) -> int | None:
         value = obj.get(key)
         if value is None:
             return None
