@@ -67,7 +67,7 @@ def floor(chat: list[dict[str, str]], budget: int, encode: Callable[[str], list[
 def offline_tiktoken_cache() -> str:
     """A TIKTOKEN_CACHE_DIR holding the official rank files this package ships, so that
     tiktoken.get_encoding() in a peer never downloads (the machine may be offline)."""
-    from compiler._base.tokens import _rank_file
+    from compiler._base.ranks import rank_file
 
     directory = Path(tempfile.gettempdir()) / "apc-bench-tiktoken"
     directory.mkdir(exist_ok=True)
@@ -75,6 +75,6 @@ def offline_tiktoken_cache() -> str:
         url = f"https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
         target = directory / hashlib.sha1(url.encode()).hexdigest()
         if not target.exists():
-            target.write_bytes(_rank_file(f"{name}.tiktoken"))
+            target.write_bytes(rank_file(f"{name}.tiktoken"))
     os.environ["TIKTOKEN_CACHE_DIR"] = str(directory)
     return str(directory)

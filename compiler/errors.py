@@ -26,8 +26,10 @@ import contextlib
 import dataclasses
 import functools
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
+
+from compiler._records import record
 
 __all__ = [
     "CODES",
@@ -51,7 +53,7 @@ __all__ = [
 Severity = Literal["error", "warning"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Span:
     """A half-open range of source text: offsets into the text, and 1-based line/column.
 
@@ -68,7 +70,7 @@ class Span:
     file: str = "<string>"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Diagnostic:
     """One finding about an input: what, where, and how to fix it."""
 
@@ -102,7 +104,7 @@ class Diagnostic:
         return out
 
 
-@dataclass
+@record
 class APCError(Exception):
     """The one base error: a stable ``code``, a message, and where it happened."""
 

@@ -30,8 +30,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "compiler"
 #: transitive (a stage may import everything below the stages it names) and only reaches
 #: down the table; units of one stage may import each other (no cycles).
 LAYERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
+    # records: the package's cheap-to-make dataclasses (compiler/_records/)
+    ("records", frozenset({"_records"}), frozenset()),
     # errors: the one base error, codes, Diagnostic and Span
-    ("errors", frozenset({"errors"}), frozenset()),
+    ("errors", frozenset({"errors"}), frozenset({"records"})),
     # codes: the long form of each code, read from the error pages (compiler/codes/)
     ("codes", frozenset({"codes"}), frozenset({"errors"})),
     # base: the ContextFrame the stages pass and its kinds, the journal, atomic writes, the one

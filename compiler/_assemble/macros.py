@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Literal, Protocol, get_args
 
 from compiler._base.kinds import ComponentKind, Strategy
+from compiler._records import record
 from compiler.errors import Diagnostic, Span, TemplateError, did_you_mean
 from compiler.syntax.ast import Arg, ArgValue, Macro, Template, Text
 
 ParamType = Literal["string", "int", "bool", "choice"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Param:
     """One argument of a macro."""
 
@@ -33,7 +34,7 @@ class Param:
     doc: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class MacroSpec:
     """A catalogue entry: what a macro accepts and the component kind it expands to."""
 
@@ -131,7 +132,7 @@ NOT_MACROS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class MacroCall:
     """A macro checked against its spec: arguments by name, with defaults left out."""
 
@@ -148,7 +149,7 @@ class MacroCall:
         return self.spec.kind
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class BoundTemplate:
     """A template whose macros all passed the catalogue, plus its warnings."""
 

@@ -22,17 +22,17 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 import tiktoken
 import tiktoken.model
 
 from compiler._base.ascii_bpe import AsciiCounter
 from compiler._base.ranks import load_ascii_ranks, load_ranks
+from compiler._records import record
 from compiler.errors import TokenizerError, did_you_mean
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class OfflineEncoding:
     """What tiktoken's constructor of an encoding holds, with its rank file made local."""
 
@@ -172,7 +172,7 @@ def script_chars(text: str) -> list[int]:
     return [leads.count(code) for code in _CLASS_BYTES]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ScriptScale:
     """An estimate of another tokenizer's count from the o200k_base count, per script.
 

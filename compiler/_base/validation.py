@@ -17,17 +17,17 @@ import re
 import types
 import typing
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, ValidationError
 
+from compiler._records import record
 from compiler.errors import Diagnostic, did_you_mean
 
 __all__ = ["Codes", "diagnostics_from", "field_candidates", "format_path"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Codes:
     """The codes of one error family: an unknown field, a missing one, a bad value."""
 

@@ -9,7 +9,7 @@ import dataclasses
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from compiler._driver.losses import LOSS_CODES, checked_losses
 from compiler._driver.option_specs import BY_NAME
 from compiler._driver.options import CompileOptions
 from compiler._driver.sources import SourceKind, read_source
+from compiler._records import record
 from compiler.errors import (
     APCError,
     BudgetError,
@@ -70,7 +71,7 @@ if TYPE_CHECKING:  # SillyTavern's presets are loaded when a preset is compiled
     from compiler.tavern.preset import PresetSettings, TavernPreset
 
 
-@dataclass
+@record
 class CompileResult:
     """What a compile produced: the request body, the fitted frame, the ledger, the events.
 
@@ -132,7 +133,7 @@ class CompileResult:
         return out
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Source:
     """What is compiled: a bound template or a parsed preset, and its name."""
 
@@ -167,7 +168,7 @@ Context = RunContext | dict[str, Any] | str | Path | None
 """A run context: parsed, a dict (paths relative to the working directory), a RUN.json path."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ProfileMemo:
     """A profile a session resolved from the default layers: ``key`` (the card's source name
     and JSON text), the profile as resolved and the warnings its readers gave; and that
@@ -181,7 +182,7 @@ class ProfileMemo:
     bound: ResolvedAgentProfile
 
 
-@dataclass
+@record
 class TurnMemo:
     """What a session's compile keeps for the next turn: the chat it checked, the profile it
     resolved from the default layers (:class:`ProfileMemo`), the prices of the history

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from compiler._driver.checking import add_new, check_string, over_window
 from compiler._driver.sources import SourceText, read_source
+from compiler._records import record
 from compiler.errors import APCError, Diagnostic, promoted
 from compiler.inputs.read import collect_warnings
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from compiler._driver.session import Session
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CheckReport:
     """What a check found: every error and warning, in order, each once (under ``strict``,
     every warning is an error), and whether it passed (no error)."""

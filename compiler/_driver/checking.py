@@ -12,11 +12,11 @@ import dataclasses
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from compiler._assemble.macros import BoundTemplate, bind
 from compiler._driver.sources import SourceKind, read_source
+from compiler._records import record
 from compiler.errors import Diagnostic, TemplateError
 from compiler.inputs.read import parse_json, sanitize, surrogate_warning
 from compiler.syntax import parse
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from compiler.tavern.preset import TavernPreset
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PresetCheck:
     """A SillyTavern preset :func:`check` found no error in: the mode it was checked in and
     its warnings (each with its place: ``FILE#prompts[3].content:1:5``,

@@ -6,12 +6,13 @@ Internal: the public name is :class:`compiler.Feasibility`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from compiler._records import record
 from compiler.errors import Diagnostic
 
 
-@dataclass
+@record
 class Feasibility:
     """Whether what cannot be cut fits: the floor (exact tokens), the budget, the window."""
 

@@ -10,10 +10,10 @@ nothing heavy: ``apc check`` builds its options from it without loading the pipe
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from compiler._base.kinds import MAX_SEED, MAX_TOKENS, MIN_SEED
+from compiler._records import record
 
 Kind = Literal["int", "float", "str", "bool", "strings", "choice", "step", "path"]
 """What a value is on the command line: a number, a name, a flag, a repeatable text, one of
@@ -29,7 +29,7 @@ MAX_STOPS = 16
 """The most stop sequences ``apc serve`` takes (each at most 1,000 characters)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Option:
     """One option: ``name`` (``CompileOptions``' field; the flag is ``--name-with-dashes``),
     ``kind``, ``help``, the least (and greatest) value, the command-line group and metavar,

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
 from compiler._assemble.assemble import PresetMode
 from compiler._base.tokens import TokenCounter
 from compiler._driver.option_specs import BY_NAME, CACHE_STABLE_STEP
+from compiler._records import record
 from compiler.fit import Summarizer, SummaryCache
 from compiler.profile import ProfileLayers, ResolvedAgentProfile
 from compiler.profile.models import PlanPolicy
@@ -26,7 +26,7 @@ from compiler.providers.dialect import LoweringOptions
 __all__ = ["CACHE_STABLE_STEP", "CompileOptions", "OptionFields", "PresetMode"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CompileOptions:
     """Everything about a compile but its source and run context.
 

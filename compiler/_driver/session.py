@@ -16,7 +16,6 @@ import contextlib
 import os
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Unpack
 
@@ -34,6 +33,7 @@ from compiler._driver.api import (
 from compiler._driver.feasibility import Feasibility
 from compiler._driver.options import CompileOptions, OptionFields
 from compiler._driver.sources import SourceKind
+from compiler._records import record
 from compiler.errors import ContextError, Diagnostic, deep_inputs_coded
 from compiler.fit import SummaryCache
 from compiler.inputs.read import MAX_INPUT_BYTES, collect_warnings, input_limit, is_file
@@ -41,7 +41,7 @@ from compiler.inputs.read import MAX_INPUT_BYTES, collect_warnings, input_limit,
 __all__ = ["Limits", "Session"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Limits:
     """How much a session reads and remembers (an :class:`~compiler.Environment`'s, or the
     defaults): ``max_input_bytes``, the largest input file (run context, chat, card,

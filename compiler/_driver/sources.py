@@ -8,10 +8,10 @@ front-ends read a source file through :func:`read_source`.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from compiler._records import record
 from compiler.inputs.read import decode_text, read_bytes
 from compiler.syntax.parser import MAX_TEMPLATE_CHARS
 
@@ -23,7 +23,7 @@ SourceKind = Literal["template", "preset"]
 UNREADABLE = "template.unreadable"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SourceText:
     """A source as text: its kind, its text and what diagnostics call it."""
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 from typing import Any
 
+from compiler._records import record
 from compiler.codes._pages import RawEntry, page_order, parse_page
 from compiler.errors import CODES, APCError, InternalError, Severity, did_you_mean
 
@@ -42,7 +42,7 @@ DOCS_PATH = "reference/errors"
 _WRAPPED = re.compile(r"\b(?:error|warning)\[\s*([^\]]*?)\s*\]", re.I)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Section:
     """One part of an entry: its label (``Cause``, ``Fix (the diagnostic's hint)``, ...) and
     its text. The text is for a terminal: links are their words, code spans keep their
@@ -52,7 +52,7 @@ class Section:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CodeExplanation:
     """A code's entry in the error index."""
 
@@ -83,7 +83,7 @@ class CodeExplanation:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CodePage:
     """One family page of the error index: ``template``, ``policy`` (``policy.*`` and
     ``tool.*``), ...; its title, what the family covers, and its codes in page order."""

@@ -10,7 +10,8 @@ to the next label belongs to that section.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from compiler._records import record
 
 #: A code's heading: the code, anchored by itself.
 ENTRY_RE = re.compile(r"^## `([a-z]+\.[a-z_]+)` \{#\1\}[ \t]*$", re.M)
@@ -27,7 +28,7 @@ _LIST_RE = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+")
 CODE_INDENT = "    "
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RawEntry:
     """One code's entry as written: its page, its Markdown, its sections."""
 
@@ -37,7 +38,7 @@ class RawEntry:
     sections: tuple[tuple[str, str], ...]  # (label, plain text), in page order
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RawPage:
     """One family page: its file name, title and description, and its entries in order."""
 

@@ -64,13 +64,14 @@ Internal: ``compiler.fit`` exports what is public.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import NoReturn
 
 from compiler._base.frame import AS_WRITTEN, FILL_BLOCK, ROLEPLAY, Component, ContextFrame
 from compiler._base.journal import Journal
 from compiler._base.kinds import ComponentKind
 from compiler._base.tokens import TokenCounter
+from compiler._records import record
 from compiler.errors import BudgetError, Diagnostic, InternalError
 from compiler.fit.budgets import CategoryBudgets, TotalBudget, category_of
 from compiler.fit.costs import Costs, Neighbours
@@ -107,7 +108,7 @@ MAX_RUNS = EXACT_STEPS + 64
 NEAR = 16
 
 
-@dataclass
+@record
 class FitResult:
     """The fitted frame, the ledger, the request's exact token count, and the request
     itself, lowered with the fit's lowering options (what was counted is what is sent),

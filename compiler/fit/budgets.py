@@ -16,11 +16,11 @@ messages and ``worldInfoBudgetTokens`` world info in chat and in blocks alike.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from compiler._base.frame import CATEGORY, Component, ComponentKind, Message
 from compiler._base.tokens import TokenCounter
+from compiler._records import record
 from compiler.errors import Diagnostic
 from compiler.providers.dialect import Dialect
 
@@ -95,7 +95,7 @@ def messages_shares(
     return out
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CategoryBudgets:
     """The category budgets of a resolved profile (None: no such budget)."""
 
@@ -133,7 +133,7 @@ class CategoryBudgets:
         )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TotalBudget:
     """Where the total budget came from: the value and its parts."""
 

@@ -35,13 +35,14 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from itertools import accumulate
 from operator import itemgetter
 from typing import NamedTuple
 
 from compiler._base.frame import Message, Role
 from compiler._base.tokens import TokenCounter
+from compiler._records import record
 from compiler.errors import APCError
 from compiler.fit.budgets import message_shares
 from compiler.fit.prices import PriceBook, Sourced
@@ -96,7 +97,7 @@ def min_present(*values: int | None) -> int | None:
     return min(present) if present else None
 
 
-@dataclass
+@record
 class HistoryFit:
     messages: list[Message]  # kept, the summary message first when there is one
     used: int  # tokens of everything kept, summary included
@@ -111,7 +112,7 @@ class HistoryFit:
     unstepped: bool = False
 
 
-@dataclass
+@record
 class _Walk:
     """The newest units that fit: within a total cap (an argument), and each category
     within what is left of its budget (``limits``; ``history``: the chat's own messages, a
@@ -479,7 +480,7 @@ def _summarize_cut(
     return made
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _SummaryMaker:
     """The system message that stands for the cut part of one history."""
 

@@ -10,14 +10,15 @@ Internal: part of the allocator.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from compiler._base.frame import Component, Strategy
+from compiler._records import record
 from compiler.fit.ledger import Action, AppliedBudget
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Turn:
     """The budgets that applied when the component's turn came."""
 
@@ -29,7 +30,7 @@ class Turn:
     pools: Mapping[str, int | None] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Outcome:
     """What was made of a component; the defaults stand for "not fitted yet"."""
 
@@ -54,7 +55,7 @@ class Outcome:
         return self.skipped is not None
 
 
-@dataclass
+@record
 class Item:
     """One component in a grant run."""
 

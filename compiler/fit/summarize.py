@@ -38,15 +38,16 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol
 
 from compiler._base.frame import Message
 from compiler._base.tokens import TokenCounter
+from compiler._records import record
 from compiler.fit.truncate import fit_sentences, snap_back
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SummaryRequest:
     """What to summarize: a text, or the chat messages cut from a history, into a target."""
 
@@ -273,7 +274,7 @@ class SummaryCache:
         return value
 
 
-@dataclass
+@record
 class SummaryChain:
     """Precomputed, then the user's callable, then extractive; cached; fitted to the target
     by whole sentences. One chain serves one compile."""

@@ -16,11 +16,10 @@ Internal: part of the allocator.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from compiler._base.frame import ContextFrame
 from compiler._base.kinds import ComponentKind
 from compiler._base.tokens import TokenCounter
+from compiler._records import record
 from compiler.errors import Diagnostic
 from compiler.fit.budgets import messages_shares
 from compiler.fit.costs import Costs
@@ -34,7 +33,7 @@ HINT = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class NewestTurn:
     """One history's newest turn: how many messages, what the floor counted for them, and
     that cost by budget category (its inserted text in theirs, the rest ``history``)."""

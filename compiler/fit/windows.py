@@ -13,9 +13,8 @@ Internal: part of the allocator.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from compiler._base.frame import Component, ComponentKind, ContextFrame, Message
+from compiler._records import record
 from compiler.fit.budgets import IN_CHAT
 from compiler.fit.history import fit_history, min_present
 from compiler.fit.items import Item, Outcome
@@ -84,7 +83,7 @@ def _bare(m: Message) -> Message:
     return {**m, "content": ""} if m["role"] == "tool" else m
 
 
-@dataclass
+@record
 class _Shrunk:
     """Tool results cut to their shares."""
 

@@ -35,12 +35,12 @@ import hashlib
 import os
 import pickle
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from compiler._records import record
 from compiler.errors import ContextError
 from compiler.inputs.lorebook import Lorebook, WorldEntry, read_lorebook
 from compiler.inputs.read import join_path, resolve
@@ -71,7 +71,7 @@ class Lorebooks(BaseModel):
         return [value] if isinstance(value, str | dict) else value
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BookSource:
     """One loaded lorebook: whose it is, its name (SillyTavern's world name), where it was
     read (for diagnostics) and the book."""

@@ -28,13 +28,13 @@ import re
 import stat
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import regex
 
+from compiler._records import record
 from compiler.errors import ContextError, Diagnostic, Span
 from compiler.inputs.lazy_chat import no_surrogate
 from compiler.inputs.sandbox import admit
@@ -58,7 +58,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _TEXT_OR_NULL = frozenset({str, type(None)})
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Parsed:
     """An input already read and parsed (JSON), with the file it came from: what one stage
     passes on so that the next does not read the file again."""

@@ -38,10 +38,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, cast, get_args
 
 from compiler._base.journal import Journal, Level
+from compiler._records import record
 from compiler.errors import ContextError, PolicyError
 from compiler.policy.plan import ProfileLookup, check_plan, strict_node
 from compiler.policy.switch import SwitchOutcome, SwitchSource, check_switch
@@ -78,7 +79,7 @@ def _bad(message: str, path: str | None = None) -> ContextError:
     return ContextError(code="agent.plan_action_invalid", message=message, path=path)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PlanAction:
     """One action of a run: ``{"action", "node", "tool", "path", "profile", "plan",
     "source", "approved"}`` with the fields the action needs."""
@@ -140,7 +141,7 @@ class PlanAction:
         return out
 
 
-@dataclass
+@record
 class _Step:
     """What an action would do: its commit, the plan rules it breaks (which approval may
     lift), a global rule it breaks (which nothing lifts), a tool for the gate."""

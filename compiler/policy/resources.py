@@ -19,8 +19,8 @@ rejection is ``policy.resource_hidden`` (a failure, not a skip).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from compiler._records import record
 from compiler.errors import PolicyError
 from compiler.profile.tool_catalogue import matches
 
@@ -35,7 +35,7 @@ def covers(patterns: Sequence[str], resource: str) -> bool:
     return any(matches(p, a) for p in patterns for a in _ancestors(resource))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class VisibleResourcePolicy:
     """Include and exclude patterns over resource ids, plus the visible workspace roots."""
 

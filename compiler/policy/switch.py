@@ -20,9 +20,9 @@ in this order, and the first failing check is the reason it is denied:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from compiler._records import record
 from compiler.errors import ProfileError
 from compiler.policy.plan import ProfileLookup
 from compiler.profile.models import PlanNode
@@ -33,7 +33,7 @@ __all__ = ["SwitchOutcome", "SwitchSource", "check_switch"]
 SwitchSource = Literal["plan", "model", "runtime", "user"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SwitchOutcome:
     """A granted switch (``profile`` set) or a denied one (``reason`` and ``message`` set)."""
 

@@ -19,12 +19,12 @@ user fragment (``--user``), the run fragment (``--run``).
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
+from compiler._records import record
 from compiler.errors import Diagnostic, ProfileError, did_you_mean
 from compiler.inputs.cards import read_card_json
 from compiler.inputs.read import Parsed
@@ -147,7 +147,7 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ProfileLayers:
     """The profile layers a caller names (see :func:`resolve_profile`). ``compile()`` takes
     them and adds the preset and the card it has already read, unless ``preset`` /

@@ -17,12 +17,12 @@ PNG cards carry base64 JSON in ``tEXt`` (also ``zTXt``/``iTXt``) chunks; ``ccv3`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
+from compiler._records import record
 from compiler.errors import ContextError, ProfileError
 from compiler.inputs.read import load_json_file
 from compiler.profile.models import (
@@ -49,7 +49,7 @@ class TavernProfiles(_Model):
     items: list[AgentProfile] = Field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EmbeddedSchema:
     """An agent schema found in a file, with the JSON path of each of its profiles."""
 

@@ -24,9 +24,10 @@ Platform-disabled providers are compared case- and whitespace-insensitively
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from compiler._records import record
 from compiler.errors import Diagnostic, ProfileError, did_you_mean
 
 #: Model keys that would point requests at another endpoint.
@@ -40,7 +41,7 @@ def normalize_provider(name: str) -> str:
     return "".join(name.split()).casefold()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PlatformPolicy:
     """What the platform (not the creator) decides: providers it disables.
 

@@ -30,11 +30,12 @@ import copy
 import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
+from compiler._records import record
 from compiler.errors import Diagnostic
 from compiler.profile.checks import check_merged
 from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, DEFAULT_WRITER
@@ -79,7 +80,7 @@ ACCUMULATING_LISTS: frozenset[tuple[str, ...]] = frozenset(
 """Lists that accumulate across layers; every other list is replaced by a later layer."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Fragment:
     """One layer's contribution: its explicitly set fields (camelCase JSON) and origin.
 
@@ -238,7 +239,7 @@ def _copied_model(model: _M) -> _M:
 _PATH_TOKEN = re.compile(r'\.?[^.\[]+|\[\d+\]|\["[^"]*"\]')
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Source:
     layer: Layer
     file: str | None

@@ -39,9 +39,9 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from compiler._records import record
 from compiler.errors import Diagnostic, did_you_mean
 
 __all__ = [
@@ -147,7 +147,7 @@ def canonical_tool_name(
     return from_provider_name(name, known) or name
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ToolPolicyResult:
     """The concrete outcome of a tool policy over a set of known tools."""
 

@@ -34,11 +34,12 @@ import math
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar, TypeVar
 
 from compiler._base.frame import ContextFrame, Message, ToolSpec
 from compiler._base.tokens import ScriptScale, TokenCounter, encoding_name_for_model
+from compiler._records import record
 from compiler.errors import Diagnostic, LoweringError
 
 _V = TypeVar("_V")
@@ -47,7 +48,7 @@ ModelRequest = dict[str, Any]
 """A provider request body, ready for JSON."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LoweringOptions:
     """Generation options, each lowered under the provider's own name (None: not sent).
 
@@ -75,7 +76,7 @@ class LoweringOptions:
 NO_OPTIONS = LoweringOptions()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SamplerRange:
     """A sampler's documented range: ``low`` to ``high``; ``open_high``: ``high`` itself is
     out (Gemini's penalties go up to, not including, 2.0)."""
@@ -128,7 +129,7 @@ SAMPLER_FLAGS: Mapping[str, str] = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TurnBill:
     """One request's input as a provider bills it under a :class:`CacheRule`: tokens read
     from the prompt cache, written to it, and neither (billed at the base input price);
@@ -140,7 +141,7 @@ class TurnBill:
     billed: float
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CacheRule:
     """How a provider's prompt cache bills a request's input (relative to its base input
     price), as its documentation states it on ``as_of`` (``source``).

@@ -64,11 +64,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar
 
 from compiler._base.frame import ContextFrame, Message, ToolSpec
 from compiler._base.tokens import SCRIPT_SCALE, ScriptScale, TokenCounter
+from compiler._records import record
 from compiler.errors import Diagnostic, LoweringError
 from compiler.providers.cache_rules import GEMINI_CACHE_RULES
 from compiler.providers.conversation import PREFILL_NOTE, START_CHAT, prepared
@@ -164,7 +165,7 @@ Part = dict[str, Any]
 Content = dict[str, Any]
 
 
-@dataclass
+@record
 class _Notes:
     """What one lowering could not express, reported once each at its end."""
 

@@ -36,10 +36,11 @@ The API's turn rules stay those of :mod:`compiler.providers.gemini` and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, cast
 
 from compiler._base.frame import TAVERN_GEMINI, ContextFrame, Message
+from compiler._records import record
 from compiler.providers.dialect import LoweringOptions
 
 #: JavaScript's ``String.prototype.trim`` whitespace (Python's ``str.strip()`` differs:
@@ -56,7 +57,7 @@ NOT_SENT = ("frequency_penalty", "presence_penalty", "seed")
 Part = dict[str, Any]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TavernGemini:
     """A preset's settings for Gemini: ``system_instruction`` (``use_makersuite_sysprompt``),
     the persona's and the card's names, and SillyTavern's own stop strings for Google."""

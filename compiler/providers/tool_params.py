@@ -37,10 +37,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from compiler._base.frame import ToolSpec
+from compiler._records import record
 from compiler.errors import Diagnostic, LoweringError
 from compiler.providers.dialect import LoweringOptions
 from compiler.providers.schema import object_parameters
@@ -55,7 +56,7 @@ MAX_KEY = 64
 _BRANCHES = ("anyOf", "oneOf", "allOf")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ToolArguments:
     """How a tool's call arguments, in the names sent, map back to its own (see the module
     docstring): ``names`` sent pointer -> original pointer; ``wrapped``: the schema was not

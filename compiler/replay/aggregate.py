@@ -7,8 +7,9 @@ Internal: the API is :func:`compiler.bench`.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from compiler._records import record
 from compiler.fit.ledger import BudgetLedger, LedgerEntry
 from compiler.replay.report import (
     CUTS,
@@ -21,7 +22,7 @@ from compiler.replay.report import (
 )
 
 
-@dataclass
+@record
 class _Component:
     """One component's values across the turns it was in."""
 
@@ -102,7 +103,7 @@ def _offered_by_category(ledger: BudgetLedger) -> dict[str, int | None]:
     return offered
 
 
-@dataclass
+@record
 class RunAccumulator:
     """Collects one replay turn by turn; :meth:`report` summarizes it."""
 

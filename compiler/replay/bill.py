@@ -13,10 +13,10 @@ not tokens, but the two grow together).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from compiler._base.tokens import counter_for
+from compiler._records import record
 from compiler.errors import APCError
 from compiler.fit.ledger import BudgetLedger
 from compiler.inputs.run import ChatMessageIn
@@ -71,7 +71,7 @@ def mark_bytes(request: Mapping[str, Any], body: bytes) -> list[int]:
     return []
 
 
-@dataclass
+@record
 class Biller:
     """Bills one replay turn by turn under ``rule`` (``marked``: its requests carry cache
     breakpoints, what an explicit rule caches); ``dialect`` says how its cache sees a

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from itertools import accumulate
 
+from compiler._records import record
 from compiler.providers.dialect import CacheRule, TurnBill
 
 #: The rule of a provider whose caching is not known: nothing is cached.
@@ -49,7 +50,7 @@ AUTO_GOAL_SHARE = 0.5
 AUTO_MAX_BOUNDS = 12
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TurnShape:
     """One replayed turn in the model (see the module docstring); ``newest``: the tokens
     after an explicit cache's last breakpoint (0 in a replay: the compiler marks the
@@ -63,7 +64,7 @@ class TurnShape:
     newest: int
 
 
-@dataclass
+@record
 class ReplayModel:
     """The turns of one replay and the prices of the chat's messages (oldest first)."""
 
@@ -115,7 +116,7 @@ class ReplayModel:
         return range(turn.low, max(turn.low, min(turn.keep, turn.low + window)) + 1)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Plan:
     """A cut sequence and its bill (base-price input tokens)."""
 

@@ -37,10 +37,11 @@ inline modifiers ``(?i:...)`` are ``unsupported``.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import regex
+
+from compiler._records import record
 
 _LINE_TERMINATORS = r"\n\r\u2028\u2029"
 _NOT_TERMINATOR = f"[^{_LINE_TERMINATORS}]"
@@ -82,7 +83,7 @@ class JSRegexError(ValueError):
         self.invalid = invalid
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class JSRegex:
     """A translated pattern: compile ``pattern`` with ``flags`` (``regex.V0``); ``count`` is
     what ``sub`` replaces (0 every match with ``g``, else 1); ``named``: the pattern has named

@@ -41,6 +41,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Protocol
 
+from compiler._records import record
 from compiler.errors import Diagnostic, TemplateError
 from compiler.st.clock import MONTHS, format_moment, humanize
 
@@ -131,7 +132,7 @@ class MacroBudget:
             )
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class MacroEnv:
     """What the non-name macros read: the clock, the random seed and the variables."""
 

@@ -18,12 +18,12 @@ markdown-and-prompt only (alone: every placement), the legacy 4 (sendAs) ``SLASH
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from collections.abc import Sequence
 from typing import Any
 
+from compiler._records import record
 from compiler.errors import Diagnostic
 
 MD_DISPLAY, USER_INPUT, AI_OUTPUT, SLASH_COMMAND, SEND_AS, WORLD_INFO = 0, 1, 2, 3, 4, 5
@@ -39,7 +39,7 @@ _NUMBER = re.compile(
 )
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class RegexScript:
     """One script, read (see the module docstring); ``file`` and ``path`` locate it."""
 

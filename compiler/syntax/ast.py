@@ -5,16 +5,16 @@ Internal: the API is :mod:`compiler.syntax`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from compiler._records import record
 from compiler.errors import Span
 
 ArgValue = str | int | bool
 ArgKind = Literal["string", "int", "bool", "ident"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Text:
     """Literal text, already unescaped (``\\<<agent.`` became ``<<agent.``).
 
@@ -28,7 +28,7 @@ class Text:
     literal_opens: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Arg:
     """One macro argument: positional when ``key`` is None."""
 
@@ -39,7 +39,7 @@ class Arg:
     value_span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Macro:
     """``<<agent.NAME ARG* >>``; ``name`` includes the ``agent.`` prefix."""
 
@@ -52,7 +52,7 @@ class Macro:
 Node = Text | Macro
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Template:
     """A parsed template: its name (for diagnostics), source text, and nodes in order."""
 

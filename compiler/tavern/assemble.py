@@ -61,6 +61,7 @@ from compiler._base.frame import (
     Message,
     Strategy,
 )
+from compiler._records import record
 from compiler.errors import Diagnostic, Span, TemplateError
 from compiler.st.macros import inert
 from compiler.syntax.ast import Text
@@ -125,7 +126,7 @@ OVERRIDES: dict[str, str] = {"main": "system_prompt", "jailbreak": "post_history
 _ORIGINAL = re.compile(r"\{\{original\}\}", re.IGNORECASE)
 
 
-@dataclasses.dataclass
+@record
 class _Entry:
     prompt: PresetPrompt
     bound: BoundTemplate

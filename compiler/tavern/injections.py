@@ -28,11 +28,11 @@ completion) and ``getExtensionPrompt`` (public/script.js):
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 from compiler._base.frame import PromptRole
+from compiler._records import record
 from compiler.tavern.preset import PresetPrompt
 
 T = TypeVar("T")
@@ -43,7 +43,7 @@ MAX_INJECTION_DEPTH = 1000
 EXTENSION_ORDER = 100
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class ExtensionPrompt:
     """One of SillyTavern's in-chat extension prompts (``setExtensionPrompt`` with position
     IN_CHAT): ``key`` orders the prompts of one depth and role, ``content`` is filled;

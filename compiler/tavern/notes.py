@@ -36,6 +36,7 @@ from typing import Any
 from compiler._assemble.assemble import Assembler
 from compiler._assemble.markers import ALLOWANCE, openers
 from compiler._base.frame import CATEGORY, PromptRole
+from compiler._records import record
 from compiler.errors import Diagnostic
 from compiler.inputs.chat import ChatMetadata
 from compiler.inputs.run import RunContext
@@ -59,7 +60,7 @@ WORLD_RESOURCE = "world.activated"
 _AN_POSITIONS = ("an_top", "an_bottom")
 
 
-@dataclasses.dataclass
+@record
 class Notes:
     """Where the notes go: in chat, and the Author's Note beside the ``main`` entry."""
 

@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from compiler._base.frame import PIECES, Component, ComponentKind
+from compiler._records import record
 from compiler.inputs.lorebook import WorldEntry
 from compiler.st.world.place import PLACED_POSITIONS, world_position
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WorldPlacement:
     """Where an activated entry went: its ``position`` (``before``, ``after``,
     ``at_depth``, ``em_top``, ``an_top``, ...), ``depth`` and ``role`` (``at_depth``

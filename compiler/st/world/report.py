@@ -18,11 +18,12 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
 
 from compiler._base.frame import Component
 from compiler._base.journal import Journal
+from compiler._records import record
 from compiler.inputs.lorebook import WorldEntry
 from compiler.st.world.placement import WorldPlacement, entry_ref, placements
 from compiler.st.world.reasons import describe
@@ -42,7 +43,7 @@ MAX_TEXT = 200
 _FAR = frozenset({NO_MATCH, NO_KEYS, DISABLED, "character_filter", "dont_activate"})
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WorldEntryDecision:
     """One entry the scan considered: ``activated`` and the ``reason`` code (how it
     activated: ``constant``, ``sticky``, ``decorator``, ``key``, ``min_activations``; or

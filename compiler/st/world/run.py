@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from compiler._records import record
 from compiler.errors import Diagnostic
 from compiler.inputs.lazy_chat import LazyChat
 from compiler.inputs.lorebook import WorldEntry
@@ -26,7 +27,7 @@ ScanPrompt = tuple[str, str]
 ``authors_note``; its text)."""
 
 
-@dataclass
+@record
 class WorldRun:
     """The activated entries (as dicts, in prompt order) and the timed-effects state after
     the scan (SillyTavern's ``chat_metadata.timedWorldInfo``; None when the run gave none

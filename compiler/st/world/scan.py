@@ -49,9 +49,10 @@ import functools
 import math
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from compiler._records import record
 from compiler.errors import Diagnostic
 from compiler.inputs.lorebook import Lorebook, WorldEntry
 from compiler.st.world.activation import MAX_SCAN_DEPTH, Scanner
@@ -93,7 +94,7 @@ MAX_ENTRY_CHECKS = 200_000
 it, ``world.scan_budget``."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ScanSettings:
     """The global settings one scan uses (SillyTavern's ``world_info_*``)."""
 
@@ -109,7 +110,7 @@ class ScanSettings:
     budget: int | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Character:
     """Who the scan is for, for entries' ``characterFilter``: the card's file name (without
     extension; else its name) and its tags."""
@@ -118,7 +119,7 @@ class Character:
     tags: tuple[str, ...] = ()
 
 
-@dataclass
+@record
 class ScanResult:
     """The activated entries in prompt order, the timed-effects state after the scan, and
     whether the budget stopped it."""

@@ -12,9 +12,10 @@ text is formatted while scanning.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Final
 
+from compiler._records import record
 from compiler.inputs.lorebook import WorldEntry
 
 # why an entry is active
@@ -45,7 +46,7 @@ NOT_CHECKED: Final = "not_checked"  # the scan stopped (pass limit) before check
 INITIAL, RECURSION, MIN_PASS = "initial", "recursion", "min_activations"
 
 
-@dataclass
+@record
 class ScanTrace:
     """The scan's decisions. ``entries`` are the candidates in scan order; ``why`` maps an
     entry's ``id`` to its last reason code (for an activated one, how it activated);
