@@ -82,7 +82,7 @@ class BudgetLedger(_Model):
     window: int | None = None
     reserve: int = 0
     cache_stable: int | None = None
-    entries: list[LedgerEntry] = Field(default_factory=list)
+    entries: list[LedgerEntry] = []
     categories: dict[str, CategoryTotal] = Field(default_factory=dict)
     overhead_tokens: int = 0
     total_tokens: int = 0

@@ -90,10 +90,10 @@ class CharacterCard(BaseModel):
     creator_notes: str = ""
     system_prompt: str = ""
     post_history_instructions: str = ""
-    alternate_greetings: list[str] = Field(default_factory=list)
-    group_only_greetings: list[str] = Field(default_factory=list)
+    alternate_greetings: list[str] = []
+    group_only_greetings: list[str] = []
     character_book: Lorebook | None = None
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = []
     creator: str = ""
     character_version: str = ""
     nickname: str | None = None
@@ -119,9 +119,9 @@ class _CardData(BaseModel):
     creator_notes: str = ""
     system_prompt: str = ""
     post_history_instructions: str = ""
-    alternate_greetings: list[str] = Field(default_factory=list)
-    group_only_greetings: list[str] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
+    alternate_greetings: list[str] = []
+    group_only_greetings: list[str] = []
+    tags: list[str] = []
     creator: str = ""
     character_version: str = ""
     nickname: str | None = None

@@ -38,8 +38,8 @@ class _BookEntry(BaseModel):
     model_config = ConfigDict(defer_build=True, extra="allow")
 
     id: int | str | None = None
-    keys: list[str] = Field(default_factory=list)
-    secondary_keys: list[str] = Field(default_factory=list)
+    keys: list[str] = []
+    secondary_keys: list[str] = []
     comment: str = ""
     content: str = ""
     constant: bool = False

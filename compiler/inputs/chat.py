@@ -143,12 +143,12 @@ class TavernChat(BaseModel):
     user_name: str | None = None
     character_name: str | None = None
     metadata: ChatMetadata | None = None
-    messages: list[ChatMessage] = Field(default_factory=list)
+    messages: list[ChatMessage] = []
     #: every ``is_user`` line of a ``.jsonl`` file, hidden ones too: the Author's Note's
     #: interval counts them (None, a ``.json`` array: its user messages are counted)
     user_lines: int | None = None
     #: per message, the ``is_user`` lines up to its own (what a prefix of the chat counts)
-    user_lines_at: list[int] = Field(default_factory=list)
+    user_lines_at: list[int] = []
 
 
 def parse_messages(items: Any, *, file: str, path: str = "") -> list[ChatMessage]:

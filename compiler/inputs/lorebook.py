@@ -85,8 +85,8 @@ class CharacterFilter(BaseModel):
         defer_build=True, alias_generator=to_camel, populate_by_name=True, extra="allow"
     )
 
-    names: list[str] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
+    names: list[str] = []
+    tags: list[str] = []
     is_exclude: bool = False
 
 
@@ -98,8 +98,8 @@ class WorldEntry(BaseModel):
     )
 
     uid: int | str
-    keys: list[str] = Field(default_factory=list)
-    secondary_keys: list[str] = Field(default_factory=list)
+    keys: list[str] = []
+    secondary_keys: list[str] = []
     comment: str = ""
     content: str = ""
     constant: bool = False
@@ -131,7 +131,7 @@ class WorldEntry(BaseModel):
     #: the name of the lorebook the entry comes from (SillyTavern's ``world``)
     world: str = ""
     #: ``@@activate`` / ``@@dont_activate`` lines cut from the start of ``content``
-    decorators: list[str] = Field(default_factory=list)
+    decorators: list[str] = []
     extensions: dict[str, Any] = Field(default_factory=dict)
     extra: dict[str, Any] = Field(default_factory=dict)
 
@@ -148,7 +148,7 @@ class Lorebook(BaseModel):
     scan_depth: int | None = Field(default=None, ge=0)
     token_budget: int | None = Field(default=None, ge=0)
     recursive_scanning: bool | None = None
-    entries: list[WorldEntry] = Field(default_factory=list)
+    entries: list[WorldEntry] = []
     extensions: dict[str, Any] = Field(default_factory=dict)
     extra: dict[str, Any] = Field(default_factory=dict)
 
@@ -164,8 +164,8 @@ class _FileEntry(BaseModel):
     model_config = ConfigDict(defer_build=True, extra="allow")
 
     uid: int | str | None = None
-    key: list[str] = Field(default_factory=list)
-    keysecondary: list[str] = Field(default_factory=list)
+    key: list[str] = []
+    keysecondary: list[str] = []
     comment: str = ""
     content: str = ""
     constant: bool = False

@@ -60,10 +60,10 @@ class Lorebooks(BaseModel):
 
     model_config = ConfigDict(populate_by_name=True, extra="forbid")
 
-    global_: list[BookRef] = Field(default_factory=list, alias="global")
-    character: list[BookRef] = Field(default_factory=list)
-    chat: list[BookRef] = Field(default_factory=list)
-    persona: list[BookRef] = Field(default_factory=list)
+    global_: list[BookRef] = Field(default=[], alias="global")
+    character: list[BookRef] = []
+    chat: list[BookRef] = []
+    persona: list[BookRef] = []
 
     @field_validator("global_", "character", "chat", "persona", mode="before")
     @classmethod

@@ -185,10 +185,10 @@ class RunContext(_Model):
     """The run context. ``base_dir`` is where relative paths resolve (the file's folder)."""
 
     #: a caller's plain chat is kept as a :class:`LazyChat` (validated as it is read)
-    chat: Sequence[ChatMessageIn] | str = Field(default_factory=list)
+    chat: Sequence[ChatMessageIn] | str = []
     workspace: str | InlineWorkspace | None = None
-    tools: list[ToolIn] = Field(default_factory=list)
-    tool_results: list[ToolResultIn] = Field(default_factory=list)
+    tools: list[ToolIn] = []
+    tool_results: list[ToolResultIn] = []
     plan: str | list[str] | None = None
     diff: str | None = None
     skills: dict[str, str] | str = Field(default_factory=dict)
@@ -197,7 +197,7 @@ class RunContext(_Model):
     task: str | None = None
     persona: Persona | None = None
     character: dict[str, Any] | str | None = None
-    world_info: WorldInfoIn = Field(default_factory=list)
+    world_info: WorldInfoIn = []
     #: SillyTavern's chat metadata (its names): the Author's Note; a chat file's header
     #: ``chat_metadata`` is read too, these keys win
     chat_metadata: ChatMetadata = Field(default_factory=ChatMetadata)
@@ -229,7 +229,7 @@ class RunContext(_Model):
     greeting: int = Field(default=0, ge=0)
     #: SillyTavern's global regex scripts (its ``extension_settings.regex``), run before the
     #: card's (:mod:`compiler.st.regex_run`)
-    regex_scripts: list[dict[str, Any]] = Field(default_factory=list)
+    regex_scripts: list[dict[str, Any]] = []
     #: run the card's own regex scripts: SillyTavern runs them once the user allowed them
     #: for the card (``character_allowed_regex``); off, they are reported and not applied
     allow_card_regex: bool = False

@@ -46,7 +46,7 @@ class TavernProfiles(_Model):
     """TauriTavern's ``agentProfiles`` container (``{"version": 1, "items": [...]}``)."""
 
     version: int
-    items: list[AgentProfile] = Field(default_factory=list)
+    items: list[AgentProfile] = Field(default=[])
 
 
 @record(frozen=True)

@@ -272,7 +272,7 @@ class ContextPolicy(_Model):
     #: left out of the list is cut like any other (a warning says so when it goes)
     required: list[RequiredPart] = Field(default_factory=lambda: list(DEFAULT_REQUIRED))
     include: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=lambda: ["*"])
-    exclude: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    exclude: list[Annotated[str, Field(min_length=1)]] = []
 
 
 _TOOL_PATTERN_RE = re.compile(r"[a-z0-9_.*?-]+")
@@ -295,9 +295,9 @@ ToolPattern = Annotated[str, BeforeValidator(_tool_pattern)]
 class ToolPolicy(_Model):
     """Which tools the agent sees, which need approval, and the call budgets (seed 6)."""
 
-    allow: list[ToolPattern] = Field(default_factory=list)
-    deny: list[ToolPattern] = Field(default_factory=list)
-    require_approval: list[ToolPattern] = Field(default_factory=list)
+    allow: list[ToolPattern] = []
+    deny: list[ToolPattern] = []
+    require_approval: list[ToolPattern] = []
     mode: Literal["conservative", "permissive"] = "conservative"
     max_rounds: Positive = 80
     max_calls_per_run: Positive = 80
@@ -309,7 +309,7 @@ class SkillPolicy(_Model):
     """Which skills are visible and how much of them the agent may read."""
 
     visible: list[str] = Field(default_factory=lambda: ["*"])
-    deny: list[str] = Field(default_factory=list)
+    deny: list[str] = []
     max_read_chars_per_call: Positive = 20000
     max_read_chars_per_run: Positive = 80000
 
@@ -342,7 +342,7 @@ class PlanNode(_Model):
     visible_files: list[str] | None = None
     max_rounds: Positive | None = None
     context_budget: NonNegative | None = None
-    expected_artifacts: list[str] = Field(default_factory=list)
+    expected_artifacts: list[str] = []
     approval_required: bool = False
 
 
@@ -353,7 +353,7 @@ class PlanPolicy(_Model):
         "none"
     )
     beta: bool = True
-    nodes: list[PlanNode] = Field(default_factory=list)
+    nodes: list[PlanNode] = []
 
     @model_validator(mode="after")
     def _nodes(self, info: ValidationInfo) -> PlanPolicy:
@@ -450,7 +450,7 @@ class OutputArtifact(_Model):
 class OutputPolicy(_Model):
     """The artifacts of a run."""
 
-    artifacts: list[OutputArtifact] = Field(default_factory=list)
+    artifacts: list[OutputArtifact] = []
 
 
 class SummaryPolicy(_Model):
@@ -465,7 +465,7 @@ class SwitchPolicy(_Model):
     """Whether and to which profiles a run may switch (seed 10)."""
 
     enabled: bool = False
-    allowed_profiles: list[ProfileId] = Field(default_factory=list)
+    allowed_profiles: list[ProfileId] = []
     max_switches_per_run: NonNegative = 0
 
 
@@ -499,7 +499,7 @@ class AgentSchema(_Model):
 
     enabled: bool = True
     default_profile: ProfileId | None = None
-    profiles: list[AgentProfile] = Field(default_factory=list)
+    profiles: list[AgentProfile] = []
 
     @model_validator(mode="after")
     def _unique_ids(self) -> AgentSchema:

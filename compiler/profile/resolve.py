@@ -126,8 +126,8 @@ class ResolvedToolPolicy(ToolPolicy):
     whatever ``mode`` or a later layer says.
     """
 
-    visible: list[str] = Field(default_factory=list)
-    approval_required: list[str] = Field(default_factory=list)
+    visible: list[str] = Field(default=[])
+    approval_required: list[str] = Field(default=[])
     user_allow: list[str] | None = None
 
 
@@ -150,7 +150,7 @@ class ResolvedAgentProfile(AgentProfile):
     tools: ResolvedToolPolicy = Field(default_factory=ResolvedToolPolicy)
     enabled: bool = True
     provenance: dict[str, ProvenanceEntry] = Field(default_factory=dict)
-    warnings: list[Diagnostic] = Field(default_factory=list)
+    warnings: list[Diagnostic] = Field(default=[])
 
     @field_validator("warnings", mode="before")
     @classmethod

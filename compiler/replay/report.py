@@ -171,9 +171,9 @@ class RunReport(_Model):
     prefix_stability: Stats = Field(default_factory=Stats)
     cached_share: Stats = Field(default_factory=Stats)
     bill: BillStats = Field(default_factory=BillStats)
-    categories: list[CategoryStats] = Field(default_factory=list)
-    components: list[ComponentStats] = Field(default_factory=list)
-    per_turn: list[TurnRecord] = Field(default_factory=list)
+    categories: list[CategoryStats] = []
+    components: list[ComponentStats] = []
+    per_turn: list[TurnRecord] = []
 
     @property
     def label(self) -> str:
@@ -200,14 +200,14 @@ class BenchReport(_Model):
     encoding: str | None = None
     messages: int = 0
     every: int = 1
-    turns: list[int] = Field(default_factory=list)
+    turns: list[int] = []
     cache_stable: int = 0
     auto: bool = False
     #: the provider's prompt-cache rule the bills use (:meth:`CacheRule.describe`); None:
     #: none is known for the model, every input token is billed in full
     cache_rule: dict[str, Any] | None = None
-    runs: list[RunReport] = Field(default_factory=list)
-    warnings: list[Diagnostic] = Field(default_factory=list, exclude=True)
+    runs: list[RunReport] = []
+    warnings: list[Diagnostic] = Field(default=[], exclude=True)
 
     def to_json(self) -> dict[str, Any]:
         """The report as JSON-ready data (camelCase keys), warnings as diagnostics."""

@@ -58,7 +58,7 @@ class TurnIn(_In):
 
     base: BaseIn
     replace_from: int | None = Field(default=None, ge=0, le=MAX_COUNT)
-    append: list[Any] = Field(default_factory=list)
+    append: list[Any] = Field(default=[])
     context: JSONObject | None = None
     options: OptionsIn | None = None
 

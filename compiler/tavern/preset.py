@@ -87,7 +87,7 @@ class PresetPrompt(BaseModel):
     injection_position: int = Field(default=0, ge=0, le=1)
     injection_depth: int = Field(default=4, ge=0)
     injection_order: int = 100
-    injection_trigger: list[str] = Field(default_factory=list)
+    injection_trigger: list[str] = []
     forbid_overrides: bool = False
     enabled: bool = True
     source_index: int = 0
@@ -126,7 +126,7 @@ class PromptOrder(BaseModel):
     model_config = ConfigDict(defer_build=True, extra="allow")
 
     character_id: int
-    order: list[PromptOrderEntry] = Field(default_factory=list)
+    order: list[PromptOrderEntry] = []
 
 
 PRESET_MODEL_KEYS: tuple[str, ...] = (
@@ -324,7 +324,7 @@ class TavernPreset(BaseModel):
 
     source: str = INLINE
     prompts: list[PresetPrompt]
-    prompt_order: list[PromptOrder] = Field(default_factory=list)
+    prompt_order: list[PromptOrder] = []
     extensions: dict[str, Any] = Field(default_factory=dict)
     agent: Any = None
     extra: dict[str, Any] = Field(default_factory=dict)
