@@ -3,6 +3,6 @@
 Internal: the interface is the ``apc`` command line.
 """
 
-from compiler.cli import main
+from compiler.cli import run
 
-raise SystemExit(main())
+run()

@@ -46,7 +46,7 @@ def test_wheel_ships_grammar_and_installed_copy_loads_it(tmp_path: Path) -> None
             == (ROOT / "grammar" / "agent.lark").read_bytes()
         )
         assert any(
-            n.endswith("entry_points.txt") and b"apc = compiler.cli:main" in zf.read(n)
+            n.endswith("entry_points.txt") and b"apc = compiler.cli:run" in zf.read(n)
             for n in names
         )
         # the error index's pages, as they are in docs/ (apc explain-code reads them)
