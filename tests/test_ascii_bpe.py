@@ -125,6 +125,22 @@ def test_a_counter_counts_ascii_without_the_encoder(monkeypatch: pytest.MonkeyPa
     assert counter._encoding is None
 
 
+def test_a_piece_too_long_to_merge_is_counted_by_tiktoken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A word of 250,000 letters (one pre-tokenizer piece) would take hours of merging in
+    Python; the counter hands the text to tiktoken, which counts it as it always does."""
+    long_word = "x" * 250_000
+    texts = ["short and plain", f"a {long_word} b", "x" * ascii_bpe.MAX_MERGED]
+    want = [tiktokens("o200k_base", t) for t in texts]
+    monkeypatch.setattr(tokens, "_ENCODINGS", {})
+    counter = tokens.TokenCounter("o200k_base")
+    assert counter.count(texts[0]) == want[0] and counter._encoding is None
+    assert ascii_bpe.AsciiCounter("o200k_base", {}).count(texts[1]) is None
+    assert tokens.ascii_counter("o200k_base").count(texts[2]) == want[2]  # the longest merged
+    assert [counter.count(t) for t in texts[1:]] == want[1:]
+
+
 def test_compiles_are_the_same_with_and_without_the_encoder(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

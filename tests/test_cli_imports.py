@@ -19,6 +19,16 @@ HEAVY = (
     "compiler.fit",
     "compiler.providers",
 )
+#: what a run that gives no card, lorebook, regex script or SillyTavern macro never needs
+SILLYTAVERN = (
+    "compiler.inputs.cards",
+    "compiler.inputs.lorebook",
+    "compiler.st.macros",
+    "compiler.st.regex_run",
+    "compiler.st.world.run",
+    "compiler.st.world.report",
+    "compiler.tavern",
+)
 
 
 def loaded_after(args: list[str] | None) -> dict[str, object]:
@@ -33,7 +43,7 @@ def loaded_after(args: list[str] | None) -> dict[str, object]:
         f"{run}"
         "built = sys.modules.get('compiler._base.tokens')\n"
         "built = sorted(built._ENCODINGS) if built else []\n"
-        f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
+        f"heavy = [m for m in {HEAVY + SILLYTAVERN!r} if m in sys.modules]\n"
         "print(json.dumps({'code': code, 'heavy': heavy, 'encoders': built}))"
     )
     out = subprocess.run(
@@ -60,6 +70,23 @@ def test_a_budget_check_and_a_compile_still_load_what_they_need() -> None:
     )
     assert got["code"] == 0 and "tiktoken" in got["heavy"]  # type: ignore[operator]
     assert got["encoders"] == []  # ASCII text: counted without building the encoder
+    assert not set(SILLYTAVERN) & set(got["heavy"])  # type: ignore[arg-type]
+
+
+def test_a_compile_loads_sillytavern_s_engines_when_the_run_needs_them(tmp_path: Path) -> None:
+    card = {"name": "Mira", "description": "{{char}} keeps the {{random::lamp,light}}."}
+    book = {"entries": {"0": {"uid": 0, "key": ["lamp"], "content": "The lamp is old."}}}
+    run = {"chat": [{"role": "user", "content": "the lamp"}], "character": card}
+    (tmp_path / "run.json").write_text(json.dumps({**run, "lorebooks": {"global": book}}))
+    (tmp_path / "t.txt").write_text("<<agent.character>>\n<<agent.world.activated>>\n<<agent.chat.history>>")
+    got = loaded_after(
+        ["compile", str(tmp_path / "t.txt"), "--context", str(tmp_path / "run.json")]
+    )
+    assert got["code"] == 0
+    assert {"compiler.inputs.cards", "compiler.inputs.lorebook", "compiler.st.macros"} <= set(
+        got["heavy"]  # type: ignore[arg-type]
+    )
+    assert {"compiler.st.world.run", "compiler.st.world.report"} <= set(got["heavy"])  # type: ignore[arg-type]
 
 
 def test_explaining_a_code_loads_no_pipeline() -> None:

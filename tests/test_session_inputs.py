@@ -181,10 +181,11 @@ def test_a_session_reads_an_unchanged_inline_lorebook_once(
     """A session parses an inline lorebook again only when its JSON text or its place
     changed (and sorts its entries again only then); every turn gives what a one-shot
     compile gives, the caller's edits in place included."""
+    import compiler.inputs.lorebook as world_book
     import compiler.inputs.lorebooks as world_books
 
     calls = {"read": 0, "sorted": 0}
-    read, sort = world_books.read_lorebook, world_books.sorted_entries
+    read, sort = world_book.read_lorebook, world_books.sorted_entries
 
     def read_spy(*args: Any, **kwargs: Any) -> Any:
         calls["read"] += 1
@@ -194,7 +195,7 @@ def test_a_session_reads_an_unchanged_inline_lorebook_once(
         calls["sorted"] += 1
         return sort(*args, **kwargs)
 
-    monkeypatch.setattr(world_books, "read_lorebook", read_spy)
+    monkeypatch.setattr(world_book, "read_lorebook", read_spy)  # read from there when needed
     monkeypatch.setattr(world_books, "sorted_entries", sort_spy)
     session = compiler.Session.from_string(WORLD_TEMPLATE, budget=4000)
     book = lorebook("A lamp in the light.", "The light keeper.")

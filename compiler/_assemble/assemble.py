@@ -13,12 +13,13 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from compiler._assemble import visibility
+from compiler._assemble.creator import character, user, world
 from compiler._assemble.macros import BoundTemplate, MacroCall
 from compiler._assemble.markers import ALLOWANCE, OPEN, openers
-from compiler._assemble.required import default_required, entry_pieces, mark_history
+from compiler._assemble.required import default_required, mark_history
 from compiler._assemble.visibility import (
     MACRO_RESOURCES,
     file_resource,
@@ -37,12 +38,13 @@ from compiler.policy.resources import VisibleResourcePolicy
 from compiler.profile import ResolvedAgentProfile
 from compiler.profile.models import PlanNode, PlanPolicy
 from compiler.profile.tool_catalogue import KNOWN_TOOLS, matches_any, to_provider_name
-from compiler.st.chat_macros import chat_values
-from compiler.st.macros import MacroBudget, MacroEnv, card_values, inert, js_number, substitute
-from compiler.st.regex_run import ScriptRunner, script_runner
-from compiler.st.world.place import unplaced, with_example_entries
-from compiler.st.world.run import WorldRun, scan_chat, world_pieces
+from compiler.st.no_scripts import UNCHANGED, Unchanged, has_scripts
 from compiler.syntax.ast import Text
+
+if TYPE_CHECKING:  # SillyTavern's engines are loaded when a compile uses them
+    from compiler.st.macros import MacroBudget, MacroEnv
+    from compiler.st.regex_run import ScriptRunner
+    from compiler.st.world.run import WorldRun
 
 PresetMode = Literal["agent", "legacy"]
 """How a SillyTavern preset is compiled: with its agent entries, or as the plain chat."""
@@ -81,7 +83,6 @@ class Assembler:
         #: with ``scan``; a preset compile sets them before reading the world info)
         self.scan_prompts: list[tuple[str, str]] = []
         self._literal_macros: set[str] = set()  #: SillyTavern macros reported as literal
-        self.macro_budget = MacroBudget()  #: SillyTavern's macros, all texts of the compile
         self._serial = 0  #: components made so far: ids stay unique when empty ones are left out
         #: what the policy said of each resource asked about, and the visible chat, with the
         #: policy (and context) they were computed for (:meth:`visible`, :meth:`visible_chat`)
@@ -121,12 +122,22 @@ class Assembler:
         self.resources.require(resource, what=call.name, where=where)
 
     @functools.cached_property
+    def macro_budget(self) -> MacroBudget:
+        """What SillyTavern's macros may spend, over all texts of the compile."""
+        from compiler.st.macros import MacroBudget
+
+        return MacroBudget()
+
+    @functools.cached_property
     def macro_values(self) -> dict[str, str]:
         """SillyTavern macro values ({{char}}, {{user}}, ...) from the card and persona.
 
         Card fields arrive with their own {{char}}/{{user}} filled, as in SillyTavern. A value
         whose resource the policy hides is left out (see :meth:`fill`).
         """
+        from compiler.st.chat_macros import chat_values
+        from compiler.st.macros import card_values, substitute
+
         persona = self.context.persona
         values = card_values(
             self.context.card,
@@ -149,6 +160,8 @@ class Assembler:
     def macro_env(self) -> MacroEnv:
         """The clock, seed and variables of SillyTavern's other macros, from the run context
         (the clock defaults to the current time, the seed to one derived from the chat)."""
+        from compiler.st.macros import MacroEnv
+
         ctx = self.context
         return MacroEnv(
             now=ctx.now or datetime.now().astimezone(),
@@ -164,6 +177,8 @@ class Assembler:
         ``policy.resource_hidden`` (preset text cannot get around the resource policy)."""
         if "{{" not in text and "<" not in text:  # no macro: the values are not needed
             return text
+        from compiler.st.macros import substitute
+
         literal: list[str] = []
         out = substitute(text, self.macro_values, self.macro_env, literal)
         for key, resource in MACRO_RESOURCES.items():
@@ -202,6 +217,8 @@ class Assembler:
         out = self.fill(text)
         if OPEN not in out:
             return out, 0
+        from compiler.st.macros import substitute
+
         inert = {k: v.replace(OPEN, "\ufffe") for k, v in self.macro_values.items()}
         env = dataclasses.replace(
             self.macro_env,
@@ -228,15 +245,22 @@ class Assembler:
         return shown
 
     @functools.cached_property
-    def regex_scripts(self) -> ScriptRunner:
+    def regex_scripts(self) -> ScriptRunner | Unchanged:
         """The run's SillyTavern regex scripts, run on the chat, world info and greeting as
         SillyTavern runs them while building a prompt (:mod:`compiler.st.regex_run`)."""
+        if not has_scripts(self.context):
+            return UNCHANGED
+        from compiler.st.regex_run import script_runner
+
         return script_runner(self.context, self.filled, self.warnings)
 
     @functools.cached_property
     def world_entries(self) -> list[dict[str, Any]]:
         """The world info the visible chat (as the regex scripts left it) activates
         (:mod:`compiler.st.world.run`), then the scripts run on the entries."""
+        from compiler.st.world.place import unplaced
+        from compiler.st.world.run import scan_chat
+
         ctx, chat = self.context, self.regex_scripts.chat(self.visible_chat()[0])
         run = scan_chat(
             ctx,
@@ -384,6 +408,8 @@ def _variable(value: str | int | float | bool) -> str:
     """A run's SillyTavern variable as {{getvar}} prints it (JavaScript's way)."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    from compiler.st.macros import js_number
+
     return value if isinstance(value, str) else js_number(value)
 
 
@@ -549,38 +575,6 @@ def _skill(a: Assembler, call: MacroCall) -> dict[str, Any]:
     return {"inline_content": a.context.skill_text(name), "resource": f"skill.{name}"}
 
 
-def _world(a: Assembler, call: MacroCall) -> dict[str, Any]:
-    pieces = world_pieces(a.world_entries, call.args.get("position"))
-    return entry_pieces(_creator_text(a, "\n".join(pieces), "world.activated"), pieces, a.fill)
-
-
-def _creator_text(a: Assembler, text: str, resource: str) -> dict[str, Any]:
-    """Creator content (world entries, card fields, the persona), with SillyTavern's
-    {{char}}/{{user}} filled as SillyTavern does; only the openers of the raw text are its
-    own (:mod:`compiler._assemble.markers`)."""
-    content, from_values = a.filled(text)
-    return {
-        "inline_content": content,
-        "resource": resource,
-        "metadata": {ALLOWANCE: openers(inert(text)) + from_values},
-    }
-
-
-def _character(a: Assembler, call: MacroCall) -> dict[str, Any]:
-    field = str(call.args.get("field", "description"))
-    card = a.context.character if isinstance(a.context.character, dict) else {}
-    data = card.get("data", card) if isinstance(card.get("data"), dict) else card
-    text = str(data.get(field) or "")
-    if field == "mes_example" and a.visible("world.activated"):
-        text = with_example_entries(a.world_entries, text)
-    return _creator_text(a, text, "character.instructions")
-
-
-def _user(a: Assembler, call: MacroCall) -> dict[str, Any]:
-    persona = a.context.persona
-    return _creator_text(a, persona.description if persona else "", "user.profile")
-
-
 _EXPANDERS: dict[ComponentKind, Callable[[Assembler, MacroCall], dict[str, Any]]] = {
     ComponentKind.SYSTEM_INSTRUCTION: _system_prompt,
     ComponentKind.CHAT_HISTORY: _chat_history,
@@ -591,7 +585,7 @@ _EXPANDERS: dict[ComponentKind, Callable[[Assembler, MacroCall], dict[str, Any]]
     ComponentKind.PLAN: _plan,
     ComponentKind.DIFF_SUMMARY: _diff,
     ComponentKind.SKILL: _skill,
-    ComponentKind.WORLD_INFO: _world,
-    ComponentKind.CHARACTER_CARD: _character,
-    ComponentKind.USER_PROFILE: _user,
+    ComponentKind.WORLD_INFO: world,
+    ComponentKind.CHARACTER_CARD: character,
+    ComponentKind.USER_PROFILE: user,
 }

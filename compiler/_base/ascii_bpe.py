@@ -53,6 +53,9 @@ ASCII_PATTERNS = {"o200k_base": _O200K, "o200k_harmony": _O200K, "cl100k_base": 
 
 _NONE = 1 << 62  # the rank of a pair that is no token (tiktoken's Rank::MAX)
 MAX_PIECES = 100_000  # distinct pieces a counter remembers, then it starts over
+MAX_MERGED = 1_000
+"""The longest piece merged here: each merge scans the piece's pairs, so a piece of n bytes
+takes n² steps (a 250,000-letter word, hours); a text with a longer piece is tiktoken's."""
 
 
 def merge_count(piece: bytes, ranks: RankLookup) -> int:
@@ -83,14 +86,17 @@ class AsciiCounter:
         self._pieces: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def count(self, text: str) -> int:
-        """The tokens of ``text``, which must be ASCII (:meth:`str.isascii`)."""
+    def count(self, text: str) -> int | None:
+        """The tokens of ``text``, which must be ASCII (:meth:`str.isascii`); None when it
+        has a piece longer than :data:`MAX_MERGED` that is no token (count it with tiktoken)."""
         pieces = self._pieces
         get = pieces.get
         total = 0
         for piece in self._split(text):
             n = get(piece)
             if n is None:
+                if len(piece) > MAX_MERGED:
+                    return None
                 data = piece.encode("ascii")
                 n = 1 if data in self._ranks else merge_count(data, self._ranks)
                 with self._lock:

@@ -46,7 +46,7 @@ from compiler.fit import (
     without_inserted,
 )
 from compiler.fit.budgets import TotalBudget, budget_warnings
-from compiler.inputs.cards import CardMemo
+from compiler.inputs.card_memo import CardMemo
 from compiler.inputs.lazy_chat import ChatMemo
 from compiler.inputs.lorebooks import BookMemo
 from compiler.inputs.read import (
@@ -65,9 +65,9 @@ from compiler.profile.tool_catalogue import KNOWN_TOOLS
 from compiler.providers import get_dialect, preset_model_key
 from compiler.providers.dialect import Dialect, LoweringOptions, ModelRequest
 from compiler.providers.tool_params import ToolArguments, sent_tool
-from compiler.st.world.report import WorldInfoReport, world_report
 
-if TYPE_CHECKING:  # SillyTavern's presets are loaded when a preset is compiled
+if TYPE_CHECKING:  # loaded when a preset is compiled, or world info scanned
+    from compiler.st.world.report import WorldInfoReport
     from compiler.tavern.preset import PresetSettings, TavernPreset
 
 
@@ -391,15 +391,15 @@ def _finish(
     assembler: Assembler, fitted: FitResult, journal: Journal, budget: int | None
 ) -> dict[str, Any]:
     """The world info state and report (its journal event first); ``context_assembled``."""
-    parts = (assembler.components, fitted.frame.components, fitted.ledger.entries)
-    report = world_report(assembler.world_run, *parts, journal)
-    journal.emit(
-        "context_assembled",
-        components=len(fitted.frame.components),
-        totalTokens=fitted.ledger.total_tokens,
-        budget=budget,
-    )
-    run = assembler.world_run  # no world info placed: nothing was scanned, the state is the run's
+    run, report = assembler.world_run, None
+    if run is not None:  # the scan ran (its modules are loaded): the report
+        from compiler.st.world.report import world_report
+
+        parts = (assembler.components, fitted.frame.components, fitted.ledger.entries)
+        report = world_report(run, *parts, journal)
+    journal.emit("context_assembled", components=len(fitted.frame.components),
+                 totalTokens=fitted.ledger.total_tokens, budget=budget)  # fmt: skip
+    # no world info placed: nothing was scanned, the state is the run's
     state = run.state if run is not None else assembler.context.timed_world_info
     return {"world_info_state": state, "world_info_report": report}
 

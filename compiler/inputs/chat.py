@@ -140,6 +140,8 @@ class ChatMessage(BaseModel):
 class TavernChat(BaseModel):
     """A SillyTavern chat file: its header's names and the messages a prompt would see."""
 
+    model_config = ConfigDict(defer_build=True)
+
     user_name: str | None = None
     character_name: str | None = None
     metadata: ChatMetadata | None = None

@@ -36,14 +36,16 @@ import os
 import pickle
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from compiler._records import record
 from compiler.errors import ContextError
-from compiler.inputs.lorebook import Lorebook, WorldEntry, read_lorebook
 from compiler.inputs.read import join_path, resolve
+
+if TYPE_CHECKING:  # a lorebook's models are made when a run gives one (read_lorebook)
+    from compiler.inputs.lorebook import Lorebook, WorldEntry
 
 BookKind = Literal["global", "character", "chat", "persona"]
 BookRef = str | dict[str, Any]
@@ -162,6 +164,8 @@ class _Loader:
                 real = "file:" + str(path)
             if real in self.seen:
                 return
+            from compiler.inputs.lorebook import read_lorebook
+
             book = read_lorebook(path)
             self.keep(kind, book, _stem(path), str(path), real)
         else:
@@ -183,6 +187,8 @@ class _Loader:
             key = None if data is None else (self.origin, where, data)
         found = self.memo.get(key) if self.memo is not None and key is not None else None
         if found is None:
+            from compiler.inputs.lorebook import read_lorebook
+
             book = read_lorebook(ref, origin=self.origin, json_path=where)
             found = (book, _digest(book))
         if key is not None:

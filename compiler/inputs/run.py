@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -26,17 +26,9 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from compiler.errors import ContextError, is_too_deep, too_deep
-from compiler.inputs.cards import (
-    CardMemo,
-    CharacterCard,
-    parse_card,
-    read_card,
-    read_card_json,
-)
 from compiler.inputs.chat import ChatMessage, ChatMetadata, ChatVariable, SendDate, read_chat_file
 from compiler.inputs.chat_log import ChatLog
 from compiler.inputs.lazy_chat import ChatMemo, LazyChat, PlainChat, plain_chat, plain_snapshot
-from compiler.inputs.lorebook import WorldEntry
 from compiler.inputs.lorebooks import (
     BookMemo,
     BookSource,
@@ -62,6 +54,11 @@ from compiler.inputs.sandbox import admit
 from compiler.inputs.tool_schemas import CHECKED, SchemaMemo, plainly_valid
 from compiler.inputs.workspace import Workspace
 from compiler.inputs.world_inline import WorldInfoIn
+
+if TYPE_CHECKING:  # cards and lorebook files are read only when a run gives them
+    from compiler.inputs.card_memo import CardMemo
+    from compiler.inputs.cards import CharacterCard
+    from compiler.inputs.lorebook import WorldEntry
 
 SKILL_NAME_RE = re.compile(r"[a-z0-9_-]{1,128}")
 MAX_SKILL_BYTES = 1024 * 1024
@@ -320,6 +317,15 @@ class RunContext(_Model):
         if self.timed_world_info is None:  # else SillyTavern's own place: the chat metadata
             kept = (self.chat_metadata.model_extra or {}).get("timedWorldInfo")
             self.timed_world_info = kept if isinstance(kept, dict) else None
+        if self.character is not None:
+            self._read_card(cards)
+        self._book_memo = books
+        self._books = self._load_books(books)
+
+    def _read_card(self, cards: CardMemo | None) -> None:
+        """The character (a path or an inline card) read as :attr:`card`."""
+        from compiler.inputs.cards import parse_card, read_card, read_card_json
+
         if isinstance(self.character, str):
             self._character_path = resolve(self.character, self._base_dir)
             raw, label = read_card_json(self._character_path)  # read once, parsed once
@@ -339,8 +345,6 @@ class RunContext(_Model):
             self._card, self._card_text = cards.read(self.character, **where)
         elif isinstance(self.character, dict):  # a broken inline card is an error too
             self._card = read_card(self.character, origin=self._file, json_path="character")
-        self._book_memo = books
-        self._books = self._load_books(books)
 
     def sorted_world_entries(self, books: Sequence[BookSource], strategy: int) -> list[WorldEntry]:
         """The entries of ``books`` in SillyTavern's candidate order (a session's memo's)."""

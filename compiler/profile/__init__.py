@@ -26,7 +26,6 @@ from pydantic import BaseModel
 
 from compiler._records import record
 from compiler.errors import Diagnostic, ProfileError, did_you_mean
-from compiler.inputs.cards import read_card_json
 from compiler.inputs.read import Parsed
 from compiler.profile.defaults import DEFAULT_AGENT_SYSTEM_PROMPT, DEFAULT_WRITER, default_writer
 from compiler.profile.embedded import (
@@ -214,6 +213,8 @@ def _character_schema(character: Source, platform: PlatformPolicy | None) -> Emb
     if isinstance(character, dict):
         return schema_from_card(character, "<character>", platform)
     # the one card reader (JSON, PNG, .charx), with the same errors through every path
+    from compiler.inputs.cards import read_card_json
+
     card, _ = read_card_json(character)
     return schema_from_card(card, str(character), platform)
 
