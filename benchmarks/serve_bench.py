@@ -8,11 +8,13 @@ Each client is one chat, one message appended per turn, with a warm session of i
 ``caller``); *turns* starts a session whole (``POST /v1/sessions``, not measured) and then
 sends each turn's one message (``POST /v1/sessions/{id}/turns``). *In process* is a
 ``compiler.Session`` compiling a ``compiler.ChatLog`` one message longer each turn, in this
-process. One client of the turn protocol and the in-process session take their turns in
-turn (10 turns of one, then 10 of the other, in a shuffled order), so that the machine's
+process. The clients of the turn protocol and the in-process session take their turns in
+turn (10 turns of one, then 10 of another, in a shuffled order), so that the machine's
 load weighs on both alike; one whole-chat client runs after them.
 The clients are the standard library's ``http.client`` with kept-alive connections (a
-runtime's client in Rust or JavaScript costs less than a Python one); the first, cold
+runtime's client in Rust or JavaScript costs less than a Python one), and for the turn
+protocol one more: a minimal HTTP/1.1 client (one send a request, the answer read by its
+length), taking its turns with the other two; the first, cold
 request of a whole-chat client is not measured, and the measured turns of 64 clients start
 when every client has made its session (then the wall clock starts). Requests per second
 count every measured request of all clients (the two taking turns: one over the mean);
@@ -167,6 +169,40 @@ class Turns:
         self.r = post(self.conn, f"/v1/sessions/{self.sid}/turns", body)
 
 
+class RawTurns(Turns):
+    """The turn protocol through a minimal HTTP/1.1 client: each request one send (its head
+    and body), the answer read by its ``content-length``. What a runtime's own client pays
+    (one in Rust or JavaScript, or a tuned Python one), without ``http.client``'s two sends
+    and its header parsing by the ``email`` package: the service's latency itself."""
+
+    def __init__(self, port: int, n: int, turns: int, who: int) -> None:
+        super().__init__(port, n, turns, who)
+        self.head = self.r.headers["apc-session-count"], self.r.headers["apc-session-digest"]
+        self.conn = socket.create_connection(("127.0.0.1", port), timeout=300)  # type: ignore[assignment]
+        self.conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # type: ignore[attr-defined]
+
+    def turn(self, turn: int) -> None:
+        base = {"count": int(self.head[0]), "digest": self.head[1]}
+        body = json.dumps({"base": base, "append": [self.chat[self.n + turn]]}).encode()
+        sock: socket.socket = self.conn  # type: ignore[assignment]
+        sock.sendall(
+            f"POST /v1/sessions/{self.sid}/turns HTTP/1.1\r\nhost: 127.0.0.1\r\n"
+            f"content-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        data = bytearray()
+        while (end := data.find(b"\r\n\r\n")) < 0:
+            data += sock.recv(1 << 16)
+        lines = bytes(data[:end]).decode("latin-1").split("\r\n")
+        fields = dict(line.lower().split(": ", 1) for line in lines[1:])
+        need = end + 4 + int(fields["content-length"])
+        while len(data) < need:
+            data += sock.recv(1 << 16)
+        if lines[0].split()[1] != "200":
+            raise RuntimeError(f"{lines[0]} on a turn: {bytes(data[end + 4 :][:300])!r}")
+        self.head = fields["apc-session-count"], fields["apc-session-digest"]
+
+
 def serve_figures(port: int, n: int, turns: int, clients: int, kind: type[Any]) -> dict[str, float]:
     """``clients`` clients of ``kind`` at once, each made (its cold request sent) first: the
     wall clock runs from the first measured turn on."""
@@ -198,7 +234,8 @@ def serve_figures(port: int, n: int, turns: int, clients: int, kind: type[Any]) 
 
 
 def single_client_figures(port: int, n: int, turns: int) -> dict[str, dict[str, float]]:
-    """One client of the turn protocol and the same turns in process (a ``compiler.Session``
+    """Two clients of the turn protocol (``http.client``'s and a minimal one:
+    :class:`RawTurns`) and the same turns in process (a ``compiler.Session``
     compiling a ``compiler.ChatLog`` one message longer each turn, start-up's heap frozen, as
     the server freezes its own), :data:`BLOCK` turns of each in turn, in a shuffled order:
     the machine's load, which moves single-client figures by 2x within minutes, weighs on
@@ -211,13 +248,13 @@ def single_client_figures(port: int, n: int, turns: int) -> dict[str, dict[str, 
     session = compiler.Session.from_string(TEMPLATE, **options)  # type: ignore[arg-type]
     log = compiler.ChatLog(chat[:n])
     session.compile({"chat": log})
-    client = Turns(port, n, turns, 1001)
+    clients = {"turns": Turns(port, n, turns, 1001), "raw": RawTurns(port, n, turns, 1002)}
     gc.collect()
     gc.freeze()
-    latencies: dict[str, list[float]] = {"in": [], "turns": []}
+    latencies: dict[str, list[float]] = {"in": [], "turns": [], "raw": []}
     order = random.Random(0)
     for first in range(0, turns, BLOCK):
-        steps = ["in", "turns"]
+        steps = ["in", "turns", "raw"]
         order.shuffle(steps)
         for name in steps:
             for i in range(first, min(first + BLOCK, turns)):
@@ -227,10 +264,11 @@ def single_client_figures(port: int, n: int, turns: int) -> dict[str, dict[str, 
                 if name == "in":
                     session.compile({"chat": log})
                 else:
-                    client.turn(i)
+                    clients[name].turn(i)
                 latencies[name].append(time.perf_counter() - start)
     gc.unfreeze()
-    client.conn.close()
+    for client in clients.values():
+        client.conn.close()
     return {name: summary(found, sum(found)) for name, found in latencies.items()}
 
 
@@ -296,6 +334,7 @@ def main() -> None:
             ("in process: Session + ChatLog, 1 client", local),
             ("apc serve, whole chat (/v1/compile), 1 client", whole),
             ("apc serve, turns (/v1/sessions), 1 client", single["turns"]),
+            ("apc serve, turns, 1 client with a minimal HTTP client", single["raw"]),
         ]
         for name, run in (
             ("apc serve, whole chat (/v1/compile)", WholeChat),
