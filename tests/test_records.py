@@ -134,6 +134,18 @@ def test_frozen_records_pickle_and_refuse_changes() -> None:
     assert Point.__init__.__qualname__ == "Point.__init__"
 
 
+def test_a_plain_subclass_of_a_frozen_record_sets_its_own_attributes() -> None:
+    class Labelled(Point):
+        def __init__(self, x: int, label: str) -> None:
+            super().__init__(x)
+            self.label = label
+
+    p = Labelled(1, "a")
+    assert (p.x, p.label) == (1, "a")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.x = 2  # type: ignore[misc]
+
+
 def test_post_init_and_fresh_factories() -> None:
     a, b = Counter(), Counter()
     a.seen.append("x")

@@ -371,14 +371,16 @@ class TokenCounter:
 
     def _ordinary(self, text: str) -> int:
         """tiktoken's count of ``text`` as ordinary text: from its encoder, or, for ASCII
-        text while this counter has counted less than :data:`ASCII_CHARS` of it and no
-        counter of the process has loaded the encoder, the same count without it
+        text while this counter's ASCII texts, this one included, add up to at most
+        :data:`ASCII_CHARS` characters and no counter of the process has loaded the
+        encoder, the same count without it
         (:mod:`compiler._base.ascii_bpe`, unless a piece is too long to merge there)."""
         encoding = self._encoding
         if encoding is None:
             encoding = _ENCODINGS.get(self.encoding_name)
-            if encoding is None and self._ascii_chars < ASCII_CHARS and text.isascii():
-                self._ascii_chars += len(text)
+            share = self._ascii_chars + len(text)
+            if encoding is None and share <= ASCII_CHARS and text.isascii():
+                self._ascii_chars = share
                 n = ascii_counter(self.encoding_name).count(text)
                 if n is not None:  # else a piece too long to merge here
                     return n

@@ -12,8 +12,10 @@ record compiles only its ``__init__`` (the method instances are made through, ke
 the dataclass's) and shares the others, which read the fields through one
 ``operator.attrgetter``: ~0.25 ms a class.
 
-Not supported (a ``TypeError`` when asked): ``order``, ``kw_only``, ``InitVar`` fields and
-``unsafe_hash``; a frozen record is not meant to be subclassed.
+Not supported: ``kw_only`` and ``InitVar`` fields (a ``TypeError``), the ``order`` and
+``unsafe_hash`` options. ``__dataclass_params__`` describes the dataclass underneath (no
+``__init__``, ``__repr__`` or ``__eq__`` of its own, not frozen), so ``@dataclass`` refuses a
+frozen subclass of a frozen record: subclass a record with a record or a plain class.
 """
 
 from __future__ import annotations
@@ -61,11 +63,12 @@ def _make(cls: type[_T], *, frozen: bool, slots: bool) -> type[_T]:
         hashed = [f.name for f in fields if (f.compare if f.hash is None else f.hash)]
         if not explicit_hash:
             made.__hash__ = _hash(_key(hashed))
-        _set(made, "__setattr__", _frozen_setattr)
-        _set(made, "__delattr__", _frozen_delattr)
+        names = frozenset(f.name for f in fields)
+        _set(made, "__setattr__", _frozen_setattr(made, names))
+        _set(made, "__delattr__", _frozen_delattr(made, names))
         if slots:
-            made.__getstate__ = _slots_getstate
-            made.__setstate__ = _slots_setstate
+            _set(made, "__getstate__", _slots_getstate)
+            _set(made, "__setstate__", _slots_setstate)
     elif not explicit_hash:
         made.__hash__ = None  # mutable and compared by value, as @dataclass leaves it
     return made  # type: ignore[no-any-return]
@@ -145,12 +148,25 @@ def _hash(key: Callable[[object], tuple[object, ...]]) -> Callable[[object], int
     return __hash__
 
 
-def _frozen_setattr(self: object, name: str, value: object) -> None:
-    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+def _frozen_setattr(cls: type, names: frozenset[str]) -> Callable[[object, str, object], None]:
+    """A frozen class's ``__setattr__``: no field of it, nor any attribute of an instance of
+    the class itself (a plain subclass may set its own), as ``@dataclass`` writes it."""
+
+    def __setattr__(self: object, name: str, value: object) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)  # type: ignore[arg-type]
+
+    return __setattr__
 
 
-def _frozen_delattr(self: object, name: str) -> None:
-    raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+def _frozen_delattr(cls: type, names: frozenset[str]) -> Callable[[object, str], None]:
+    def __delattr__(self: object, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)  # type: ignore[arg-type]
+
+    return __delattr__
 
 
 def _slots_getstate(self: object) -> list[object]:

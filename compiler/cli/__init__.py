@@ -101,10 +101,11 @@ def run() -> NoReturn:
     if not argv or argv[0] not in ONE_SHOT:
         sys.exit(code)
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError:  # a closed pipe: what could be written was
-        pass
+        for stream in (sys.stdout, sys.stderr):  # None where the descriptor was closed
+            if stream is not None:
+                stream.flush()
+    except OSError:  # a full disk, a closed pipe: the interpreter's exit reports it (120)
+        sys.exit(code)
     os._exit(code)
 
 
