@@ -78,7 +78,9 @@ def test_a_compile_loads_sillytavern_s_engines_when_the_run_needs_them(tmp_path:
     book = {"entries": {"0": {"uid": 0, "key": ["lamp"], "content": "The lamp is old."}}}
     run = {"chat": [{"role": "user", "content": "the lamp"}], "character": card}
     (tmp_path / "run.json").write_text(json.dumps({**run, "lorebooks": {"global": book}}))
-    (tmp_path / "t.txt").write_text("<<agent.character>>\n<<agent.world.activated>>\n<<agent.chat.history>>")
+    (tmp_path / "t.txt").write_text(
+        "<<agent.character>>\n<<agent.world.activated>>\n<<agent.chat.history>>"
+    )
     got = loaded_after(
         ["compile", str(tmp_path / "t.txt"), "--context", str(tmp_path / "run.json")]
     )
