@@ -28,7 +28,15 @@ from typing import Any, TypeVar, dataclass_transform, overload
 
 _T = TypeVar("_T")
 
-_FACTORY = object()  # the default of an __init__ parameter whose field has a default factory
+
+class _Factory:
+    """The default of an ``__init__`` parameter whose field has a default factory."""
+
+    def __repr__(self) -> str:
+        return "<factory>"  # as dataclasses shows it in the signature
+
+
+_FACTORY = _Factory()
 
 
 @overload
