@@ -205,10 +205,9 @@ def auto_step(model: ReplayModel, rule: CacheRule, largest: int | None = None) -
     """The step ``auto`` replays with, in the model: the smallest step (it keeps the most
     history) of 1 to :data:`AUTO_GOAL_SHARE` of the messages the least cut keeps that meets
     both goals: a cached share of at least :data:`AUTO_CACHED_GOAL` (asked with
-    :data:`AUTO_CACHED_MARGIN` first: the smallest step that meets the goals with it, where
-    one does), and a bill at most :data:`AUTO_BILL_GOAL` times the least bill within the
-    window the bench bounds it with (the larger of the step and :func:`auto_limit`, less
-    one). When no step does (or
+    :data:`AUTO_CACHED_MARGIN` first, where a step reaches it), and a bill at most
+    :data:`AUTO_BILL_GOAL` times the least bill within the window the bench bounds it with
+    (the larger of the step and :func:`auto_limit`, less one). When no step does (or
     ``largest`` is given), the step of 1 to ``largest`` (None: :func:`auto_limit`) that
     bills the least (the smallest on a tie)."""
     limit = auto_limit(model)
@@ -223,10 +222,9 @@ def auto_step(model: ReplayModel, rule: CacheRule, largest: int | None = None) -
 
 def _goal_step(model: ReplayModel, rule: CacheRule, limit: int, share: float) -> int | None:
     """The smallest step that meets ``auto``'s goals (see :func:`auto_step`), the cached
-    one taken as ``share``, or None. A
-    least bill is only computed where it decides: the bound shrinks as its window grows,
-    so a bill within the goal of the widest window's bound passes, and one over the goal of
-    the narrowest window's (``limit - 1``) fails."""
+    share asked being ``share``, or None. A least bill is only computed where it decides:
+    the bound shrinks as its window grows, so a bill within the goal of the widest window's
+    bound passes, and one over the goal of the narrowest window's (``limit - 1``) fails."""
     top = max(limit, int(_median_kept(model) * AUTO_GOAL_SHARE))
     if len(model.turns) < 2:
         return None
